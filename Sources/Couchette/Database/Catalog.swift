@@ -1,0 +1,73 @@
+import Synchronization
+
+/// Where a collection lives: its scope, its name and the number its keys are stored under.
+struct CollectionSpec: Sendable, Hashable {
+    let scope: String
+    let name: String
+    let number: UInt32
+
+    var fullName: String { "\(scope).\(name)" }
+}
+
+/// The in-memory list of scopes and collections that lets catalog look-ups stay synchronous.
+///
+/// The database actor replaces it after every catalog change; a miss re-reads it from disk, since
+/// another process may have created the collection.
+final class Catalog: Sendable {
+    static let defaultName = "_default"
+
+    private let specs = Mutex<[String: CollectionSpec]>([:])
+
+    func replace(with list: [CollectionSpec]) {
+        specs.withLock { specs in
+            specs = Dictionary(uniqueKeysWithValues: list.map { ($0.fullName, $0) })
+        }
+    }
+
+    func lookup(scope: String, name: String) -> CollectionSpec? {
+        specs.withLock { $0["\(scope).\(name)"] }
+    }
+
+    func contains(_ spec: CollectionSpec) -> Bool {
+        lookup(scope: spec.scope, name: spec.name) == spec
+    }
+
+    func contains(number: UInt32) -> Bool {
+        specs.withLock { $0.values.contains { $0.number == number } }
+    }
+
+    var all: [CollectionSpec] {
+        specs.withLock { Array($0.values) }.sorted { ($0.scope, $0.name) < ($1.scope, $1.name) }
+    }
+
+    /// Reads every collection recorded in the `meta` table.
+    static func load(_ txn: ReadTransaction, tables: StorageEnvironment.Tables) throws -> [CollectionSpec] {
+        var list: [CollectionSpec] = []
+        try txn.scan(tables.meta, prefix: StoreLayout.collectionKeyPrefix) { key, value in
+            let fullName = String(decoding: key[StoreLayout.collectionKeyPrefix.count...], as: UTF8.self)
+            guard let dot = fullName.firstIndex(of: "."), let number = StoreLayout.decodeUInt32(value) else {
+                throw CouchetteError(.corruption, "malformed catalog entry '\(fullName)'")
+            }
+            list.append(CollectionSpec(scope: String(fullName[..<dot]),
+                                       name: String(fullName[fullName.index(after: dot)...]), number: number))
+            return true
+        }
+        return list
+    }
+
+    /// Couchbase Lite's naming rule for scopes and collections: 1–251 characters of
+    /// `A-Z a-z 0-9 _ - %`, not starting with `_` or `%` (except the reserved `_default`).
+    static func validate(_ name: String, kind: String) throws {
+        if name == defaultName { return }
+        let allowed = name.unicodeScalars.allSatisfy { scalar in
+            switch scalar {
+            case "A"..."Z", "a"..."z", "0"..."9", "_", "-", "%": true
+            default: false
+            }
+        }
+        guard (1...251).contains(name.count), allowed, name.first != "_", name.first != "%" else {
+            throw CouchetteError(.invalidParameter,
+                                 "invalid \(kind) name '\(name)': use 1-251 characters of A-Z a-z 0-9 _ - %, not starting with _ or %")
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+
+/// A named set of documents inside a ``Scope``; every document operation goes through one.
+///
+/// Reads run in their own LMDB snapshot on the caller's thread and never wait for writers.
+/// Writes are encoded on the caller's side and committed by the ``Database`` actor.
+///
+/// ```swift
+/// let tasks = try await db.createCollection(name: "tasks")
+/// let doc = MutableDocument(id: "task-1").setString("Buy milk", forKey: "title")
+/// try await tasks.save(document: doc)
+/// let stored = try await tasks.document(id: "task-1")
+/// ```
+public final class Collection: Sendable, Hashable {
+    let spec: CollectionSpec
+    /// The database this collection belongs to.
+    public let database: Database
+
+    init(spec: CollectionSpec, database: Database) {
+        self.spec = spec
+        self.database = database
+    }
+
+    var core: DatabaseCore { database.core }
+
+    /// The collection's name.
+    public var name: String { spec.name }
+    /// The scope that holds this collection.
+    public var scope: Scope { Scope(name: spec.scope, database: database) }
+    /// `"scope.collection"`, e.g. `"_default.tasks"`.
+    public var fullName: String { spec.fullName }
+
+    /// The number of live (not deleted) documents.
+    public var count: UInt64 {
+        get async throws {
+            try core.checkUsable(spec)
+            return try core.read { try core.store.liveCount($0, spec) }
+        }
+    }
+
+    public static func == (lhs: Collection, rhs: Collection) -> Bool {
+        lhs.database === rhs.database && lhs.spec == rhs.spec
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(database))
+        hasher.combine(spec)
+    }
+
+    // MARK: - Reading
+
+    /// The current revision of a document, or nil when it does not exist, was deleted or expired.
+    ///
+    /// - Throws: `.notOpen` when the database is closed or the collection deleted.
+    public func document(id: String) async throws -> Document? {
+        try core.checkUsable(spec)
+        return try core.read { try core.store.document($0, spec, id, now: Clock.nowMilliseconds()) }
+    }
+
+    /// The stored state of `id` including tombstones: its revision (nil if never stored) and its
+    /// live document (nil if deleted, expired or absent).
+    func storedState(id: String) throws -> (revisionID: String?, document: Document?) {
+        try core.checkUsable(spec)
+        return try core.read { txn in
+            guard let record = try core.store.record(txn, spec, id) else { return (nil, nil) }
+            let now = Clock.nowMilliseconds()
+            if record.isExpired(now: now) { return (nil, nil) }
+            if record.isDeleted { return (record.revisionID, nil) }
+            return (record.revisionID, Document(id: id, revisionID: record.revisionID, sequence: record.sequence, body: record.body))
+        }
+    }
+
+    // MARK: - Saving
+
+    /// Saves `document` as the newest revision (last write wins), and updates its `revisionID`.
+    ///
+    /// - Throws: `.invalidParameter` when a property cannot be stored (NaN, infinity, an
+    ///   unsupported type), naming the key; `.notOpen` after close.
+    nonisolated(nonsending) public func save(document: MutableDocument) async throws {
+        try await save(document: document, concurrencyControl: .lastWriteWins)
+    }
+
+    /// Saves `document` with the given concurrency control.
+    ///
+    /// With `.failOnConflict`, returns `false` and writes nothing when the stored document is not
+    /// the revision `document` was read at — including a new `MutableDocument(id:)` whose id
+    /// already exists.
+    ///
+    /// ```swift
+    /// let saved = try await tasks.save(document: doc, concurrencyControl: .failOnConflict)
+    /// if !saved { /* someone else changed it: re-read and retry */ }
+    /// ```
+    @discardableResult
+    nonisolated(nonsending) public func save(document: MutableDocument,
+                                             concurrencyControl: ConcurrencyControl) async throws -> Bool {
+        try core.checkUsable(spec)
+        let body = try document.encodeBody()
+        let operation = WriteOperation.save(spec, id: document.id, body: body, base: document.revisionID,
+                                            control: concurrencyControl)
+        return try await commit(operation, updating: document)
+    }
+
+    /// Saves `document`, calling `conflictHandler` whenever the stored document changed since
+    /// `document` was read.
+    ///
+    /// The handler gets the caller's document (which it may edit) and the stored one (nil when it
+    /// was deleted). Returning `true` saves the (edited) document on top of the stored revision;
+    /// returning `false` cancels and the call returns `false`. If the stored document changes
+    /// again while the handler runs, the handler runs again, so no update is lost.
+    ///
+    /// ```swift
+    /// try await counters.save(document: doc) { mine, stored in
+    ///     mine.setInt((stored?.int(forKey: "n") ?? 0) + 1, forKey: "n")
+    ///     return true
+    /// }
+    /// ```
+    @discardableResult
+    nonisolated(nonsending) public func save(document: MutableDocument,
+                                             conflictHandler: (MutableDocument, Document?) throws -> Bool) async throws -> Bool {
+        while true {
+            if try await save(document: document, concurrencyControl: .failOnConflict) { return true }
+            let stored = try storedState(id: document.id)
+            guard try conflictHandler(document, stored.document) else { return false }
+            document.revisionID = stored.revisionID
+        }
+    }
+
+    // MARK: - Deleting and purging
+
+    /// Deletes `document` (writes a tombstone revision), last write wins.
+    /// - Throws: `.notFound` when the document does not exist.
+    public func delete(document: Document) async throws {
+        try await delete(document: document, concurrencyControl: .lastWriteWins)
+    }
+
+    /// Deletes `document`; with `.failOnConflict`, returns `false` when it changed since it was read.
+    /// - Throws: `.notFound` when the document does not exist.
+    @discardableResult
+    public func delete(document: Document, concurrencyControl: ConcurrencyControl) async throws -> Bool {
+        try core.checkUsable(spec)
+        let operation = WriteOperation.delete(spec, id: document.id, base: document.revisionID, control: concurrencyControl)
+        return try await commit(operation, updating: nil)
+    }
+
+    /// Removes every trace of `document` (not replicated).
+    public func purge(document: Document) async throws {
+        try await purge(id: document.id)
+    }
+
+    /// Removes every trace of the document `id` (not replicated).
+    /// - Throws: `.notFound` when no such document (or tombstone) exists.
+    public func purge(id: String) async throws {
+        try core.checkUsable(spec)
+        _ = try await database.perform(PendingWrite([.purge(spec, id: id)]))
+    }
+
+    // MARK: - Expiration
+
+    /// Makes the document expire at `expiration` (nil removes it). An expired document reads as
+    /// absent at once and is purged by a background task, also after the database is reopened.
+    /// - Throws: `.notFound` when the document does not exist.
+    public func setDocumentExpiration(id: String, expiration: Date?) async throws {
+        try core.checkUsable(spec)
+        let milliseconds = expiration.map { UInt64(max(1, ($0.timeIntervalSince1970 * 1000).rounded(.down))) } ?? 0
+        _ = try await database.perform(PendingWrite([.setExpiration(spec, id: id, milliseconds: milliseconds)]))
+        core.expirationSignal.signal()
+    }
+
+    /// The document's expiration, or nil when it has none.
+    /// - Throws: `.notFound` when the document does not exist.
+    public func getDocumentExpiration(id: String) async throws -> Date? {
+        try core.checkUsable(spec)
+        let record = try core.read { try core.store.record($0, spec, id) }
+        guard let record, !record.isDeleted, !record.isExpired(now: Clock.nowMilliseconds()) else {
+            throw CouchetteError(.notFound, "document '\(id)' not found in \(fullName)")
+        }
+        return record.expiration == 0 ? nil : Date(timeIntervalSince1970: Double(record.expiration) / 1000)
+    }
+
+    // MARK: - Committing
+
+    /// Commits one write; on success updates `document`'s revision and sequence. Returns false
+    /// for a concurrency-control conflict.
+    nonisolated(nonsending) private func commit(_ operation: WriteOperation, updating document: MutableDocument?) async throws -> Bool {
+        let outcomes = try await database.perform(PendingWrite([operation]))
+        switch outcomes.first {
+        case .saved(let revisionID, let sequence)?:
+            document?.revisionID = revisionID
+            document?.sequence = sequence
+            return true
+        case .conflict?:
+            return false
+        default:
+            return true
+        }
+    }
+}
+
+extension Collection: CustomStringConvertible {
+    public var description: String { "Collection(\(fullName))" }
+}

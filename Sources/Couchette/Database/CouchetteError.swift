@@ -1,0 +1,66 @@
+/// The one error type every Couchette API throws (besides Swift's `DecodingError` from model decoding).
+///
+/// Every error carries a ``Code`` that programs can switch on and a message that names the input
+/// that caused it, so that a log line is enough to find the problem.
+///
+/// ```swift
+/// do {
+///     try await collection.purge(id: "missing")
+/// } catch let error as CouchetteError where error.code == .notFound {
+///     print(error.message)   // "document 'missing' not found in _default._default"
+/// }
+/// ```
+public struct CouchetteError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure happened.
+    public enum Code: Sendable, Hashable, CustomStringConvertible {
+        /// A document, collection or file that the call names does not exist.
+        case notFound
+        /// A write lost a concurrency-control race (see ``ConcurrencyControl``).
+        case conflict
+        /// An argument or a stored value is not acceptable (bad name, NaN, unsupported type, …).
+        case invalidParameter
+        /// A SQL++ query could not be parsed or compiled.
+        case invalidQuery
+        /// The database was closed, or the collection deleted.
+        case notOpen
+        /// Another holder of the database prevents the operation (for example compaction).
+        case busy
+        /// The file is damaged or holds data this version cannot read.
+        case corruption
+        /// The operating system or the storage engine reported an I/O failure.
+        case io
+        /// The operation is not supported here.
+        case unsupported
+        /// The peer refused the credentials.
+        case unauthorized
+        /// An HTTP peer answered with this status.
+        case http(status: Int)
+
+        public var description: String {
+            switch self {
+            case .notFound: "notFound"
+            case .conflict: "conflict"
+            case .invalidParameter: "invalidParameter"
+            case .invalidQuery: "invalidQuery"
+            case .notOpen: "notOpen"
+            case .busy: "busy"
+            case .corruption: "corruption"
+            case .io: "io"
+            case .unsupported: "unsupported"
+            case .unauthorized: "unauthorized"
+            case .http(let status): "http(\(status))"
+            }
+        }
+    }
+
+    public let code: Code
+    /// A human-readable explanation that names the offending input.
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "CouchetteError.\(code): \(message)" }
+}

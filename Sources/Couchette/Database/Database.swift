@@ -1,0 +1,282 @@
+import Foundation
+
+/// A Couchette database: a folder `<name>.couchette/` holding one LMDB environment with scopes,
+/// collections and their documents.
+///
+/// The actor owns the single writer. Writes from many tasks are queued and committed together
+/// (group commit), so concurrent saves share one disk sync. Reads never wait for the actor: each
+/// runs in its own LMDB snapshot on the caller's thread.
+///
+/// ```swift
+/// let db = try Database(name: "app")
+/// let tasks = try await db.createCollection(name: "tasks")
+/// let doc = MutableDocument(id: "task-1").setString("Buy milk", forKey: "title")
+/// try await tasks.save(document: doc)
+/// try await db.close()
+/// ```
+public actor Database {
+    nonisolated let core: DatabaseCore
+
+    /// Opens the database `name` in `config.directory`, creating it if needed.
+    ///
+    /// - Throws: `.invalidParameter` for an unusable name, `.corruption` for a file this version
+    ///   cannot read, `.io` when the folder cannot be created or opened.
+    public init(name: String, config: DatabaseConfiguration = DatabaseConfiguration()) throws {
+        try Database.validate(name: name)
+        let path = Database.folder(name: name, directory: config.directory)
+        core = try DatabaseCore(name: name, path: path, configuration: config)
+        ExpirationSweeper.start(for: self)
+    }
+
+    deinit {
+        if core.markClosed() {
+            core.sweeper.withLock { $0?.cancel() }
+            core.observers.close()
+            EnvironmentRegistry.shared.release(core.environment)
+        }
+    }
+
+    /// The name given at open.
+    public nonisolated var name: String { core.name }
+    /// The database folder, `"<directory>/<name>.couchette/"`.
+    public nonisolated var path: String { core.path + "/" }
+
+    /// Closes the database: later calls on it, its collections and documents throw `.notOpen`,
+    /// and every stream it feeds finishes. Closing twice does nothing.
+    public func close() throws {
+        guard core.markClosed() else { return }
+        core.sweeper.withLock { $0?.cancel() }
+        for write in core.takeQueued() {
+            write.complete(.failure(CouchetteError(.notOpen, "database '\(name)' is closed")))
+        }
+        core.observers.close()
+        EnvironmentRegistry.shared.release(core.environment)
+    }
+
+    /// Closes the database and deletes its files.
+    /// - Throws: `.busy` when another instance in this process still has it open.
+    public func delete() throws {
+        try close()
+        try Database.removeFiles(at: core.path)
+    }
+
+    // MARK: - Scopes and collections
+
+    /// The `_default` scope, which always exists.
+    public nonisolated func defaultScope() throws -> Scope {
+        try core.checkOpen()
+        return Scope(name: Catalog.defaultName, database: self)
+    }
+
+    /// The `_default._default` collection, which always exists and cannot be deleted.
+    public nonisolated func defaultCollection() throws -> Collection {
+        guard let collection = try collection(name: Catalog.defaultName, scope: Catalog.defaultName) else {
+            throw CouchetteError(.corruption, "database '\(name)' has no default collection")
+        }
+        return collection
+    }
+
+    /// Every scope that holds at least one collection (always including `_default`).
+    public nonisolated func scopes() throws -> [Scope] {
+        try core.checkOpen()
+        var names = Set(core.catalog.all.map(\.scope))
+        names.insert(Catalog.defaultName)
+        return names.sorted().map { Scope(name: $0, database: self) }
+    }
+
+    /// The scope named `name`, or nil when it holds no collection.
+    public nonisolated func scope(name: String) throws -> Scope? {
+        try core.checkOpen()
+        if name == Catalog.defaultName { return Scope(name: name, database: self) }
+        return core.catalog.all.contains { $0.scope == name } ? Scope(name: name, database: self) : nil
+    }
+
+    /// The collection `name` in `scope` (default: `_default`), or nil when it does not exist.
+    public nonisolated func collection(name: String, scope: String? = nil) throws -> Collection? {
+        let scopeName = scope ?? Catalog.defaultName
+        guard let spec = try core.spec(scope: scopeName, name: name) else { return nil }
+        return Collection(spec: spec, database: self)
+    }
+
+    /// The collections of `scope` (default: `_default`), sorted by name.
+    public nonisolated func collections(scope: String? = nil) throws -> [Collection] {
+        try core.checkOpen()
+        let scopeName = scope ?? Catalog.defaultName
+        return core.catalog.all.filter { $0.scope == scopeName }.map { Collection(spec: $0, database: self) }
+    }
+
+    /// Creates a collection, or returns the existing one of that name.
+    ///
+    /// - Throws: `.invalidParameter` when the name or scope breaks the naming rules
+    ///   (1–251 characters of `A-Z a-z 0-9 _ - %`, not starting with `_` or `%`).
+    public func createCollection(name: String, scope: String? = nil) throws -> Collection {
+        try core.checkOpen()
+        let scopeName = scope ?? Catalog.defaultName
+        try Catalog.validate(scopeName, kind: "scope")
+        try Catalog.validate(name, kind: "collection")
+        if name == Catalog.defaultName && scopeName != Catalog.defaultName {
+            throw CouchetteError(.invalidParameter, "collection name '_default' is reserved for the default scope")
+        }
+        let tables = core.environment.tables
+        let spec = try core.environment.write { txn -> CollectionSpec in
+            let key = StoreLayout.collectionKey(scope: scopeName, name: name)
+            if let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: key)) {
+                return CollectionSpec(scope: scopeName, name: name, number: number)
+            }
+            let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: StoreLayout.nextCollectionKey)) ?? 1
+            try txn.put(tables.meta, key: StoreLayout.nextCollectionKey, value: StoreLayout.encodeUInt32(number + 1))
+            try txn.put(tables.meta, key: key, value: StoreLayout.encodeUInt32(number))
+            return CollectionSpec(scope: scopeName, name: name, number: number)
+        }
+        try core.reloadCatalog()
+        return Collection(spec: spec, database: self)
+    }
+
+    /// Deletes a collection and all its documents. Deleting a missing collection does nothing;
+    /// existing ``Collection`` objects for it throw `.notOpen` afterwards.
+    ///
+    /// - Throws: `.invalidParameter` for the default collection, which cannot be deleted.
+    public func deleteCollection(name: String, scope: String? = nil) throws {
+        try core.checkOpen()
+        let scopeName = scope ?? Catalog.defaultName
+        if name == Catalog.defaultName && scopeName == Catalog.defaultName {
+            throw CouchetteError(.invalidParameter, "the default collection cannot be deleted")
+        }
+        guard let spec = try core.spec(scope: scopeName, name: name) else { return }
+        try core.environment.write { txn in try core.store.dropCollection(txn, spec) }
+        try core.reloadCatalog()
+    }
+
+    // MARK: - Writes
+
+    /// Queues `write` and makes sure it is committed before returning its outcomes.
+    nonisolated func perform(_ write: PendingWrite) async throws -> [WriteOutcome] {
+        try core.checkOpen()
+        core.enqueue(write)
+        await commitQueuedWrites()
+        return try write.outcomes()
+    }
+
+    /// Commits every queued write in one transaction (group commit), each in a nested transaction
+    /// of its own so that one failing write does not undo the others.
+    func commitQueuedWrites() {
+        let writes = core.takeQueued()
+        guard !writes.isEmpty else { return }
+        do {
+            try core.checkOpen()
+            let collections = Dictionary(uniqueKeysWithValues: core.catalog.all.map { ($0.number, $0) })
+            let now = Clock.nowMilliseconds()
+            var summary = CommitSummary()
+            let results = try core.environment.write { txn -> [Result<[WriteOutcome], any Error>] in
+                summary = CommitSummary()
+                return try writes.map { write in
+                    var local = CommitSummary()
+                    do {
+                        let outcomes = try txn.nested { child in
+                            try write.operations.map { operation in
+                                let outcome = try core.store.apply(operation, in: child, now: now,
+                                                                   collections: collections, summary: &local)
+                                if write.isAtomic && outcome == .conflict {
+                                    throw CouchetteError(.conflict, "batch refused: \(operation.documentDescription) changed since it was read")
+                                }
+                                return outcome
+                            }
+                        }
+                        summary.merge(local)
+                        return .success(outcomes)
+                    } catch let error as StorageError {
+                        throw error  // map full or resized: abort the whole group, grow, retry
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            if core.configuration.fullSync { try core.environment.syncToDisk() }
+            for (write, result) in zip(writes, results) { write.complete(result) }
+            core.observers.publish(summary)
+        } catch {
+            let wrapped = CouchetteError.wrapping(error)
+            for write in writes { write.complete(.failure(wrapped)) }
+        }
+    }
+
+    /// Collects writes made in `body` and commits them in one transaction: all or none.
+    ///
+    /// Documents are encoded on the caller's side while `body` runs; nothing is written until it
+    /// returns. If `body` throws, nothing is written and the error is rethrown. A
+    /// `.failOnConflict` write whose document changed since it was read fails the whole batch
+    /// with `.conflict`.
+    ///
+    /// ```swift
+    /// try await db.inBatch { batch in
+    ///     for i in 0..<10 {
+    ///         try batch.save(document: MutableDocument(id: "doc-\(i)").setInt(i, forKey: "n"), in: tasks)
+    ///     }
+    /// }
+    /// ```
+    public nonisolated(nonsending) func inBatch<R>(_ body: (Batch) throws -> R) async throws -> R {
+        try core.checkOpen()
+        let batch = Batch(database: self)
+        let result = try body(batch)
+        batch.close()
+        guard !batch.operations.isEmpty else { return result }
+        let outcomes = try await perform(PendingWrite(batch.operations, isAtomic: true))
+        batch.apply(outcomes)
+        return result
+    }
+
+    // MARK: - Maintenance
+
+    /// Runs housekeeping on the database.
+    ///
+    /// - `.compact` rewrites the file without free pages. Throws `.busy` when another `Database`
+    ///   instance (in this or another process) has the database open.
+    /// - `.reindex` rebuilds indexes (there are none before the query layer defines them).
+    /// - `.integrityCheck` reads everything and throws `.corruption` on the first inconsistency.
+    public func performMaintenance(type: MaintenanceType) async throws {
+        try core.checkOpen()
+        switch type {
+        case .compact:
+            guard EnvironmentRegistry.shared.openers(path: core.path) == 1 else {
+                throw CouchetteError(.busy, "cannot compact '\(name)': another Database instance in this process has it open")
+            }
+            try core.environment.compact()
+        case .reindex:
+            break  // no index exists until the query layer adds them
+        case .integrityCheck:
+            try core.read { txn in try IntegrityCheck(store: core.store, catalog: core.catalog.all).run(txn) }
+        }
+    }
+
+    // MARK: - Expiration
+
+    /// Purges every document whose expiration has passed; returns the next expiration, if any.
+    func purgeExpiredDocuments() throws -> UInt64? {
+        let now = Clock.nowMilliseconds()
+        let next = try core.read { try core.store.nextExpiration($0) }
+        if let next, next <= now {
+            _ = try commitDirect([.purgeExpired(now: now)])
+            return try core.read { try core.store.nextExpiration($0) }
+        }
+        return next
+    }
+
+    /// Commits operations from inside the actor, through the same group-commit path.
+    private func commitDirect(_ operations: [WriteOperation]) throws -> [WriteOutcome] {
+        let write = PendingWrite(operations)
+        core.enqueue(write)
+        commitQueuedWrites()
+        return try write.outcomes()
+    }
+}
+
+extension WriteOperation {
+    var documentDescription: String {
+        switch self {
+        case .save(let collection, let id, _, _, _), .delete(let collection, let id, _, _),
+             .purge(let collection, let id), .setExpiration(let collection, let id, _):
+            "document '\(id)' in \(collection.fullName)"
+        case .purgeExpired: "expired documents"
+        }
+    }
+}

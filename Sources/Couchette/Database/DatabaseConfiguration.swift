@@ -1,0 +1,40 @@
+import Foundation
+
+/// Where a database lives and how durable its commits are.
+///
+/// ```swift
+/// var config = DatabaseConfiguration(directory: "/var/lib/myapp")
+/// config.fullSync = true     // survive power loss, at the cost of a second sync per commit
+/// let db = try Database(name: "app", config: config)
+/// ```
+public struct DatabaseConfiguration: Sendable {
+    /// The folder that holds `<name>.couchette/`. Default: the current directory.
+    public var directory: String
+    /// false (default, as in Couchbase Lite): data pages are synced at every commit but the LMDB
+    /// meta page is not (`MDB_NOMETASYNC`); a process crash loses nothing, an OS crash can undo at
+    /// most the last transaction and never corrupts. true: data and meta synced at every commit.
+    public var fullSync: Bool
+
+    public init(directory: String? = nil) {
+        self.directory = directory ?? FileManager.default.currentDirectoryPath
+        self.fullSync = false
+    }
+}
+
+/// How a save or delete treats a document that changed since it was read.
+public enum ConcurrencyControl: Sendable {
+    /// Overwrite: the write becomes the newest revision regardless.
+    case lastWriteWins
+    /// Refuse: the call returns `false` (or a batch throws `.conflict`) and nothing is written.
+    case failOnConflict
+}
+
+/// Housekeeping that ``Database/performMaintenance(type:)`` can run.
+public enum MaintenanceType: Sendable {
+    /// Rewrites the file without free pages, returning space to the file system.
+    case compact
+    /// Rebuilds every index from the documents.
+    case reindex
+    /// Reads every document, revision tree and sequence entry and checks that they agree.
+    case integrityCheck
+}

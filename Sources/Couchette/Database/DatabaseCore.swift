@@ -1,0 +1,104 @@
+import Synchronization
+
+/// The state of one open database that lives outside the actor: everything synchronous APIs and
+/// lock-free reads need (the environment, the catalog, the write queue, the observers).
+final class DatabaseCore: Sendable {
+    let name: String
+    let path: String
+    let configuration: DatabaseConfiguration
+    let environment: StorageEnvironment
+    let store: DocumentStore
+    let catalog = Catalog()
+    let observers = CommitObservers()
+    let expirationSignal = WakeSignal()
+    private let isOpen = Atomic<Bool>(true)
+    private let queue = Mutex<[PendingWrite]>([])
+    let sweeper = Mutex<Task<Void, Never>?>(nil)
+
+    init(name: String, path: String, configuration: DatabaseConfiguration) throws {
+        self.name = name
+        self.path = path
+        self.configuration = configuration
+        environment = try EnvironmentRegistry.shared.acquire(path: path)
+        store = DocumentStore(tables: environment.tables)
+        do {
+            try prepareFormat()
+            try reloadCatalog()
+        } catch {
+            EnvironmentRegistry.shared.release(environment)
+            throw error
+        }
+    }
+
+    /// Writes the format version and the default collection on first open; refuses other formats.
+    private func prepareFormat() throws {
+        let tables = environment.tables
+        let stored = try environment.read { try $0.get(tables.meta, key: StoreLayout.formatKey).flatMap(StoreLayout.decodeUInt32) }
+        if let stored {
+            guard stored == StoreLayout.formatVersion else {
+                throw CouchetteError(.corruption, "\(path) has storage format \(stored); this version reads format \(StoreLayout.formatVersion)")
+            }
+            return
+        }
+        try environment.write { txn in
+            try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(StoreLayout.formatVersion))
+            try txn.put(tables.meta, key: StoreLayout.collectionKey(scope: Catalog.defaultName, name: Catalog.defaultName),
+                        value: StoreLayout.encodeUInt32(StoreLayout.defaultCollectionNumber))
+            try txn.put(tables.meta, key: StoreLayout.nextCollectionKey, value: StoreLayout.encodeUInt32(1))
+        }
+    }
+
+    func reloadCatalog() throws {
+        let list = try environment.read { try Catalog.load($0, tables: environment.tables) }
+        catalog.replace(with: list)
+    }
+
+    // MARK: - Open state
+
+    var isOpenNow: Bool { isOpen.load(ordering: .acquiring) }
+
+    func checkOpen() throws {
+        guard isOpenNow else { throw CouchetteError(.notOpen, "database '\(name)' is closed") }
+    }
+
+    /// Marks the database closed; returns false when it already was.
+    func markClosed() -> Bool {
+        isOpen.exchange(false, ordering: .acquiringAndReleasing)
+    }
+
+    /// Looks a collection up, re-reading the catalog once on a miss (another process may have
+    /// created it).
+    func spec(scope: String, name: String) throws -> CollectionSpec? {
+        try checkOpen()
+        if let spec = catalog.lookup(scope: scope, name: name) { return spec }
+        try reloadCatalog()
+        return catalog.lookup(scope: scope, name: name)
+    }
+
+    /// Throws `.notOpen` when the database is closed or the collection was deleted.
+    func checkUsable(_ spec: CollectionSpec) throws {
+        try checkOpen()
+        guard catalog.contains(spec) else {
+            throw CouchetteError(.notOpen, "collection \(spec.fullName) has been deleted")
+        }
+    }
+
+    /// Runs a read in its own snapshot, outside the actor.
+    func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        try checkOpen()
+        return try environment.read(body)
+    }
+
+    // MARK: - Write queue
+
+    func enqueue(_ write: PendingWrite) {
+        queue.withLock { $0.append(write) }
+    }
+
+    func takeQueued() -> [PendingWrite] {
+        queue.withLock { queue in
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+    }
+}

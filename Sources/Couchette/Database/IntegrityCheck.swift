@@ -1,0 +1,49 @@
+/// Cross-checks documents, revision trees, the sequence index and live counts of every collection.
+struct IntegrityCheck {
+    let store: DocumentStore
+    let catalog: [CollectionSpec]
+
+    func run(_ txn: ReadTransaction) throws {
+        let tables = store.tables
+        for collection in catalog {
+            let prefix = StoreLayout.collectionPrefix(collection.number)
+            var live: UInt64 = 0
+            var documents = 0
+            try txn.scan(tables.documents, prefix: prefix) { key, value in
+                let id = String(decoding: key[4...], as: UTF8.self)
+                let record = try DocumentRecord(decoding: value)
+                if !record.isDeleted { live += 1 }
+                documents += 1
+                let tree = try store.revisionTree(txn, collection, id)
+                guard tree.winner?.revisionID == record.revisionID else {
+                    throw fail(collection, "document '\(id)' revision \(record.revisionID) is not its tree's winner")
+                }
+                let entry = try txn.get(tables.sequences, key: StoreLayout.sequenceKey(collection.number, record.sequence))
+                guard let entry, entry.count >= 1, String(decoding: entry[1...], as: UTF8.self) == id else {
+                    throw fail(collection, "document '\(id)' is missing from the sequence index")
+                }
+                if !record.isDeleted {
+                    guard EncodedValue(bytes: record.body).isDictionary else {
+                        throw fail(collection, "document '\(id)' body is not a dictionary")
+                    }
+                }
+                return true
+            }
+            var sequences = 0
+            try txn.scan(tables.sequences, prefix: prefix) { _, _ in
+                sequences += 1
+                return true
+            }
+            guard sequences == documents else {
+                throw fail(collection, "\(sequences) sequence entries for \(documents) documents")
+            }
+            guard try store.liveCount(txn, collection) == live else {
+                throw fail(collection, "stored count \(try store.liveCount(txn, collection)) but \(live) live documents")
+            }
+        }
+    }
+
+    private func fail(_ collection: CollectionSpec, _ problem: String) -> CouchetteError {
+        CouchetteError(.corruption, "integrity check of \(collection.fullName): \(problem)")
+    }
+}

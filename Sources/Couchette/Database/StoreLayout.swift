@@ -1,0 +1,142 @@
+import Foundation
+
+/// The keys Couchette writes into the tables of ``StorageEnvironment/Tables``.
+///
+/// | table         | key                                        | value                              |
+/// |---------------|--------------------------------------------|------------------------------------|
+/// | `meta`        | `"format"`                                 | format version (u32)               |
+/// | `meta`        | `"collection:" scope "." name`             | collection number (u32)            |
+/// | `meta`        | `"next-collection"`                        | next collection number (u32)       |
+/// | `meta`        | `"sequence:" collection`                   | last sequence of the collection    |
+/// | `meta`        | `"count:" collection`                      | live documents of the collection   |
+/// | `documents`   | collection, document id                    | ``DocumentRecord``                 |
+/// | `sequences`   | collection, sequence                       | u8 deleted flag, document id       |
+/// | `revisions`   | collection, document id                    | ``RevisionTree``                   |
+/// | `expirations` | expiry (ms since 1970), collection, id     | empty                              |
+/// | `indexes`     | reserved for the query layer               |                                    |
+///
+/// Collections are numbered (u32, big-endian in keys) so that every table is shared by all
+/// collections, renaming needs no data move and deleting one is a prefix range delete.
+enum StoreLayout {
+    static let formatVersion: UInt32 = 1
+    static let defaultCollectionNumber: UInt32 = 0
+    static let formatKey = Array("format".utf8)
+    static let nextCollectionKey = Array("next-collection".utf8)
+
+    static func collectionKey(scope: String, name: String) -> [UInt8] {
+        Array("collection:\(scope).\(name)".utf8)
+    }
+
+    static let collectionKeyPrefix = Array("collection:".utf8)
+
+    static func sequenceCounterKey(_ collection: UInt32) -> [UInt8] {
+        var key = Array("sequence:".utf8)
+        KeyEncoding.appendUInt32(collection, to: &key)
+        return key
+    }
+
+    static func countKey(_ collection: UInt32) -> [UInt8] {
+        var key = Array("count:".utf8)
+        KeyEncoding.appendUInt32(collection, to: &key)
+        return key
+    }
+
+    static func collectionPrefix(_ collection: UInt32) -> [UInt8] {
+        var key: [UInt8] = []
+        KeyEncoding.appendUInt32(collection, to: &key)
+        return key
+    }
+
+    static func documentKey(_ collection: UInt32, _ id: String) -> [UInt8] {
+        var key = collectionPrefix(collection)
+        key.append(contentsOf: id.utf8)
+        return key
+    }
+
+    static func sequenceKey(_ collection: UInt32, _ sequence: UInt64) -> [UInt8] {
+        var key = collectionPrefix(collection)
+        KeyEncoding.appendUInt64(sequence, to: &key)
+        return key
+    }
+
+    static func expirationKey(_ milliseconds: UInt64, _ collection: UInt32, _ id: String) -> [UInt8] {
+        var key: [UInt8] = []
+        KeyEncoding.appendUInt64(milliseconds, to: &key)
+        KeyEncoding.appendUInt32(collection, to: &key)
+        key.append(contentsOf: id.utf8)
+        return key
+    }
+
+    static func encodeUInt64(_ value: UInt64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        KeyEncoding.appendUInt64(value, to: &bytes)
+        return bytes
+    }
+
+    static func decodeUInt64(_ bytes: UnsafeRawBufferPointer?) -> UInt64 {
+        guard let bytes, bytes.count == 8 else { return 0 }
+        return KeyEncoding.readUInt64(bytes, at: 0)
+    }
+
+    static func encodeUInt32(_ value: UInt32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        KeyEncoding.appendUInt32(value, to: &bytes)
+        return bytes
+    }
+
+    static func decodeUInt32(_ bytes: UnsafeRawBufferPointer?) -> UInt32? {
+        guard let bytes, bytes.count == 4 else { return nil }
+        return KeyEncoding.readUInt32(bytes, at: 0)
+    }
+}
+
+/// The current state of one document as stored in the `documents` table.
+///
+/// Layout: `u8 flags` (1 = deleted), `u64 sequence`, `u64 expiration` (ms since 1970, 0 = none),
+/// `u16 length` + revision id, then the body (see ``ValueTag``). Little-endian.
+struct DocumentRecord: Sendable {
+    var isDeleted: Bool
+    var sequence: UInt64
+    var expiration: UInt64
+    var revisionID: String
+    var body: [UInt8]
+
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = [isDeleted ? 1 : 0]
+        let revision = Array(revisionID.utf8)
+        bytes.reserveCapacity(19 + revision.count + body.count)
+        withUnsafeBytes(of: sequence.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: expiration.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt16(revision.count).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: revision)
+        bytes.append(contentsOf: body)
+        return bytes
+    }
+
+    init(isDeleted: Bool, sequence: UInt64, expiration: UInt64, revisionID: String, body: [UInt8]) {
+        self.isDeleted = isDeleted
+        self.sequence = sequence
+        self.expiration = expiration
+        self.revisionID = revisionID
+        self.body = body
+    }
+
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        var reader = ByteReader(bytes: bytes)
+        isDeleted = try reader.read(UInt8.self) & 1 != 0
+        sequence = try reader.read(UInt64.self)
+        expiration = try reader.read(UInt64.self)
+        revisionID = try reader.string(length: Int(try reader.read(UInt16.self)))
+        body = reader.rest()
+    }
+
+    /// True when the document's expiration time has passed: it reads as absent until purged.
+    func isExpired(now: UInt64) -> Bool { expiration != 0 && expiration <= now }
+}
+
+enum Clock {
+    /// Milliseconds since 1970, the unit of stored expirations.
+    static func nowMilliseconds() -> UInt64 {
+        UInt64(max(0, (Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+}

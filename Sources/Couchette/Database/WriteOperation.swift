@@ -1,0 +1,76 @@
+import Synchronization
+
+/// One write, in the `Sendable` form that crosses into the database actor. Bodies are already
+/// encoded on the caller's side.
+enum WriteOperation: Sendable {
+    case save(CollectionSpec, id: String, body: [UInt8], base: String?, control: ConcurrencyControl)
+    case delete(CollectionSpec, id: String, base: String?, control: ConcurrencyControl)
+    case purge(CollectionSpec, id: String)
+    /// 0 milliseconds removes the expiration.
+    case setExpiration(CollectionSpec, id: String, milliseconds: UInt64)
+    case purgeExpired(now: UInt64)
+}
+
+/// What one ``WriteOperation`` did.
+enum WriteOutcome: Sendable, Equatable {
+    /// A revision was written (or, for deleting a tombstone, already there).
+    case saved(revisionID: String, sequence: UInt64)
+    /// Concurrency control refused the write; nothing was written.
+    case conflict
+    case done
+}
+
+/// Writes submitted together, waiting for the database actor to commit them.
+///
+/// Every pending write gets its own nested transaction inside the group commit, so one that fails
+/// leaves the others intact; an atomic one (a batch) fails whole on any error or conflict.
+final class PendingWrite: Sendable {
+    let operations: [WriteOperation]
+    let isAtomic: Bool
+    private let result = Mutex<Result<[WriteOutcome], any Error>?>(nil)
+
+    init(_ operations: [WriteOperation], isAtomic: Bool = false) {
+        self.operations = operations
+        self.isAtomic = isAtomic
+    }
+
+    func complete(_ outcome: Result<[WriteOutcome], any Error>) {
+        result.withLock { $0 = outcome }
+    }
+
+    /// The outcome; throws the write's error. Only valid once a drain has completed it.
+    func outcomes() throws -> [WriteOutcome] {
+        guard let outcome = result.withLock({ $0 }) else {
+            throw CouchetteError(.io, "write was not committed")
+        }
+        return try outcome.get()
+    }
+}
+
+/// Which documents of which collections one commit changed: the seam that change feeds, live
+/// queries and replication build on.
+struct CommitSummary: Sendable, Equatable {
+    private(set) var documentIDs: [CollectionSpec: [String]] = [:]
+    private var seen: Set<Key> = []
+
+    private struct Key: Hashable {
+        let collection: UInt32
+        let id: String
+    }
+
+    var isEmpty: Bool { documentIDs.isEmpty }
+
+    mutating func record(_ collection: CollectionSpec, _ id: String) {
+        if seen.insert(Key(collection: collection.number, id: id)).inserted {
+            documentIDs[collection, default: []].append(id)
+        }
+    }
+
+    mutating func merge(_ other: CommitSummary) {
+        for (collection, ids) in other.documentIDs {
+            for id in ids { record(collection, id) }
+        }
+    }
+
+    static func == (lhs: CommitSummary, rhs: CommitSummary) -> Bool { lhs.documentIDs == rhs.documentIDs }
+}

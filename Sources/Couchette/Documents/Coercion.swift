@@ -1,0 +1,53 @@
+import Foundation
+
+/// Couchbase Lite's getter coercions, applied to the plain Swift values that `value(forKey:)`
+/// returns: `int` of a non-number is 0, `bool` is false only for null, false and zero, `date`
+/// parses ISO-8601 strings.
+enum Coercion {
+    static func string(_ any: Any?) -> String? { any as? String }
+
+    static func int64(_ any: Any?) -> Int64 {
+        switch any {
+        case let number as Int: Int64(number)
+        case let number as Double: Value.double(number).asInt64
+        case let flag as Bool: flag ? 1 : 0
+        default: 0
+        }
+    }
+
+    static func int(_ any: Any?) -> Int { Int(int64(any)) }
+
+    static func double(_ any: Any?) -> Double {
+        switch any {
+        case let number as Int: Double(number)
+        case let number as Double: number
+        case let flag as Bool: flag ? 1 : 0
+        default: 0
+        }
+    }
+
+    static func bool(_ any: Any?) -> Bool {
+        switch any {
+        case nil: false
+        case is NSNull: false
+        case let flag as Bool: flag
+        case let number as Int: number != 0
+        case let number as Double: number != 0
+        default: true
+        }
+    }
+
+    static func date(_ any: Any?) -> Date? {
+        (any as? String).flatMap(ISO8601.date(from:))
+    }
+
+    /// A number for `NSNumber`-style access, nil for anything that is not a number.
+    static func number(_ any: Any?) -> NSNumber? {
+        switch any {
+        case let number as Int: NSNumber(value: number)
+        case let number as Double: NSNumber(value: number)
+        case let flag as Bool: NSNumber(value: flag)
+        default: nil
+        }
+    }
+}

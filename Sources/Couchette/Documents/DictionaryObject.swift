@@ -1,0 +1,68 @@
+/// An immutable dictionary inside a ``Document``; reads straight from the stored bytes.
+///
+/// ```swift
+/// if let address = doc.dictionary(forKey: "address") {
+///     print(address.string(forKey: "city") ?? "?")
+/// }
+/// ```
+public struct DictionaryObject: DictionaryProtocol, Sendable, Equatable {
+    let encoded: EncodedValue
+
+    init(encoded: EncodedValue) { self.encoded = encoded }
+
+    public var count: Int { encoded.count }
+    public var keys: [String] { encoded.keys }
+
+    public func value(forKey key: String) -> Any? {
+        encoded.value(forKey: key).map(ImmutableValues.wrap)
+    }
+
+    public func array(forKey key: String) -> ArrayObject? { value(forKey: key) as? ArrayObject }
+    public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
+    public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
+
+    public func toDictionary() -> [String: Any] { ValueConversion.plain(encoded) as? [String: Any] ?? [:] }
+    public func toJSON() -> String { JSON.string(from: encoded.decode()) }
+    /// A mutable copy.
+    public func toMutable() -> MutableDictionaryObject { MutableDictionaryObject(value: encoded.decode()) }
+
+    public static func == (lhs: DictionaryObject, rhs: DictionaryObject) -> Bool {
+        lhs.encoded.slice == rhs.encoded.slice
+    }
+}
+
+/// An immutable array inside a ``Document``; reads straight from the stored bytes.
+public struct ArrayObject: ArrayProtocol, Sendable, Equatable {
+    let encoded: EncodedValue
+
+    init(encoded: EncodedValue) { self.encoded = encoded }
+
+    public var count: Int { encoded.count }
+
+    public func value(at index: Int) -> Any? {
+        encoded.element(at: index).map(ImmutableValues.wrap)
+    }
+
+    public func array(at index: Int) -> ArrayObject? { value(at: index) as? ArrayObject }
+    public func dictionary(at index: Int) -> DictionaryObject? { value(at: index) as? DictionaryObject }
+    public subscript(index: Int) -> Fragment { Fragment(value(at: index)) }
+
+    public func toArray() -> [Any] { ValueConversion.plain(encoded) as? [Any] ?? [] }
+    public func toJSON() -> String { JSON.string(from: encoded.decode()) }
+    public func toMutable() -> MutableArrayObject { MutableArrayObject(value: encoded.decode()) }
+
+    public static func == (lhs: ArrayObject, rhs: ArrayObject) -> Bool {
+        lhs.encoded.slice == rhs.encoded.slice
+    }
+}
+
+enum ImmutableValues {
+    /// What the immutable getters return for an encoded value.
+    static func wrap(_ encoded: EncodedValue) -> Any {
+        switch encoded.tag {
+        case ValueTag.dictionary: DictionaryObject(encoded: encoded)
+        case ValueTag.array: ArrayObject(encoded: encoded)
+        default: ValueConversion.plain(encoded.decode())
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// Read access shared by ``Document``, ``MutableDocument``, ``DictionaryObject`` and
+/// ``MutableDictionaryObject``.
+///
+/// Typed getters coerce as Couchbase Lite does: a missing or mistyped value gives `nil` for
+/// optionals, `0` for numbers and `false` for `bool(forKey:)` (which is true for any non-null,
+/// non-zero, non-false value).
+///
+/// ```swift
+/// let doc = try await collection.document(id: "user-1")
+/// let age = doc?.int(forKey: "age") ?? 0          // 0 when missing or not a number
+/// let city = doc?["address"]["city"].string        // nested, via fragments
+/// ```
+public protocol DictionaryProtocol {
+    /// Number of properties.
+    var count: Int { get }
+    /// Property names.
+    var keys: [String] { get }
+    /// The value of a property: `String`, `Int`, `Double`, `Bool`, `NSNull` for JSON null, an
+    /// array or dictionary object for containers; nil when the property does not exist.
+    func value(forKey key: String) -> Any?
+    /// A plain-Swift copy: nested containers as `[String: Any]` and `[Any]`, JSON null as `NSNull`.
+    func toDictionary() -> [String: Any]
+}
+
+extension DictionaryProtocol {
+    public func contains(key: String) -> Bool { value(forKey: key) != nil }
+    public func string(forKey key: String) -> String? { Coercion.string(value(forKey: key)) }
+    public func int(forKey key: String) -> Int { Coercion.int(value(forKey: key)) }
+    public func int64(forKey key: String) -> Int64 { Coercion.int64(value(forKey: key)) }
+    public func double(forKey key: String) -> Double { Coercion.double(value(forKey: key)) }
+    public func float(forKey key: String) -> Float { Float(Coercion.double(value(forKey: key))) }
+    public func bool(forKey key: String) -> Bool { Coercion.bool(value(forKey: key)) }
+    /// Couchbase Lite's spelling of ``bool(forKey:)``.
+    public func boolean(forKey key: String) -> Bool { bool(forKey: key) }
+    public func number(forKey key: String) -> NSNumber? { Coercion.number(value(forKey: key)) }
+    /// Parses an ISO-8601 string property; nil for anything else.
+    public func date(forKey key: String) -> Date? { Coercion.date(value(forKey: key)) }
+    /// The property as compact JSON text.
+    public func toJSON() -> String {
+        JSON.string(from: (try? ValueConversion.strict(toDictionary())) ?? .dictionary([:]))
+    }
+}
+
+/// Read access shared by ``ArrayObject`` and ``MutableArrayObject``.
+public protocol ArrayProtocol {
+    var count: Int { get }
+    /// The element at `index`, or nil when out of range.
+    func value(at index: Int) -> Any?
+    func toArray() -> [Any]
+}
+
+extension ArrayProtocol {
+    public func string(at index: Int) -> String? { Coercion.string(value(at: index)) }
+    public func int(at index: Int) -> Int { Coercion.int(value(at: index)) }
+    public func int64(at index: Int) -> Int64 { Coercion.int64(value(at: index)) }
+    public func double(at index: Int) -> Double { Coercion.double(value(at: index)) }
+    public func float(at index: Int) -> Float { Float(Coercion.double(value(at: index))) }
+    public func bool(at index: Int) -> Bool { Coercion.bool(value(at: index)) }
+    public func boolean(at index: Int) -> Bool { bool(at: index) }
+    public func number(at index: Int) -> NSNumber? { Coercion.number(value(at: index)) }
+    public func date(at index: Int) -> Date? { Coercion.date(value(at: index)) }
+    public func toJSON() -> String {
+        JSON.string(from: (try? ValueConversion.strict(toArray())) ?? .array([]))
+    }
+}

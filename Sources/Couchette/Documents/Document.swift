@@ -1,0 +1,68 @@
+import Foundation
+
+/// An immutable snapshot of a stored document: its id, revision, sequence and properties.
+///
+/// Property reads go straight to the stored bytes (see ``ValueTag``); nothing is decoded up front.
+/// `Document` is `Sendable`: pass it between tasks freely. To change it, make a mutable copy.
+///
+/// ```swift
+/// if let doc = try await collection.document(id: "task-1") {
+///     print(doc.string(forKey: "title") ?? "untitled", doc.revisionID ?? "")
+///     let edit = doc.toMutable().setBoolean(true, forKey: "completed")
+///     try await collection.save(document: edit)
+/// }
+/// ```
+public final class Document: DictionaryProtocol, Sendable {
+    /// The document's id, unique within its collection.
+    public let id: String
+    /// The revision this snapshot shows (`<generation>-<md5 hex>`); nil for a never-saved snapshot.
+    public let revisionID: String?
+    /// The collection-wide sequence number of the save that produced this revision (0 if unsaved).
+    public let sequence: UInt64
+    /// True for a tombstone (only seen through conflict handlers and replication).
+    public let isDeleted: Bool
+    let root: EncodedValue
+
+    init(id: String, revisionID: String?, sequence: UInt64, isDeleted: Bool = false, body: [UInt8]) {
+        self.id = id
+        self.revisionID = revisionID
+        self.sequence = sequence
+        self.isDeleted = isDeleted
+        self.root = EncodedValue(bytes: body.isEmpty ? Document.emptyBody : body)
+    }
+
+    /// A snapshot of `mutable`'s current contents, keeping its id and revision. Values that cannot
+    /// be stored (NaN, infinities, unsupported types) are left out of the snapshot.
+    public convenience init(_ mutable: MutableDocument) {
+        let body = (try? mutable.encodeBody()) ?? Document.emptyBody
+        self.init(id: mutable.id, revisionID: mutable.revisionID, sequence: mutable.sequence, body: body)
+    }
+
+    static let emptyBody: [UInt8] = (try? ValueEncoder.encode(.dictionary([:]))) ?? []
+
+    var body: [UInt8] { root.bytes }
+
+    public var count: Int { root.count }
+    public var keys: [String] { root.keys }
+
+    public func value(forKey key: String) -> Any? {
+        root.value(forKey: key).map(ImmutableValues.wrap)
+    }
+
+    public func array(forKey key: String) -> ArrayObject? { value(forKey: key) as? ArrayObject }
+    public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
+    public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
+
+    public func toDictionary() -> [String: Any] { ValueConversion.plain(root) as? [String: Any] ?? [:] }
+    /// The properties as compact JSON (without `_id` or `_rev`).
+    public func toJSON() -> String { JSON.string(from: root.decode()) }
+
+    /// A mutable copy that remembers this revision, so a later save can detect conflicts.
+    public func toMutable() -> MutableDocument {
+        MutableDocument(id: id, revisionID: revisionID, sequence: sequence, root: MutableDictionaryObject(value: root.decode()))
+    }
+}
+
+extension Document: CustomStringConvertible {
+    public var description: String { "Document(\(id), \(revisionID ?? "unsaved")): \(toJSON())" }
+}

@@ -1,0 +1,130 @@
+import Foundation
+
+/// A document being edited: create one, set properties, and save it to a collection.
+///
+/// `MutableDocument` is not `Sendable`; it belongs to the task that edits it. It remembers the
+/// revision it was read at, which is what concurrency control compares against when you save.
+///
+/// ```swift
+/// let doc = MutableDocument(id: "task-1")
+///     .setString("Buy milk", forKey: "title")
+///     .setBoolean(false, forKey: "completed")
+/// try await collection.save(document: doc)
+/// print(doc.revisionID!)   // "1-…"
+/// ```
+public final class MutableDocument: DictionaryProtocol {
+    /// The document's id; generated (random, URL-safe) when none is given.
+    public let id: String
+    /// The revision this document was read at or last saved as; nil for a new document.
+    public internal(set) var revisionID: String?
+    /// The sequence of the revision this document was read at or last saved as.
+    public internal(set) var sequence: UInt64
+    let root: MutableDictionaryObject
+
+    /// A new, empty document. With no id, a unique one is generated.
+    public init(id: String? = nil) {
+        self.id = id ?? DocumentIDGenerator.make()
+        self.revisionID = nil
+        self.sequence = 0
+        self.root = MutableDictionaryObject()
+    }
+
+    /// A new document holding `data`.
+    public convenience init(id: String?, data: [String: Any]) {
+        self.init(id: id)
+        root.setData(data)
+    }
+
+    /// A new document whose properties come from a JSON object.
+    /// - Throws: `.invalidParameter` when `json` is not valid JSON or not an object.
+    public convenience init(id: String?, json: String) throws {
+        self.init(id: id)
+        try setJSON(json)
+    }
+
+    init(id: String, revisionID: String?, sequence: UInt64, root: MutableDictionaryObject) {
+        self.id = id
+        self.revisionID = revisionID
+        self.sequence = sequence
+        self.root = root
+    }
+
+    // MARK: - Reading
+
+    public var count: Int { root.count }
+    public var keys: [String] { root.keys }
+    public func value(forKey key: String) -> Any? { root.value(forKey: key) }
+    public func array(forKey key: String) -> MutableArrayObject? { root.array(forKey: key) }
+    public func dictionary(forKey key: String) -> MutableDictionaryObject? { root.dictionary(forKey: key) }
+    public subscript(key: String) -> MutableFragment { root[key] }
+    public func toDictionary() -> [String: Any] { root.toDictionary() }
+
+    /// An independent mutable copy (same id and revision).
+    public func toMutable() -> MutableDocument {
+        let copy = MutableDictionaryObject()
+        if case .value(let value) = root.toValue() { copy.slots = MutableDictionaryObject(value: value).slots }
+        else { copy.slots = root.slots }
+        return MutableDocument(id: id, revisionID: revisionID, sequence: sequence, root: copy)
+    }
+
+    // MARK: - Writing
+
+    @discardableResult public func setValue(_ value: Any?, forKey key: String) -> Self { root.setValue(value, forKey: key); return self }
+    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Stores the date as an ISO-8601 string with milliseconds, in UTC.
+    @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setArray(_ value: MutableArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setDictionary(_ value: MutableDictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func removeValue(forKey key: String) -> Self { root.removeValue(forKey: key); return self }
+
+    /// Replaces every property with the contents of `data`.
+    @discardableResult public func setData(_ data: [String: Any]) -> Self { root.setData(data); return self }
+
+    /// Replaces every property with the contents of a JSON object.
+    /// - Throws: `.invalidParameter` when `json` is not valid JSON or not an object.
+    public func setJSON(_ json: String) throws {
+        let parsed = try JSON.parse(json)
+        guard case .dictionary = parsed else {
+            throw CouchetteError(.invalidParameter, "JSON for document '\(id)' must be an object")
+        }
+        root.slots = MutableDictionaryObject(value: parsed).slots
+    }
+
+    /// The body in the stored binary format, or `.invalidParameter` naming the first bad value.
+    func encodeBody() throws -> [UInt8] {
+        switch root.toValue() {
+        case .value(let value):
+            do {
+                return try ValueEncoder.encode(value)
+            } catch let error as CouchetteError {
+                throw CouchetteError(error.code, "document '\(id)': \(error.message)")
+            }
+        case .unsupported(let reason):
+            throw CouchetteError(.invalidParameter, "document '\(id)': \(reason)")
+        }
+    }
+}
+
+extension MutableDocument: CustomStringConvertible {
+    public var description: String { "MutableDocument(\(id), \(revisionID ?? "unsaved")): \(toJSON())" }
+}
+
+/// Random, URL-safe, unique document ids (22 characters of base64url: 128 random bits).
+enum DocumentIDGenerator {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+    static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var characters: [Character] = ["~"]
+        characters.reserveCapacity(23)
+        for _ in 0..<22 { characters.append(alphabet[Int(generator.next() % 64)]) }
+        return String(characters)
+    }
+}

@@ -1,0 +1,257 @@
+import CLMDB
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One LMDB environment: the folder `<name>.couchette/` with `data.mdb` and `lock.mdb`.
+///
+/// It owns the map-growth gate (see ``ResizeGate``) and hides `MDB_MAP_FULL` and `MDB_MAP_RESIZED`
+/// from everything above it: ``write(_:)`` grows the map and re-runs its body, so bodies must derive
+/// everything from the transaction they are given. Read transactions use `MDB_NOTLS`, so any thread
+/// may read while another writes.
+///
+/// LMDB forbids opening one environment twice in a process, so instances come from
+/// ``EnvironmentRegistry``, which shares one per path.
+final class StorageEnvironment: @unchecked Sendable {
+    // @unchecked: `env` and `isClosed` change only while `gate` is held exclusively (compaction,
+    // close) and are read only while it is held shared; `tables` and `path` are immutable; LMDB's
+    // environment handle itself is thread-safe for the calls made here.
+    let path: String
+    let tables: Tables
+    private var env: OpaquePointer
+    private var isClosed = false
+    private let gate = ResizeGate()
+    private let lockFile: Int32
+
+    /// The sub-databases every Couchette environment has. Key layouts are described where used.
+    struct Tables: Sendable, Equatable {
+        let meta: Table
+        let documents: Table
+        let sequences: Table
+        let revisions: Table
+        let expirations: Table
+        let indexes: Table
+
+        static let names = ["meta", "documents", "sequences", "revisions", "expirations", "indexes"]
+    }
+
+    static let initialMapSize = 64 << 20
+    static let maximumMapSize = 1 << 40
+
+    init(path: String) throws {
+        self.path = path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(atPath: path + "/compact.tmp")  // left by a crash mid-compaction
+        lockFile = open(path + "/couchette.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        guard lockFile >= 0 else {
+            throw CouchetteError(.io, "cannot open lock file in \(path): \(String(cString: strerror(errno)))")
+        }
+        flock(lockFile, LOCK_SH)
+        do {
+            env = try Self.openEnvironment(at: path)
+            tables = try Self.openTables(env)
+        } catch {
+            Glibc.close(lockFile)
+            throw CouchetteError.wrapping(error)
+        }
+    }
+
+    deinit {
+        if !isClosed { mdb_env_close(env) }
+        Glibc.close(lockFile)
+    }
+
+    private static func openEnvironment(at path: String) throws -> OpaquePointer {
+        var handle: OpaquePointer?
+        try StorageError.check(mdb_env_create(&handle), "creating environment")
+        guard let handle else { throw StorageError.lmdb(code: ENOMEM, operation: "creating environment") }
+        do {
+            try StorageError.check(mdb_env_set_maxdbs(handle, MDB_dbi(Tables.names.count + 2)), "setting maxdbs")
+            try StorageError.check(mdb_env_set_maxreaders(handle, 512), "setting maxreaders")
+            try StorageError.check(mdb_env_set_mapsize(handle, initialMapSize), "setting map size")
+            // Durability: data pages are synced at each commit; the meta page is synced only when
+            // the database asks for full sync (see DatabaseConfiguration.fullSync).
+            let flags = UInt32(MDB_NOTLS | MDB_NOMETASYNC | MDB_NORDAHEAD)
+            try StorageError.check(mdb_env_open(handle, path, flags, 0o644), "opening \(path)")
+            var dead: Int32 = 0
+            mdb_reader_check(handle, &dead)  // clear slots of crashed processes
+            return handle
+        } catch {
+            mdb_env_close(handle)
+            throw error
+        }
+    }
+
+    private static func openTables(_ env: OpaquePointer) throws -> Tables {
+        var txn: OpaquePointer?
+        try StorageError.check(mdb_txn_begin(env, nil, 0, &txn), "opening tables")
+        var handles: [Table] = []
+        for name in Tables.names {
+            var dbi: MDB_dbi = 0
+            let rc = mdb_dbi_open(txn, name, UInt32(MDB_CREATE), &dbi)
+            if rc != MDB_SUCCESS {
+                mdb_txn_abort(txn)
+                try StorageError.check(rc, "opening table \(name)")
+            }
+            handles.append(Table(handle: dbi, name: name))
+        }
+        try StorageError.check(mdb_txn_commit(txn), "opening tables")
+        return Tables(meta: handles[0], documents: handles[1], sequences: handles[2],
+                      revisions: handles[3], expirations: handles[4], indexes: handles[5])
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a read-only snapshot. Never call it from inside another transaction.
+    func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        while true {
+            do {
+                return try gate.withShared {
+                    try checkOpen()
+                    var txn: OpaquePointer?
+                    try StorageError.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "beginning a read")
+                    defer { mdb_txn_abort(txn) }
+                    return try body(ReadTransaction(txn: txn!))
+                }
+            } catch StorageError.mapResized {
+                try adoptNewMapSize()
+            } catch let error as StorageError {
+                throw error.couchetteError
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction and commits it. If the map fills up, the transaction is
+    /// aborted, the map grown and `body` run again from the start.
+    ///
+    /// The transaction begins and commits on the calling thread within this call, as LMDB requires.
+    func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        while true {
+            do {
+                return try gate.withShared {
+                    try checkOpen()
+                    var txn: OpaquePointer?
+                    try StorageError.check(mdb_txn_begin(env, nil, 0, &txn), "beginning a write")
+                    let result: R
+                    do {
+                        result = try body(WriteTransaction(txn: txn!))
+                    } catch {
+                        mdb_txn_abort(txn)
+                        throw error
+                    }
+                    try StorageError.check(mdb_txn_commit(txn), "committing")
+                    return result
+                }
+            } catch StorageError.mapFull {
+                try growMap()
+            } catch StorageError.mapResized {
+                try adoptNewMapSize()
+            } catch let error as StorageError {
+                throw error.couchetteError
+            }
+        }
+    }
+
+    /// Flushes data and meta pages to disk (used after commits when full sync is on).
+    func syncToDisk() throws {
+        try gate.withShared {
+            try checkOpen()
+            try StorageError.check(mdb_env_sync(env, 1), "syncing \(path)")
+        }
+    }
+
+    private func checkOpen() throws {
+        if isClosed { throw CouchetteError(.notOpen, "database at \(path) is closed") }
+    }
+
+    // MARK: - Map size
+
+    var mapSize: Int {
+        gate.withShared {
+            var info = MDB_envinfo()
+            mdb_env_info(env, &info)
+            return info.me_mapsize
+        }
+    }
+
+    private func growMap() throws {
+        try gate.withExclusive {
+            var info = MDB_envinfo()
+            mdb_env_info(env, &info)
+            guard info.me_mapsize < Self.maximumMapSize else {
+                throw CouchetteError(.io, "database at \(path) reached the maximum size of \(Self.maximumMapSize) bytes")
+            }
+            let step = min(info.me_mapsize, 1 << 30)  // double small maps, then grow by 1 GiB
+            try StorageError.check(mdb_env_set_mapsize(env, info.me_mapsize + step), "growing the map")
+        }
+    }
+
+    private func adoptNewMapSize() throws {
+        try gate.withExclusive {
+            try StorageError.check(mdb_env_set_mapsize(env, 0), "adopting the map size")
+        }
+    }
+
+    // MARK: - Maintenance
+
+    /// Size of `data.mdb` in bytes.
+    var fileSize: UInt64 {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb")
+        return (attributes?[.size] as? NSNumber)?.uint64Value ?? 0
+    }
+
+    /// Rewrites the file without free pages and swaps it in.
+    ///
+    /// Throws `.busy` when another process has the environment open: its memory map would keep
+    /// pointing at the old file. The caller guarantees no other opener in this process.
+    func compact() throws {
+        try gate.withExclusive {
+            try checkOpen()
+            guard flock(lockFile, LOCK_EX | LOCK_NB) == 0 else {
+                flock(lockFile, LOCK_SH)
+                throw CouchetteError(.busy, "cannot compact \(path): another process has it open")
+            }
+            defer { flock(lockFile, LOCK_SH) }
+            let temporary = path + "/compact.tmp"
+            try? FileManager.default.removeItem(atPath: temporary)
+            try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: false)
+            do {
+                try StorageError.check(mdb_env_copy2(env, temporary, UInt32(MDB_CP_COMPACT)), "compacting \(path)")
+                try Self.fsyncFile(temporary + "/data.mdb")
+            } catch {
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw CouchetteError.wrapping(error)
+            }
+            mdb_env_close(env)
+            isClosed = true
+            // rename(2) is atomic: after a crash either the old or the compacted file is in place.
+            let renamed = rename(temporary + "/data.mdb", path + "/data.mdb")
+            try? FileManager.default.removeItem(atPath: temporary)
+            env = try Self.openEnvironment(at: path)
+            isClosed = false
+            guard try Self.openTables(env) == tables else {
+                throw CouchetteError(.corruption, "table handles changed while compacting \(path)")
+            }
+            if renamed != 0 {
+                throw CouchetteError(.io, "cannot replace \(path)/data.mdb: \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    private static func fsyncFile(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw CouchetteError(.io, "cannot open \(path) to sync it") }
+        defer { Glibc.close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw CouchetteError(.io, "cannot sync \(path)") }
+    }
+
+    /// Closes the LMDB environment; waits for transactions in flight to finish first.
+    func close() {
+        gate.withExclusive {
+            guard !isClosed else { return }
+            mdb_env_close(env)
+            isClosed = true
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A named LMDB sub-database of a ``StorageEnvironment``.
+struct Table: Sendable, Hashable {
+    let handle: MDB_dbi
+    let name: String
+}
+
+/// Calls `body` with an `MDB_val` that points at `bytes` (LMDB never writes through key pointers).
+@inline(__always)
+func withValue<R>(_ bytes: [UInt8], _ body: (inout MDB_val) throws -> R) rethrows -> R {
+    try bytes.withUnsafeBytes { raw in
+        var value = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+        return try body(&value)
+    }
+}
+
+extension MDB_val {
+    /// The bytes this value points at; valid only while its transaction is alive and unmodified.
+    var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: mv_data, count: mv_size) }
+}
+
+/// A read-only view of the store at one moment (an LMDB snapshot).
+///
+/// Buffers returned by ``get(_:key:)`` point into the memory map and are valid only until the
+/// transaction ends; copy what must outlive it.
+class ReadTransaction {
+    let txn: OpaquePointer
+
+    init(txn: OpaquePointer) { self.txn = txn }
+
+    /// The value stored under `key`, or nil.
+    func get(_ table: Table, key: [UInt8]) throws -> UnsafeRawBufferPointer? {
+        try withValue(key) { keyValue in
+            var data = MDB_val()
+            let rc = mdb_get(txn, table.handle, &keyValue, &data)
+            if rc == MDB_NOTFOUND { return nil }
+            try StorageError.check(rc, "reading \(table.name)")
+            return data.buffer
+        }
+    }
+
+    /// The value stored under `key`, copied out of the map.
+    func getBytes(_ table: Table, key: [UInt8]) throws -> [UInt8]? {
+        try get(table, key: key).map { Array($0) }
+    }
+
+    /// Visits the entries whose keys lie in `[lower, upper)` in key order, stopping when `body`
+    /// returns false. A nil `upper` runs to the end of the table.
+    func scan(_ table: Table, from lower: [UInt8], to upper: [UInt8]?,
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        var cursor: OpaquePointer?
+        try StorageError.check(mdb_cursor_open(txn, table.handle, &cursor), "opening a cursor on \(table.name)")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var data = MDB_val()
+        // LMDB rejects empty keys, so an empty lower bound means "from the first entry".
+        var rc: Int32 = lower.isEmpty
+            ? mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
+            : withValue(lower) { start in
+                key = start
+                return mdb_cursor_get(cursor, &key, &data, MDB_SET_RANGE)
+            }
+        while rc == MDB_SUCCESS {
+            if let upper, compare(key.buffer, upper) >= 0 { return }
+            if try !body(key.buffer, data.buffer) { return }
+            rc = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
+        }
+        if rc != MDB_NOTFOUND { try StorageError.check(rc, "scanning \(table.name)") }
+    }
+
+    /// Visits every entry whose key starts with `prefix`.
+    func scan(_ table: Table, prefix: [UInt8],
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try scan(table, from: prefix, to: KeyEncoding.successor(ofPrefix: prefix), body)
+    }
+
+    /// The first entry at or after `key`, if any.
+    func first(_ table: Table, atOrAfter key: [UInt8]) throws -> (key: [UInt8], value: [UInt8])? {
+        var found: (key: [UInt8], value: [UInt8])?
+        try scan(table, from: key, to: nil) { foundKey, value in
+            found = (Array(foundKey), Array(value))
+            return false
+        }
+        return found
+    }
+
+    private func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: [UInt8]) -> Int {
+        let common = min(lhs.count, rhs.count)
+        for index in 0..<common where lhs[index] != rhs[index] {
+            return lhs[index] < rhs[index] ? -1 : 1
+        }
+        return lhs.count - rhs.count
+    }
+}
+
+/// A read-write transaction. It must begin and end on one thread, inside one synchronous call.
+final class WriteTransaction: ReadTransaction {
+    func put(_ table: Table, key: [UInt8], value: [UInt8]) throws {
+        try withValue(key) { keyValue in
+            try withValue(value) { dataValue in
+                try StorageError.check(mdb_put(txn, table.handle, &keyValue, &dataValue, 0), "writing \(table.name)")
+            }
+        }
+    }
+
+    /// Removes `key`; returns false when it was not there.
+    @discardableResult
+    func delete(_ table: Table, key: [UInt8]) throws -> Bool {
+        try withValue(key) { keyValue in
+            let rc = mdb_del(txn, table.handle, &keyValue, nil)
+            if rc == MDB_NOTFOUND { return false }
+            try StorageError.check(rc, "deleting from \(table.name)")
+            return true
+        }
+    }
+
+    /// Removes every entry whose key starts with `prefix`.
+    func deleteAll(_ table: Table, prefix: [UInt8]) throws {
+        var keys: [[UInt8]] = []
+        try scan(table, prefix: prefix) { key, _ in
+            keys.append(Array(key))
+            return true
+        }
+        for key in keys { try delete(table, key: key) }
+    }
+
+    /// Runs `body` in a nested transaction: its writes are kept only if it returns normally.
+    func nested<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        var child: OpaquePointer?
+        try StorageError.check(mdb_txn_begin(mdb_txn_env(txn), txn, 0, &child), "beginning a nested transaction")
+        guard let child else { throw StorageError.lmdb(code: EINVAL, operation: "beginning a nested transaction") }
+        let result: R
+        do {
+            result = try body(WriteTransaction(txn: child))
+        } catch {
+            mdb_txn_abort(child)
+            throw error
+        }
+        // mdb_txn_commit frees the child whether or not it succeeds: never abort it afterwards.
+        try StorageError.check(mdb_txn_commit(child), "committing a nested transaction")
+        return result
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// Bridges between Swift's `Any` world (what `setValue(_:forKey:)` and `toDictionary()` speak) and
+/// ``Value``.
+enum ValueConversion {
+    /// The result of converting a caller's value: a storable value, or the reason it is not.
+    enum Converted {
+        case value(Value)
+        case unsupported(String)
+    }
+
+    /// Converts a Swift value. `nil` and `NSNull` become null; `Date` becomes an ISO-8601 string;
+    /// Couchette's own containers are copied. Unsupported types are reported, not trapped.
+    static func convert(_ any: Any?) -> Converted {
+        guard let any else { return .value(.null) }
+        switch any {
+        case let value as Value: return .value(value)
+        case let text as String: return .value(.string(text))
+        case let text as Substring: return .value(.string(String(text)))
+        case let flag as Bool: return .value(.bool(flag))
+        case let number as Int: return .value(.int(Int64(number)))
+        case let number as Int64: return .value(.int(number))
+        case let number as Int32: return .value(.int(Int64(number)))
+        case let number as Int16: return .value(.int(Int64(number)))
+        case let number as Int8: return .value(.int(Int64(number)))
+        case let number as UInt8: return .value(.int(Int64(number)))
+        case let number as UInt16: return .value(.int(Int64(number)))
+        case let number as UInt32: return .value(.int(Int64(number)))
+        case let number as UInt: return .value(Int64(exactly: number).map(Value.int) ?? .double(Double(number)))
+        case let number as UInt64: return .value(Int64(exactly: number).map(Value.int) ?? .double(Double(number)))
+        case let number as Double: return .value(.double(number))
+        case let number as Float: return .value(.double(Double(number)))
+        case let date as Date: return .value(.string(ISO8601.string(from: date)))
+        case is NSNull: return .value(.null)
+        case let number as NSNumber: return .value(convert(number))
+        case let text as NSString: return .value(.string(text as String))
+        case let array as ArrayObject: return .value(array.encoded.decode())
+        case let dictionary as DictionaryObject: return .value(dictionary.encoded.decode())
+        case let array as MutableArrayObject: return array.toValue()
+        case let dictionary as MutableDictionaryObject: return dictionary.toValue()
+        case let array as [Any?]:
+            var elements: [Value] = []
+            elements.reserveCapacity(array.count)
+            for (index, element) in array.enumerated() {
+                switch convert(element) {
+                case .value(let value): elements.append(value)
+                case .unsupported(let reason): return .unsupported("[\(index)]: \(reason)")
+                }
+            }
+            return .value(.array(elements))
+        case let dictionary as [String: Any?]:
+            var entries: [String: Value] = [:]
+            for (key, element) in dictionary {
+                switch convert(element) {
+                case .value(let value): entries[key] = value
+                case .unsupported(let reason): return .unsupported("\(key): \(reason)")
+                }
+            }
+            return .value(.dictionary(entries))
+        default:
+            return .unsupported("values of type \(type(of: any)) cannot be stored")
+        }
+    }
+
+    private static func convert(_ number: NSNumber) -> Value {
+        switch String(cString: number.objCType) {
+        case "c", "B": return .bool(number.boolValue)
+        case "f", "d": return .double(number.doubleValue)
+        case "Q", "L", "I", "S": return Int64(exactly: number.uint64Value).map(Value.int) ?? .double(number.doubleValue)
+        default: return .int(number.int64Value)
+        }
+    }
+
+    /// The plain Swift form of a value: `NSNull` for null, `Int` for integers, `[Any]` and
+    /// `[String: Any]` for containers.
+    static func plain(_ value: Value) -> Any {
+        switch value {
+        case .null: return NSNull()
+        case .bool(let flag): return flag
+        case .int(let number): return Int(number)
+        case .double(let number): return number
+        case .string(let text): return text
+        case .array(let elements): return elements.map(plain)
+        case .dictionary(let entries): return entries.mapValues(plain)
+        }
+    }
+
+    /// Like ``plain(_:)`` but straight from encoded bytes.
+    static func plain(_ encoded: EncodedValue) -> Any {
+        switch encoded.tag {
+        case ValueTag.array: return (0..<encoded.count).map { encoded.element(at: $0).map(plain) ?? NSNull() }
+        case ValueTag.dictionary:
+            var result: [String: Any] = [:]
+            for (key, value) in encoded.entries { result[key] = plain(value) }
+            return result
+        default: return plain(encoded.decode())
+        }
+    }
+}
+
+extension ValueConversion {
+    /// Converts a caller's value or throws `.invalidParameter` saying what could not be stored.
+    static func strict(_ any: Any?, context: String = "value") throws -> Value {
+        switch convert(any) {
+        case .value(let value): return value
+        case .unsupported(let reason): throw CouchetteError(.invalidParameter, "\(context) cannot be stored: \(reason)")
+        }
+    }
+}

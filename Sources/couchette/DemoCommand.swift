@@ -1,0 +1,78 @@
+import Couchette
+import Foundation
+
+/// `couchette demo`: a guided tour in a temporary folder.
+enum DemoCommand {
+    static let command = Command(
+        name: "demo", summary: "Create a database in a temporary folder and show what Couchette does",
+        options: [.init(name: "keep", valueName: nil, help: "keep the database folder afterwards")]
+    ) { arguments in
+        try await run(keep: arguments.flags.contains("keep"))
+    }
+
+    static func run(keep: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("couchette-demo-\(ProcessInfo.processInfo.processIdentifier)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { if !keep { try? FileManager.default.removeItem(atPath: directory) } }
+
+        let database = try Database(name: "demo", config: DatabaseConfiguration(directory: directory))
+        print("Opened database '\(database.name)' at \(database.path)")
+        let tasks = try await database.createCollection(name: "tasks")
+        print("Created collection \(tasks.fullName)")
+
+        let titles = ["Buy milk", "Write the report", "Call Ann", "Water the plants"]
+        try await database.inBatch { batch in
+            for (index, title) in titles.enumerated() {
+                let document = MutableDocument(id: "task-\(index + 1)")
+                    .setString(title, forKey: "title")
+                    .setBoolean(false, forKey: "completed")
+                    .setDate(Date(), forKey: "createdAt")
+                try batch.save(document: document, in: tasks)
+            }
+        }
+        print("Saved \(titles.count) tasks in one batch; the collection holds \(try await tasks.count) documents")
+
+        guard let first = try await tasks.document(id: "task-1") else { throw DemoError("task-1 vanished") }
+        print("Read task-1 at revision \(first.revisionID ?? "?"): \(first.toJSON())")
+
+        let edit = first.toMutable().setBoolean(true, forKey: "completed")
+        try await tasks.save(document: edit)
+        print("Completed task-1: now revision \(edit.revisionID ?? "?")")
+
+        let stale = first.toMutable().setString("Buy oat milk", forKey: "title")
+        let saved = try await tasks.save(document: stale, concurrencyControl: .failOnConflict)
+        print("Saving a stale copy with .failOnConflict: \(saved ? "saved" : "refused (conflict)")")
+
+        let merged = try await tasks.save(document: stale) { mine, stored in
+            mine.setBoolean(stored?.bool(forKey: "completed") ?? false, forKey: "completed")
+            return true
+        }
+        if merged, let current = try await tasks.document(id: "task-1") {
+            print("Merged with a conflict handler: \(current.toJSON()) at \(current.revisionID ?? "?")")
+        }
+
+        if let second = try await tasks.document(id: "task-2") {
+            try await tasks.delete(document: second)
+            print("Deleted task-2; reading it now gives \(try await tasks.document(id: "task-2") == nil ? "nil" : "a document")")
+        }
+        try await tasks.purge(id: "task-3")
+        print("Purged task-3; \(try await tasks.count) tasks remain")
+
+        try await tasks.setDocumentExpiration(id: "task-4", expiration: Date().addingTimeInterval(0.2))
+        try await Task.sleep(for: .milliseconds(400))
+        print("task-4 expired after 0.2 s: \(try await tasks.document(id: "task-4") == nil ? "gone" : "still there")")
+
+        try await database.close()
+        let reopened = try Database(name: "demo", config: DatabaseConfiguration(directory: directory))
+        let count = try await reopened.collection(name: "tasks")?.count ?? 0
+        print("Reopened the database: \(count) task(s) persisted")
+        try await reopened.close()
+        print(keep ? "Kept the database at \(directory)" : "Done; removed \(directory)")
+    }
+}
+
+struct DemoError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,29 @@
+import Couchette
+import Foundation
+
+/// `couchette write-loop DIR NAME`: saves documents `doc-0`, `doc-1`, … until killed, printing
+/// `saved doc-N` after each save has returned. The crash test kills it with SIGKILL and checks
+/// that every reported document survived.
+enum WriteLoopCommand {
+    static let command = Command(
+        name: "write-loop", arguments: ["DIRECTORY", "NAME"],
+        summary: "Save numbered documents until killed (used by the crash test)",
+        options: [.init(name: "limit", valueName: "N", help: "stop after N documents (default: never)")],
+        isHidden: true
+    ) { arguments in
+        let database = try Database(name: arguments.positional[1],
+                                    config: DatabaseConfiguration(directory: arguments.positional[0]))
+        let collection = try database.defaultCollection()
+        let limit = arguments.options["limit"].flatMap(Int.init) ?? Int.max
+        var number = 0
+        while number < limit {
+            let document = MutableDocument(id: "doc-\(number)")
+                .setInt(number, forKey: "n")
+                .setString(String(repeating: "x", count: number % 500), forKey: "padding")
+            try await collection.save(document: document)
+            emit("saved doc-\(number)")
+            number += 1
+        }
+        try await database.close()
+    }
+}
