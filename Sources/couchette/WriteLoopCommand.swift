@@ -2,26 +2,28 @@ import Couchette
 import Foundation
 
 /// `couchette write-loop DIR NAME`: saves documents `doc-0`, `doc-1`, … until killed, printing
-/// `saved doc-N` after each save has returned. The crash test kills it with SIGKILL and checks
-/// that every reported document survived.
+/// `saved doc-N` after each save has returned (`--prefix` replaces `doc`). The crash test kills it
+/// with SIGKILL and checks that every reported document survived.
 enum WriteLoopCommand {
     static let command = Command(
         name: "write-loop", arguments: ["DIRECTORY", "NAME"],
         summary: "Save numbered documents until killed (used by the crash test)",
-        options: [.init(name: "limit", valueName: "N", help: "stop after N documents (default: never)")],
+        options: [.init(name: "limit", valueName: "N", help: "stop after N documents (default: never)"),
+                  .init(name: "prefix", valueName: "P", help: "name documents P-0, P-1, … (default: doc)")],
         isHidden: true
     ) { arguments in
         let database = try Database(name: arguments.positional[1],
                                     config: DatabaseConfiguration(directory: arguments.positional[0]))
         let collection = try database.defaultCollection()
         let limit = arguments.options["limit"].flatMap(Int.init) ?? Int.max
+        let prefix = arguments.options["prefix"] ?? "doc"
         var number = 0
         while number < limit {
-            let document = MutableDocument(id: "doc-\(number)")
+            let document = MutableDocument(id: "\(prefix)-\(number)")
                 .setInt(number, forKey: "n")
                 .setString(String(repeating: "x", count: number % 500), forKey: "padding")
             try await collection.save(document: document)
-            emit("saved doc-\(number)")
+            emit("saved \(prefix)-\(number)")
             number += 1
         }
         try await database.close()

@@ -5,7 +5,7 @@ import Foundation
 /// | table         | key                                        | value                              |
 /// |---------------|--------------------------------------------|------------------------------------|
 /// | `meta`        | `"format"`                                 | format version (u32)               |
-/// | `meta`        | `"collection:" scope "." name`             | collection number (u32)            |
+/// | `meta`        | `"c:" scope "." name`                      | collection number (u32)            |
 /// | `meta`        | `"next-collection"`                        | next collection number (u32)       |
 /// | `meta`        | `"sequence:" collection`                   | last sequence of the collection    |
 /// | `meta`        | `"count:" collection`                      | live documents of the collection   |
@@ -14,6 +14,8 @@ import Foundation
 /// | `revisions`   | collection, document id                    | ``RevisionTree``                   |
 /// | `expirations` | expiry (ms since 1970), collection, id     | empty                              |
 /// | `indexes`     | reserved for the query layer               |                                    |
+///
+/// LMDB keys are at most 511 bytes, which bounds document ids to 480 bytes.
 ///
 /// Collections are numbered (u32, big-endian in keys) so that every table is shared by all
 /// collections, renaming needs no data move and deleting one is a prefix range delete.
@@ -24,10 +26,11 @@ enum StoreLayout {
     static let nextCollectionKey = Array("next-collection".utf8)
 
     static func collectionKey(scope: String, name: String) -> [UInt8] {
-        Array("collection:\(scope).\(name)".utf8)
+        collectionKeyPrefix + Array("\(scope).\(name)".utf8)
     }
 
-    static let collectionKeyPrefix = Array("collection:".utf8)
+    /// Short, because LMDB keys are at most 511 bytes and two names can be 251 bytes each.
+    static let collectionKeyPrefix = Array("c:".utf8)
 
     static func sequenceCounterKey(_ collection: UInt32) -> [UInt8] {
         var key = Array("sequence:".utf8)

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import Couchette
+
+/// Kills a writing process with SIGKILL at a random moment and checks that nothing it reported as
+/// saved was lost and that the database opens cleanly.
+@Suite struct CrashTests {
+    static var toolPath: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("couchette").path
+    }
+
+    @Test func killedWritersLoseNothingTheyReported() async throws {
+        let tool = Self.toolPath
+        try #require(FileManager.default.isExecutableFile(atPath: tool), "build the couchette tool first: \(tool)")
+        let directory = try TemporaryDirectory()
+        var generator = SystemRandomNumberGenerator()
+        var totalReported = 0
+        for round in 0..<20 {
+            let log = directory.path + "/round-\(round).log"
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+            let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: tool)
+            child.arguments = ["write-loop", directory.path, "crash", "--prefix", "round\(round)"]
+            child.standardOutput = output
+            child.standardError = output
+            try child.run()
+            // Wait until the child is writing, then kill it at a random moment.
+            let started = await waitForLine(in: log, timeout: .seconds(20))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...150, using: &generator)))
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            try output.close()
+            try #require(started, "round \(round): the writer never reported a save")
+            #expect(child.terminationReason == .uncaughtSignal)
+
+            let reported = try reportedIDs(in: log)
+            totalReported += reported.count
+            let database = try directory.open("crash")
+            let collection = try database.defaultCollection()
+            for id in reported {
+                let document = try await collection.document(id: id)
+                let number = Int(id.split(separator: "-").last ?? "")
+                #expect(document != nil && document?.int(forKey: "n") == number,
+                        "round \(round): \(id) was reported saved but is missing")
+            }
+            try await database.performMaintenance(type: .integrityCheck)
+            try await database.close()
+        }
+        #expect(totalReported >= 20)
+    }
+
+    private func waitForLine(in path: String, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8), text.contains("saved ") { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    private func reportedIDs(in path: String) throws -> [String] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        // Only complete lines count: a line cut by the kill was never fully reported.
+        return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            .compactMap { line in line.hasPrefix("saved ") ? String(line.dropFirst(6)) : nil }
+    }
+}
