@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "Couchette", targets: ["Couchette"]),
         .executable(name: "couchette", targets: ["CouchetteCLI"]),
+        .executable(name: "tasks-example", targets: ["TasksExample"]),
     ],
     targets: [
         // System libraries from Debian packages; nothing is vendored.
@@ -27,6 +28,11 @@ let package = Package(
             name: "CouchetteCLI",
             dependencies: ["Couchette"],
             path: "Sources/couchette"
+        ),
+        .executableTarget(
+            name: "TasksExample",
+            dependencies: ["Couchette"],
+            path: "Examples/Tasks"
         ),
         .testTarget(
             name: "CouchetteTests",

@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// A fresh folder for one test's databases, removed when the test ends.
-final class TemporaryDirectory {
+final class TemporaryDirectory: Sendable {
     let path: String
 
     init() throws {

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Where a collection lives: its scope, its name and the number its keys are stored under.
 struct CollectionSpec: Sendable, Hashable {
@@ -16,7 +15,7 @@ struct CollectionSpec: Sendable, Hashable {
 final class Catalog: Sendable {
     static let defaultName = "_default"
 
-    private let specs = Mutex<[String: CollectionSpec]>([:])
+    private let specs = Locked<[String: CollectionSpec]>([:])
 
     func replace(with list: [CollectionSpec]) {
         specs.withLock { specs in

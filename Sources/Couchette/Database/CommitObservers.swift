@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Callbacks run after every commit and when the database closes: the hook change feeds use.
 ///
@@ -14,7 +13,7 @@ final class CommitObservers: Sendable {
         var closeObservers: [Int: CloseObserver] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Registers `observer` (and optionally what to do at close); returns a token for ``remove(_:)``.
     func add(_ observer: @escaping Observer, onClose: CloseObserver? = nil) -> Int {

@@ -12,8 +12,8 @@ final class DatabaseCore: Sendable {
     let observers = CommitObservers()
     let expirationSignal = WakeSignal()
     private let isOpen = Atomic<Bool>(true)
-    private let queue = Mutex<[PendingWrite]>([])
-    let sweeper = Mutex<Task<Void, Never>?>(nil)
+    private let queue = Locked<[PendingWrite]>([])
+    let sweeper = Locked<Task<Void, Never>?>(nil)
 
     init(name: String, path: String, configuration: DatabaseConfiguration) throws {
         self.name = name

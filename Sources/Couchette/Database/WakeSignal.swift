@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Lets a background loop sleep until a deadline or until someone signals it, whichever is first.
 final class WakeSignal: Sendable {
@@ -7,7 +6,7 @@ final class WakeSignal: Sendable {
         var signalled = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Returns after `timeout`, at ``signal()``, or at cancellation.
     func wait(timeout: Duration) async {

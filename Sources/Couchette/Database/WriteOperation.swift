@@ -1,4 +1,3 @@
-import Synchronization
 
 /// One write, in the `Sendable` form that crosses into the database actor. Bodies are already
 /// encoded on the caller's side.
@@ -27,7 +26,7 @@ enum WriteOutcome: Sendable, Equatable {
 final class PendingWrite: Sendable {
     let operations: [WriteOperation]
     let isAtomic: Bool
-    private let result = Mutex<Result<[WriteOutcome], any Error>?>(nil)
+    private let result = Locked<Result<[WriteOutcome], any Error>?>(nil)
 
     init(_ operations: [WriteOperation], isAtomic: Bool = false) {
         self.operations = operations

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Shares one ``StorageEnvironment`` per folder within this process.
 ///
@@ -13,7 +12,7 @@ final class EnvironmentRegistry: Sendable {
         var openers: Int
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Locked<[String: Entry]>([:])
 
     func acquire(path: String) throws -> StorageEnvironment {
         try entries.withLock { entries in

@@ -18,10 +18,12 @@ struct EncodedValue: Sendable {
 
     // MARK: - Containers
 
-    /// Number of elements or entries of a container, 0 for anything else.
+    /// Number of elements or entries of a container, 0 for anything else. A damaged count is
+    /// capped at the number of offset slots the bytes can hold.
     var count: Int {
-        guard tag == ValueTag.array || tag == ValueTag.dictionary else { return 0 }
-        return Int(uint32(at: offset + 5) ?? 0)
+        guard tag == ValueTag.array || tag == ValueTag.dictionary, let stored = uint32(at: offset + 5) else { return 0 }
+        let slotSize = tag == ValueTag.array ? 4 : 8
+        return min(Int(stored), max(0, (bytes.count - offset - ValueTag.containerHeaderSize) / slotSize))
     }
 
     /// The property named `key` of a dictionary.
@@ -46,7 +48,7 @@ struct EncodedValue: Sendable {
     func element(at index: Int) -> EncodedValue? {
         guard isArray, index >= 0, index < count,
               let relative = uint32(at: offset + ValueTag.containerHeaderSize + index * 4) else { return nil }
-        return EncodedValue(bytes: bytes, offset: offset + Int(relative))
+        return child(at: relative)
     }
 
     /// The keys of a dictionary, in encoded (UTF-8 byte) order.
@@ -65,13 +67,18 @@ struct EncodedValue: Sendable {
     }
 
     private func entryKeyOffset(_ index: Int) -> Int? {
-        uint32(at: offset + ValueTag.containerHeaderSize + index * 8).map { offset + Int($0) }
+        uint32(at: offset + ValueTag.containerHeaderSize + index * 8).flatMap(child)?.offset
     }
 
     private func entryValue(_ index: Int) -> EncodedValue? {
-        uint32(at: offset + ValueTag.containerHeaderSize + index * 8 + 4).map {
-            EncodedValue(bytes: bytes, offset: offset + Int($0))
-        }
+        uint32(at: offset + ValueTag.containerHeaderSize + index * 8 + 4).flatMap(child)
+    }
+
+    /// The value at `relative` bytes from this container's tag. Children always lie past the
+    /// header, so a damaged offset can never lead back to its container (no endless recursion).
+    private func child(at relative: UInt32) -> EncodedValue? {
+        guard relative >= ValueTag.containerHeaderSize else { return nil }
+        return EncodedValue(bytes: bytes, offset: offset + Int(relative))
     }
 
     private func readKey(at position: Int) -> String? {
@@ -149,14 +156,14 @@ struct EncodedValue: Sendable {
 
     // MARK: - Decoding
 
-    /// Decodes this value and everything below it.
+    /// Decodes this value and everything below it. Damaged or truncated values decode as null.
     func decode() -> Value {
         switch tag {
         case ValueTag.falseValue: return .bool(false)
         case ValueTag.trueValue: return .bool(true)
-        case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: return .int(integer ?? 0)
-        case ValueTag.double: return .double(double ?? 0)
-        case ValueTag.string: return .string(string ?? "")
+        case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: return integer.map(Value.int) ?? .null
+        case ValueTag.double: return double.map(Value.double) ?? .null
+        case ValueTag.string: return string.map(Value.string) ?? .null
         case ValueTag.array:
             return .array((0..<count).map { element(at: $0)?.decode() ?? .null })
         case ValueTag.dictionary:

@@ -88,8 +88,9 @@ enum JSON {
         let bytes: [UInt8]
         var position = 0
 
-        func error(_ problem: String) -> CouchetteError {
-            CouchetteError(.invalidParameter, "invalid JSON at byte \(position): \(problem)")
+        /// An error naming `offset` (by default the current position) as the first bad byte.
+        func error(_ problem: String, at offset: Int? = nil) -> CouchetteError {
+            CouchetteError(.invalidParameter, "invalid JSON at byte \(offset ?? position): \(problem)")
         }
 
         mutating func skipWhitespace() {
@@ -173,6 +174,7 @@ enum JSON {
                 case UInt8(ascii: "\""):
                     return String(decoding: utf8, as: UTF8.self)
                 case UInt8(ascii: "\\"):
+                    let escapeStart = position - 1
                     guard position < bytes.count else { throw error("unterminated escape") }
                     let escaped = bytes[position]
                     position += 1
@@ -189,20 +191,20 @@ enum JSON {
                         var scalar = try parseHex4()
                         if (0xD800..<0xDC00).contains(scalar) {
                             guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
-                                  bytes[position + 1] == UInt8(ascii: "u") else { throw error("lone surrogate") }
+                                  bytes[position + 1] == UInt8(ascii: "u") else { throw error("lone surrogate", at: escapeStart) }
                             position += 2
                             let low = try parseHex4()
-                            guard (0xDC00..<0xE000).contains(low) else { throw error("invalid surrogate pair") }
+                            guard (0xDC00..<0xE000).contains(low) else { throw error("invalid surrogate pair", at: escapeStart) }
                             scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                         } else if (0xDC00..<0xE000).contains(scalar) {
-                            throw error("lone surrogate")
+                            throw error("lone surrogate", at: escapeStart)
                         }
-                        guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid code point") }
+                        guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid code point", at: escapeStart) }
                         utf8.append(contentsOf: Array(String(Character(unicode)).utf8))
-                    default: throw error("invalid escape")
+                    default: throw error("invalid escape", at: escapeStart)
                     }
                 case 0x00..<0x20:
-                    throw error("control character in string")
+                    throw error("control character in string", at: position - 1)
                 default:
                     utf8.append(byte)
                 }
@@ -211,11 +213,10 @@ enum JSON {
         }
 
         mutating func parseHex4() throws -> UInt32 {
-            guard position + 4 <= bytes.count else { throw error("truncated \\u escape") }
             var scalar: UInt32 = 0
             for _ in 0..<4 {
+                guard position < bytes.count else { throw error("truncated \\u escape") }
                 let byte = bytes[position]
-                position += 1
                 let digit: UInt32
                 switch byte {
                 case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
@@ -223,6 +224,7 @@ enum JSON {
                 case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
                 default: throw error("invalid hex digit in \\u escape")
                 }
+                position += 1
                 scalar = scalar << 4 | digit
             }
             return scalar
@@ -257,7 +259,7 @@ enum JSON {
             }
             let text = String(decoding: bytes[start..<position], as: UTF8.self)
             if isInteger, let integer = Int64(text) { return .int(integer) }
-            guard let number = Double(text), number.isFinite else { throw error("number \(text) out of range") }
+            guard let number = Double(text), number.isFinite else { throw error("number \(text) out of range", at: start) }
             return .double(number)
         }
     }
