@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "Couchette", targets: ["Couchette"]),
         .executable(name: "couchette", targets: ["CouchetteCLI"]),
         .executable(name: "tasks-example", targets: ["TasksExample"]),
+        .executable(name: "couchette-bench", targets: ["CouchetteBench"]),
     ],
     targets: [
         // System libraries from Debian packages; nothing is vendored.
@@ -20,6 +21,11 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "Couchette",
             dependencies: ["CLMDB", "CCrypto"]
@@ -29,6 +35,16 @@ let package = Package(
             dependencies: ["Couchette"],
             path: "Sources/couchette"
         ),
+        // The benchmark: Couchette against raw LMDB and SQLite (the baseline only).
+        .target(
+            name: "CouchetteBenchmarks",
+            dependencies: ["Couchette", "CLMDB", "CSQLite"]
+        ),
+        .executableTarget(
+            name: "CouchetteBench",
+            dependencies: ["CouchetteBenchmarks"],
+            path: "Sources/couchette-bench"
+        ),
         .executableTarget(
             name: "TasksExample",
             dependencies: ["Couchette"],
@@ -36,7 +52,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchetteTests",
-            dependencies: ["Couchette", "CouchetteCLI"]
+            dependencies: ["Couchette", "CouchetteCLI", "CouchetteBenchmarks"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -5,9 +5,11 @@ import Foundation
 /// Written by hand (proleptic Gregorian arithmetic) because it sits on hot paths and must be
 /// thread-safe without locks.
 enum ISO8601 {
-    /// Formats `date` with milliseconds, in UTC.
+    /// Formats `date` with milliseconds, in UTC, rounded to the nearest millisecond: `Date` holds
+    /// binary seconds, so x.340 may be stored as x.33999…; rounding down would print .339 and a
+    /// date read back from text and stored again would drift.
     static func string(from date: Date) -> String {
-        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
         var days = totalMilliseconds / 86_400_000
         var milliseconds = totalMilliseconds % 86_400_000
         if milliseconds < 0 {

@@ -1,0 +1,77 @@
+import Couchette
+import Foundation
+
+/// Couchette through its public API, as an application would use it.
+public final class CouchetteEngine: BenchmarkEngine {
+    public static let name = "couchette"
+    let directory: String
+    let database: Database
+    let collection: Couchette.Collection
+
+    public init(directory: String, durable: Bool) async throws {
+        self.directory = directory
+        var config = DatabaseConfiguration(directory: directory)
+        config.fullSync = durable
+        database = try Database(name: "bench", config: config)
+        collection = try database.defaultCollection()
+    }
+
+    public func insertAll(_ documents: [DocumentGenerator.GeneratedDocument]) async throws {
+        let prepared = try documents.map { try MutableDocument(id: $0.id, json: $0.json) }
+        let collection = self.collection
+        try await database.inBatch { batch in
+            for document in prepared { try batch.save(document: document, in: collection) }
+        }
+    }
+
+    public func saveEach(_ documents: [DocumentGenerator.GeneratedDocument], writers: Int) async throws {
+        let collection = self.collection
+        let shares = (0..<writers).map { writer in stride(from: writer, to: documents.count, by: writers).map { documents[$0] } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for share in shares {
+                group.addTask {
+                    for document in share {
+                        try await collection.save(document: try MutableDocument(id: document.id, json: document.json))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    public func readEach(_ ids: [String]) async throws -> Int {
+        var keys = 0
+        for id in ids {
+            guard let document = try await collection.document(id: id) else { throw BenchmarkError.engine("couchette lost \(id)") }
+            keys += document.toDictionary().count
+        }
+        return keys
+    }
+
+    public func incrementVisits(_ ids: [String], updated: [String: String]) async throws {
+        var edits: [MutableDocument] = []
+        edits.reserveCapacity(ids.count)
+        for id in ids {
+            guard let document = try await collection.document(id: id) else { throw BenchmarkError.engine("couchette lost \(id)") }
+            edits.append(document.toMutable().setInt(document.int(forKey: "visits") + 1, forKey: "visits"))
+        }
+        let collection = self.collection
+        try await database.inBatch { batch in
+            for edit in edits { try batch.save(document: edit, in: collection) }
+        }
+    }
+
+    public func contents() async throws -> [String: String] {
+        var result: [String: String] = [:]
+        var number = 0
+        while let document = try await collection.document(id: DocumentGenerator.id(number)) {
+            result[document.id] = canonicalJSON(document.toDictionary())
+            number += 1
+        }
+        return result
+    }
+
+    public func diskSize() throws -> UInt64 { directorySize(database.path) }
+
+    public func close() async throws { try await database.close() }
+}

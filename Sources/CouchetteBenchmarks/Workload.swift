@@ -1,0 +1,165 @@
+import Foundation
+
+/// One timed measurement.
+public struct Sample: Sendable {
+    public var seconds: Double
+    public var ops: Int
+    /// For size workloads: the bytes measured (seconds is 0).
+    public var bytes: UInt64?
+}
+
+/// What a workload run produced: one sample per run, and optionally the final documents.
+public struct WorkloadResult: Sendable {
+    public var samples: [Sample]
+    public var contents: [String: String]?
+}
+
+/// The inputs of a workload run.
+public struct WorkloadContext: Sendable {
+    public var size: Int
+    public var runs: Int
+    /// A scratch folder; each run gets a fresh subfolder where it needs an empty store.
+    public var directory: String
+    /// Also return every stored document at the end (the smoke test compares engines with it).
+    public var captureContents: Bool
+
+    public init(size: Int, runs: Int, directory: String, captureContents: Bool = false) {
+        self.size = size
+        self.runs = runs
+        self.directory = directory
+        self.captureContents = captureContents
+    }
+}
+
+/// A named benchmark workload, runnable against every engine.
+public struct Workload: Sendable {
+    public let name: String
+    public let summary: String
+    let body: @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult
+
+    public func run(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext) async throws -> WorkloadResult {
+        try await body(engine, context)
+    }
+
+    public static var engines: [any BenchmarkEngine.Type] { [CouchetteEngine.self, SQLiteEngine.self, LMDBEngine.self] }
+
+    public static func engine(named name: String) -> (any BenchmarkEngine.Type)? {
+        engines.first { $0.name == name }
+    }
+
+    public static let all: [Workload] = [
+        Workload(name: "bulk-insert", summary: "insert N documents in one transaction (durable)") { engine, context in
+            let documents = DocumentGenerator().documents(count: context.size)
+            var samples: [Sample] = []
+            var contents: [String: String]?
+            for run in 0..<context.runs {
+                let store = try await engine.init(directory: try freshFolder(context, run), durable: true)
+                let seconds = try await time { try await store.insertAll(documents) }
+                samples.append(Sample(seconds: seconds, ops: documents.count))
+                if context.captureContents && run == context.runs - 1 { contents = try await store.contents() }
+                try await store.close()
+            }
+            return WorkloadResult(samples: samples, contents: contents)
+        },
+        Workload(name: "single-save", summary: "save documents one transaction each, full sync (at most 500)") { engine, context in
+            try await singleSaves(engine, context, count: min(context.size, 500), durable: true, writers: 1)
+        },
+        Workload(name: "single-save-concurrent", summary: "8 tasks saving one transaction each, default sync (at most 2000)") { engine, context in
+            try await singleSaves(engine, context, count: min(context.size, 2000), durable: false, writers: 8)
+        },
+        Workload(name: "point-read", summary: "read documents by id in random order, decoded to dictionaries") { engine, context in
+            let documents = DocumentGenerator().documents(count: context.size)
+            let store = try await engine.init(directory: try freshFolder(context, 0), durable: false)
+            try await store.insertAll(documents)
+            var random = SplitMix64(seed: 42)
+            let ids = documents.map(\.id).shuffled(using: &random)
+            var samples: [Sample] = []
+            for _ in 0..<context.runs {
+                let seconds = try await time { _ = try await store.readEach(ids) }
+                samples.append(Sample(seconds: seconds, ops: ids.count))
+            }
+            let contents = context.captureContents ? try await store.contents() : nil
+            try await store.close()
+            return WorkloadResult(samples: samples, contents: contents)
+        },
+        Workload(name: "update", summary: "increment a field of 10% of the documents in one transaction") { engine, context in
+            let documents = DocumentGenerator().documents(count: context.size)
+            let store = try await engine.init(directory: try freshFolder(context, 0), durable: true)
+            try await store.insertAll(documents)
+            let chosen = stride(from: 0, to: documents.count, by: 10).map { documents[$0] }
+            var current = Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, $0.json) })
+            var samples: [Sample] = []
+            for _ in 0..<context.runs {
+                current = current.mapValues(incrementVisits)  // pre-encoded bytes for the raw LMDB floor
+                let seconds = try await time { try await store.incrementVisits(chosen.map(\.id), updated: current) }
+                samples.append(Sample(seconds: seconds, ops: chosen.count))
+            }
+            let contents = context.captureContents ? try await store.contents() : nil
+            try await store.close()
+            return WorkloadResult(samples: samples, contents: contents)
+        },
+        Workload(name: "open", summary: "open a database of N documents and read one") { engine, context in
+            let documents = DocumentGenerator().documents(count: context.size)
+            let folder = try freshFolder(context, 0)
+            let builder = try await engine.init(directory: folder, durable: false)
+            try await builder.insertAll(documents)
+            try await builder.close()
+            var samples: [Sample] = []
+            var contents: [String: String]?
+            for run in 0..<context.runs {
+                var store: (any BenchmarkEngine)?
+                let seconds = try await time {
+                    store = try await engine.init(directory: folder, durable: false)
+                    _ = try await store?.readEach([documents[0].id])
+                }
+                if context.captureContents && run == context.runs - 1 { contents = try await store?.contents() }
+                try await store?.close()
+                samples.append(Sample(seconds: seconds, ops: 1))
+            }
+            return WorkloadResult(samples: samples, contents: contents)
+        },
+        Workload(name: "disk-size", summary: "bytes on disk after inserting N documents") { engine, context in
+            let documents = DocumentGenerator().documents(count: context.size)
+            let store = try await engine.init(directory: try freshFolder(context, 0), durable: false)
+            try await store.insertAll(documents)
+            let bytes = try store.diskSize()
+            let contents = context.captureContents ? try await store.contents() : nil
+            try await store.close()
+            return WorkloadResult(samples: [Sample(seconds: 0, ops: documents.count, bytes: bytes)], contents: contents)
+        },
+    ]
+
+    private static func singleSaves(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, count: Int,
+                                    durable: Bool, writers: Int) async throws -> WorkloadResult {
+        let documents = DocumentGenerator().documents(count: count)
+        var samples: [Sample] = []
+        var contents: [String: String]?
+        for run in 0..<context.runs {
+            let store = try await engine.init(directory: try freshFolder(context, run), durable: durable)
+            let seconds = try await time { try await store.saveEach(documents, writers: writers) }
+            samples.append(Sample(seconds: seconds, ops: documents.count))
+            if context.captureContents && run == context.runs - 1 { contents = try await store.contents() }
+            try await store.close()
+        }
+        return WorkloadResult(samples: samples, contents: contents)
+    }
+
+    static func incrementVisits(_ json: String) -> String {
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] else { return json }
+        object["visits"] = ((object["visits"] as? Int) ?? 0) + 1
+        return canonicalJSON(object)
+    }
+
+    private static func freshFolder(_ context: WorkloadContext, _ run: Int) throws -> String {
+        let folder = context.directory + "/run-\(run)-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    private static func time(_ body: () async throws -> Void) async throws -> Double {
+        let start = ContinuousClock.now
+        try await body()
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import CouchetteBenchmarks
+
+/// Every benchmark workload at a tiny size: each engine must end with exactly the same documents,
+/// so the benchmark never compares engines doing different work.
+@Suite struct BenchmarkSmokeTests {
+    @Test(arguments: Workload.all.map(\.name))
+    func everyEngineEndsWithTheSameDocuments(workload name: String) async throws {
+        let workload = try #require(Workload.all.first { $0.name == name })
+        let directory = try TemporaryDirectory()
+        var contents: [String: [String: String]] = [:]
+        for engine in Workload.engines {
+            let context = WorkloadContext(size: 40, runs: 2, directory: directory.path + "/" + engine.name, captureContents: true)
+            let result = try await workload.run(engine, context)
+            #expect(result.samples.count == (name == "disk-size" ? 1 : 2))
+            #expect(result.samples.allSatisfy { $0.ops > 0 })
+            contents[engine.name] = try #require(result.contents)
+        }
+        let reference = try #require(contents["sqlite"])
+        #expect(!reference.isEmpty)
+        #expect(contents["couchette"] == reference)
+        #expect(contents["lmdb"] == reference)
+    }
+
+    @Test func generatedDocumentsAreDeterministicAndShapedLikeTheFixture() throws {
+        let first = DocumentGenerator().documents(count: 5)
+        let second = DocumentGenerator().documents(count: 5)
+        #expect(first.map(\.json) == second.map(\.json))
+        #expect(first.map(\.id) == ["doc-0000000", "doc-0000001", "doc-0000002", "doc-0000003", "doc-0000004"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(first[0].json.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["name", "gender", "birthday", "contact", "likes", "memberSince", "visits"])
+        #expect((object["contact"] as? [String: Any])?["address"] is [String: Any])
+    }
+
+    @Test func theTableShowsRatiosAgainstBothBaselines() {
+        let entries = [
+            BenchmarkRunner.Entry(workload: "bulk-insert", engine: "couchette", median_s: 1, min_s: 1, max_s: 1, ops: 10, peak_rss_bytes: 0),
+            BenchmarkRunner.Entry(workload: "bulk-insert", engine: "sqlite", median_s: 2, min_s: 2, max_s: 2, ops: 10, peak_rss_bytes: 0),
+            BenchmarkRunner.Entry(workload: "bulk-insert", engine: "lmdb", median_s: 0.5, min_s: 0.5, max_s: 0.5, ops: 10, peak_rss_bytes: 0),
+        ]
+        let table = BenchmarkRunner.table(entries, size: 10)
+        #expect(table.contains("2.00×"))
+        #expect(table.contains("0.50×"))
+    }
+}
