@@ -15,7 +15,8 @@ import Testing
             let result = try await workload.run(engine, context)
             #expect(result.samples.count == (name == "disk-size" ? 1 : 2))
             #expect(result.samples.allSatisfy { $0.ops > 0 })
-            contents[engine.name] = try #require(result.contents)
+            let captured: [String: String] = try #require(result.contents)
+            contents[engine.name] = captured
         }
         let reference = try #require(contents["sqlite"])
         #expect(!reference.isEmpty)

@@ -15,25 +15,25 @@ struct CollectionSpec: Sendable, Hashable {
 final class Catalog: Sendable {
     static let defaultName = "_default"
 
-    private let specs = Locked<[String: CollectionSpec]>([:])
+    /// Keyed by collection number: the check every read and write makes is a single look-up.
+    private let specs = Locked<[UInt32: CollectionSpec]>([:])
 
     func replace(with list: [CollectionSpec]) {
         specs.withLock { specs in
-            specs = Dictionary(uniqueKeysWithValues: list.map { ($0.fullName, $0) })
+            specs = Dictionary(uniqueKeysWithValues: list.map { ($0.number, $0) })
         }
     }
 
     func lookup(scope: String, name: String) -> CollectionSpec? {
-        specs.withLock { $0["\(scope).\(name)"] }
+        specs.withLock { $0.values.first { $0.scope == scope && $0.name == name } }
     }
 
     func contains(_ spec: CollectionSpec) -> Bool {
-        lookup(scope: spec.scope, name: spec.name) == spec
+        specs.withLock { $0[spec.number] == spec }
     }
 
-    func contains(number: UInt32) -> Bool {
-        specs.withLock { $0.values.contains { $0.number == number } }
-    }
+    /// Every collection by number, for resolving the numbers stored in keys.
+    var byNumber: [UInt32: CollectionSpec] { specs.withLock { $0 } }
 
     var all: [CollectionSpec] {
         specs.withLock { Array($0.values) }.sorted { ($0.scope, $0.name) < ($1.scope, $1.name) }

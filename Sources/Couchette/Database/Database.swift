@@ -164,25 +164,27 @@ public actor Database {
         guard !writes.isEmpty else { return }
         do {
             try core.checkOpen()
-            let collections = Dictionary(uniqueKeysWithValues: core.catalog.all.map { ($0.number, $0) })
+            let collections = core.catalog.byNumber
             let now = Clock.nowMilliseconds()
+            let tables = core.environment.tables
             var summary = CommitSummary()
             let results = try core.environment.write { txn -> [Result<[WriteOutcome], any Error>] in
                 summary = CommitSummary()
                 return try writes.map { write in
-                    var local = CommitSummary()
                     do {
-                        let outcomes = try txn.nested { child in
-                            try write.operations.map { operation in
-                                let outcome = try core.store.apply(operation, in: child, now: now,
-                                                                   collections: collections, summary: &local)
+                        let (outcomes, changes) = try txn.nested { child in
+                            let context = WriteContext(txn: child, tables: tables, now: now, collections: collections)
+                            let outcomes = try write.operations.map { operation in
+                                let outcome = try core.store.apply(operation, in: context)
                                 if write.isAtomic && outcome == .conflict {
                                     throw CouchetteError(.conflict, "batch refused: \(operation.documentDescription) changed since it was read")
                                 }
                                 return outcome
                             }
+                            try context.flush()
+                            return (outcomes, context.summary)
                         }
-                        summary.merge(local)
+                        summary.merge(changes)
                         return .success(outcomes)
                     } catch let error as StorageError {
                         throw error  // map full or resized: abort the whole group, grow, retry

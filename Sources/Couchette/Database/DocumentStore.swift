@@ -42,34 +42,32 @@ struct DocumentStore: Sendable {
     // MARK: - Writing
 
     /// Applies one operation. Throws for errors (`.notFound`, `.notOpen`, …); returns `.conflict`
-    /// when concurrency control refuses. Every changed document is recorded in `summary`.
-    func apply(_ operation: WriteOperation, in txn: WriteTransaction, now: UInt64,
-               collections: [UInt32: CollectionSpec], summary: inout CommitSummary) throws -> WriteOutcome {
+    /// when concurrency control refuses. Every changed document is recorded in the context.
+    func apply(_ operation: WriteOperation, in context: WriteContext) throws -> WriteOutcome {
         func checkExists(_ collection: CollectionSpec) throws {
-            guard collections[collection.number] == collection else {
+            guard context.collections[collection.number] == collection else {
                 throw CouchetteError(.notOpen, "collection \(collection.fullName) has been deleted")
             }
         }
+        let txn = context.txn
         switch operation {
         case .save(let collection, let id, let body, let base, let control):
             try checkExists(collection)
-            return try writeRevision(txn, collection, id, body: body, deleting: false, base: base,
-                                     control: control, now: now, summary: &summary)
+            return try writeRevision(context, collection, id, body: body, deleting: false, base: base, control: control)
         case .delete(let collection, let id, let base, let control):
             try checkExists(collection)
-            return try writeRevision(txn, collection, id, body: Document.emptyBody, deleting: true, base: base,
-                                     control: control, now: now, summary: &summary)
+            return try writeRevision(context, collection, id, body: Document.emptyBody, deleting: true, base: base, control: control)
         case .purge(let collection, let id):
             try checkExists(collection)
             guard let record = try record(txn, collection, id) else {
                 throw CouchetteError(.notFound, "document '\(id)' not found in \(collection.fullName)")
             }
-            try purge(txn, collection, id, record)
-            summary.record(collection, id)
+            try purge(context, collection, id, record)
+            context.recordChange(collection, id)
             return .done
         case .setExpiration(let collection, let id, let milliseconds):
             try checkExists(collection)
-            guard var record = try record(txn, collection, id), !record.isDeleted, !record.isExpired(now: now) else {
+            guard var record = try record(txn, collection, id), !record.isDeleted, !record.isExpired(now: context.now) else {
                 throw CouchetteError(.notFound, "document '\(id)' not found in \(collection.fullName)")
             }
             if record.expiration != 0 {
@@ -82,21 +80,22 @@ struct DocumentStore: Sendable {
             try txn.put(tables.documents, key: StoreLayout.documentKey(collection.number, id), value: record.encoded())
             return .done
         case .purgeExpired(let now):
-            try purgeExpired(txn, now: now, collections: collections, summary: &summary)
+            try purgeExpired(context, now: now)
             return .done
         }
     }
 
-    private func writeRevision(_ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String,
-                               body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl,
-                               now: UInt64, summary: inout CommitSummary) throws -> WriteOutcome {
+    private func writeRevision(_ context: WriteContext, _ collection: CollectionSpec, _ id: String,
+                               body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl) throws -> WriteOutcome {
         guard !id.isEmpty, id.utf8.count <= 480 else {
             throw CouchetteError(.invalidParameter, "document id '\(id)' must be 1 to 480 bytes long")
         }
-        var existing = try record(txn, collection, id)
-        if let expired = existing, expired.isExpired(now: now) {
+        let txn = context.txn
+        let key = StoreLayout.documentKey(collection.number, id)
+        var existing = try txn.get(tables.documents, key: key).map(DocumentRecord.init(decoding:))
+        if let expired = existing, expired.isExpired(now: context.now) {
             // An expired document no longer exists: clear it before writing afresh.
-            try purge(txn, collection, id, expired)
+            try purge(context, collection, id, expired)
             existing = nil
         }
         if control == .failOnConflict, let existing {
@@ -112,8 +111,8 @@ struct DocumentStore: Sendable {
         }
 
         let revisionID = RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
-        let sequence = try nextSequence(txn, collection)
-        var tree = try revisionTree(txn, collection, id)
+        let sequence = try context.nextSequence(collection)
+        var tree = existing == nil ? RevisionTree() : try revisionTree(txn, collection, id)
         tree.add(revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence)
 
         var expiration = existing?.expiration ?? 0
@@ -127,19 +126,20 @@ struct DocumentStore: Sendable {
         var sequenceEntry: [UInt8] = [deleting ? 1 : 0]
         sequenceEntry.append(contentsOf: id.utf8)
         try txn.put(tables.sequences, key: StoreLayout.sequenceKey(collection.number, sequence), value: sequenceEntry)
-        try txn.put(tables.revisions, key: StoreLayout.documentKey(collection.number, id), value: tree.encoded())
+        try txn.put(tables.revisions, key: key, value: tree.encoded())
         let record = DocumentRecord(isDeleted: deleting, sequence: sequence, expiration: expiration,
                                     revisionID: revisionID, body: deleting ? [] : body)
-        try txn.put(tables.documents, key: StoreLayout.documentKey(collection.number, id), value: record.encoded())
+        try txn.put(tables.documents, key: key, value: record.encoded())
 
         let wasLive = existing.map { !$0.isDeleted } ?? false
-        if wasLive != !deleting { try adjustCount(txn, collection, by: deleting ? -1 : 1) }
-        summary.record(collection, id)
+        if wasLive != !deleting { context.adjustCount(collection, by: deleting ? -1 : 1) }
+        context.recordChange(collection, id)
         return .saved(revisionID: revisionID, sequence: sequence)
     }
 
     /// Removes every trace of a document.
-    private func purge(_ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String, _ record: DocumentRecord) throws {
+    private func purge(_ context: WriteContext, _ collection: CollectionSpec, _ id: String, _ record: DocumentRecord) throws {
+        let txn = context.txn
         let key = StoreLayout.documentKey(collection.number, id)
         try txn.delete(tables.documents, key: key)
         try txn.delete(tables.revisions, key: key)
@@ -147,34 +147,22 @@ struct DocumentStore: Sendable {
         if record.expiration != 0 {
             try txn.delete(tables.expirations, key: StoreLayout.expirationKey(record.expiration, collection.number, id))
         }
-        if !record.isDeleted { try adjustCount(txn, collection, by: -1) }
+        if !record.isDeleted { context.adjustCount(collection, by: -1) }
     }
 
-    private func purgeExpired(_ txn: WriteTransaction, now: UInt64, collections: [UInt32: CollectionSpec],
-                              summary: inout CommitSummary) throws {
+    private func purgeExpired(_ context: WriteContext, now: UInt64) throws {
         var due: [(UInt32, String)] = []
-        try txn.scan(tables.expirations, from: [], to: StoreLayout.encodeUInt64(now + 1)) { key, _ in
+        try context.txn.scan(tables.expirations, from: [], to: StoreLayout.encodeUInt64(now + 1)) { key, _ in
             guard key.count >= 12 else { return true }
             due.append((KeyEncoding.readUInt32(key, at: 8), String(decoding: key[12...], as: UTF8.self)))
             return true
         }
         for (number, id) in due {
-            guard let collection = collections[number] else { continue }
-            guard let record = try record(txn, collection, id), record.isExpired(now: now) else { continue }
-            try purge(txn, collection, id, record)
-            summary.record(collection, id)
+            guard let collection = context.collections[number] else { continue }
+            guard let record = try record(context.txn, collection, id), record.isExpired(now: now) else { continue }
+            try purge(context, collection, id, record)
+            context.recordChange(collection, id)
         }
-    }
-
-    private func nextSequence(_ txn: WriteTransaction, _ collection: CollectionSpec) throws -> UInt64 {
-        let next = try lastSequence(txn, collection) + 1
-        try txn.put(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number), value: StoreLayout.encodeUInt64(next))
-        return next
-    }
-
-    private func adjustCount(_ txn: WriteTransaction, _ collection: CollectionSpec, by delta: Int64) throws {
-        let count = Int64(try liveCount(txn, collection)) + delta
-        try txn.put(tables.meta, key: StoreLayout.countKey(collection.number), value: StoreLayout.encodeUInt64(UInt64(max(0, count))))
     }
 
     // MARK: - Collections
