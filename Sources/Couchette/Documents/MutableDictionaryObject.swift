@@ -50,6 +50,15 @@ enum MutableSlot {
         }
     }
 
+    /// A copy that shares no mutable container with this slot.
+    func copy() -> MutableSlot {
+        switch self {
+        case .dictionary(let object): .dictionary(object.copy())
+        case .array(let object): .array(object.copy())
+        case .value, .invalid: self
+        }
+    }
+
     static func plain(_ slot: MutableSlot) -> Any {
         switch slot {
         case .value(let value): ValueConversion.plain(value)
@@ -102,6 +111,13 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     public subscript(key: String) -> MutableFragment { MutableFragment(parent: .dictionary(self, key)) }
 
     public func toDictionary() -> [String: Any] { slots.mapValues(MutableSlot.plain) }
+
+    /// A deep copy, keeping values that cannot be stored (the next save still reports them).
+    func copy() -> MutableDictionaryObject {
+        let copy = MutableDictionaryObject()
+        copy.slots = slots.mapValues { $0.copy() }
+        return copy
+    }
 
     // MARK: - Setters
 
@@ -181,6 +197,13 @@ public final class MutableArrayObject: ArrayProtocol {
     public subscript(index: Int) -> MutableFragment { MutableFragment(parent: .array(self, index)) }
 
     public func toArray() -> [Any] { slots.map(MutableSlot.plain) }
+
+    /// A deep copy, keeping values that cannot be stored (the next save still reports them).
+    func copy() -> MutableArrayObject {
+        let copy = MutableArrayObject()
+        copy.slots = slots.map { $0.copy() }
+        return copy
+    }
 
     // MARK: - Setters
 

@@ -61,10 +61,7 @@ public final class MutableDocument: DictionaryProtocol {
 
     /// An independent mutable copy (same id and revision).
     public func toMutable() -> MutableDocument {
-        let copy = MutableDictionaryObject()
-        if case .value(let value) = root.toValue() { copy.slots = MutableDictionaryObject(value: value).slots }
-        else { copy.slots = root.slots }
-        return MutableDocument(id: id, revisionID: revisionID, sequence: sequence, root: copy)
+        MutableDocument(id: id, revisionID: revisionID, sequence: sequence, root: root.copy())
     }
 
     // MARK: - Writing

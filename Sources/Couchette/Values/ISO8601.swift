@@ -7,7 +7,7 @@ import Foundation
 enum ISO8601 {
     /// Formats `date` with milliseconds, in UTC, rounded to the nearest millisecond: `Date` holds
     /// binary seconds, so x.340 may be stored as x.33999…; rounding down would print .339 and a
-    /// date read back from text and stored again would drift.
+    /// date read back from text and stored again would drift. `date` must pass ``canFormat(_:)``.
     static func string(from date: Date) -> String {
         let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
         var days = totalMilliseconds / 86_400_000
@@ -21,6 +21,13 @@ enum ISO8601 {
         return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
             + pad(seconds / 3600, 2) + ":" + pad(seconds / 60 % 60, 2) + ":" + pad(seconds % 60, 2)
             + "." + pad(milliseconds % 1000, 3) + "Z"
+    }
+
+    /// Whether `date` formats with a four-digit year (0000–9999), so that it can be stored and
+    /// parsed back. False for NaN and for dates so remote that formatting them would overflow.
+    static func canFormat(_ date: Date) -> Bool {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        return milliseconds >= -62_167_219_200_000 && milliseconds < 253_402_300_800_000
     }
 
     /// Parses `yyyy-MM-dd`, optionally followed by `THH:mm[:ss[.fraction]]` and `Z` or `±HH[:]mm`.

@@ -9,10 +9,14 @@ enum ValueConversion {
         case unsupported(String)
     }
 
-    /// Converts a Swift value. `nil` and `NSNull` become null; `Date` becomes an ISO-8601 string;
-    /// Couchette's own containers are copied. Unsupported types are reported, not trapped.
+    /// Converts a Swift value. `nil` and `NSNull` become null; `Date` becomes an ISO-8601 string
+    /// (years 0000–9999 only); Couchette's own containers are copied. Unsupported types are
+    /// reported, not trapped.
     static func convert(_ any: Any?) -> Converted {
         guard let any else { return .value(.null) }
+        // An NSNumber (what JSONSerialization returns) is matched by its class first: the Swift
+        // casts below would bridge NSNumber(0) and NSNumber(1) to Bool, and 2.0 to Int.
+        if type(of: any) is NSNumber.Type, let number = any as? NSNumber { return .value(convert(number)) }
         switch any {
         case let value as Value: return .value(value)
         case let text as String: return .value(.string(text))
@@ -30,7 +34,11 @@ enum ValueConversion {
         case let number as UInt64: return .value(Int64(exactly: number).map(Value.int) ?? .double(Double(number)))
         case let number as Double: return .value(.double(number))
         case let number as Float: return .value(.double(Double(number)))
-        case let date as Date: return .value(.string(ISO8601.string(from: date)))
+        case let date as Date:
+            guard ISO8601.canFormat(date) else {
+                return .unsupported("date \(date.timeIntervalSince1970) s after 1970 is outside the years 0000...9999")
+            }
+            return .value(.string(ISO8601.string(from: date)))
         case is NSNull: return .value(.null)
         case let number as NSNumber: return .value(convert(number))
         case let text as NSString: return .value(.string(text as String))

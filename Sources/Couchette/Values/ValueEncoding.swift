@@ -20,7 +20,7 @@
 /// its tag, so a container can be copied or skipped without being read. Dictionary entries are
 /// sorted by the UTF-8 bytes of their keys, which makes the encoding canonical (equal values encode
 /// to equal bytes — revision digests rely on it) and lets a reader find one key by binary search
-/// without decoding anything else (see ``ValueReader``).
+/// without decoding anything else (see ``EncodedValue``).
 enum ValueTag {
     static let null: UInt8 = 0x00
     static let falseValue: UInt8 = 0x01
