@@ -78,14 +78,17 @@ import Testing
     }
 
     @Test func stringsAreLengthPrefixedUTF8() throws {
-        #expect(try ValueEncoder.encode(.string("")) == [ValueTag.string, 0, 0, 0, 0])
-        #expect(try ValueEncoder.encode(.string("hé")) == [ValueTag.string, 3, 0, 0, 0, 0x68, 0xC3, 0xA9])
+        #expect(try ValueEncoder.encode(.string("")) == [ValueTag.string, 0])
+        #expect(try ValueEncoder.encode(.string("hé")) == [ValueTag.string, 3, 0x68, 0xC3, 0xA9])
+        // Lengths are LEB128 varints: 200 bytes take two length bytes (0xC8 0x01).
+        #expect(Array(try ValueEncoder.encode(.string(String(repeating: "y", count: 200))).prefix(3)) == [ValueTag.string, 0xC8, 0x01])
         for text in ["", "plain", "é", "e\u{301}", "😀👍🏽", "日本語", "nul\u{0}inside", String(repeating: "x", count: 70_000)] {
             let encoded = EncodedValue(bytes: try ValueEncoder.encode(.string(text)))
             #expect(encoded.string == text)
             #expect(encoded.string?.utf8.elementsEqual(text.utf8) == true)  // bytes kept, not normalized
             #expect(encoded.decode() == .string(text))
-            #expect(encoded.encodedSize == 5 + text.utf8.count)
+            let lengthBytes = text.utf8.count < 128 ? 1 : text.utf8.count < 16_384 ? 2 : 3
+            #expect(encoded.encodedSize == 1 + lengthBytes + text.utf8.count)
         }
     }
 
@@ -114,9 +117,9 @@ import Testing
 
     @Test func emptyContainersAreJustAHeader() throws {
         let emptyArray = try ValueEncoder.encode(.array([]))
-        #expect(emptyArray == [ValueTag.array, 9, 0, 0, 0, 0, 0, 0, 0])
+        #expect(emptyArray == [ValueTag.narrowArray, 5, 0, 0, 0])
         let emptyDictionary = try ValueEncoder.encode(.dictionary([:]))
-        #expect(emptyDictionary == [ValueTag.dictionary, 9, 0, 0, 0, 0, 0, 0, 0])
+        #expect(emptyDictionary == [ValueTag.narrowDictionary, 5, 0, 0, 0])
 
         let array = EncodedValue(bytes: emptyArray)
         #expect(array.isArray && !array.isDictionary)
@@ -134,9 +137,8 @@ import Testing
 
     @Test func arrayLayoutMatchesTheSpecification() throws {
         let bytes = try ValueEncoder.encode(.array([.int(1), .null]))
-        // tag, total size 20, count 2, offsets 17 and 19, then the elements.
-        #expect(bytes == [ValueTag.array, 20, 0, 0, 0, 2, 0, 0, 0, 17, 0, 0, 0, 19, 0, 0, 0,
-                          ValueTag.int8, 1, ValueTag.null])
+        // Narrow: tag, total size 12, count 2, offsets 9 and 11 (u16), then the elements.
+        #expect(bytes == [ValueTag.narrowArray, 12, 0, 2, 0, 9, 0, 11, 0, ValueTag.int8, 1, ValueTag.null])
         let encoded = EncodedValue(bytes: bytes)
         #expect(encoded.count == 2)
         #expect(encoded.encodedSize == bytes.count)
@@ -147,11 +149,26 @@ import Testing
         #expect(encoded.value(forKey: "0") == nil)  // not a dictionary
     }
 
+    @Test func containersTooBigForSixteenBitsStayWide() throws {
+        let big = Value.array([.string(String(repeating: "w", count: 70_000)), .int(7)])
+        let bytes = try ValueEncoder.encode(big)
+        #expect(bytes[0] == ValueTag.array)
+        let encoded = EncodedValue(bytes: bytes)
+        #expect(encoded.encodedSize == bytes.count)
+        #expect(encoded.element(at: 1)?.integer == 7)
+        // Its small children are still narrow, and keep working once moved.
+        let nested = try ValueEncoder.encode(.dictionary(["big": big, "small": .array([.int(1), .int(2)])]))
+        let outer = EncodedValue(bytes: nested)
+        #expect(nested[0] == ValueTag.dictionary)
+        #expect(outer.value(forKey: "small")?.tag == ValueTag.narrowArray)
+        #expect(outer.value(forKey: "small")?.element(at: 1)?.integer == 2)
+        #expect(outer.decode() == .dictionary(["big": big, "small": .array([.int(1), .int(2)])]))
+    }
+
     @Test func dictionaryLayoutMatchesTheSpecification() throws {
         let bytes = try ValueEncoder.encode(.dictionary(["a": .bool(true)]))
-        // tag, total size 23, count 1, key offset 17, value offset 22, key "a", value true.
-        #expect(bytes == [ValueTag.dictionary, 23, 0, 0, 0, 1, 0, 0, 0, 17, 0, 0, 0, 22, 0, 0, 0,
-                          1, 0, 0, 0, UInt8(ascii: "a"), ValueTag.trueValue])
+        // Narrow: tag, total size 12, count 1, key offset 9, value offset 11, key "a", value true.
+        #expect(bytes == [ValueTag.narrowDictionary, 12, 0, 1, 0, 9, 0, 11, 0, 1, UInt8(ascii: "a"), ValueTag.trueValue])
         let encoded = EncodedValue(bytes: bytes)
         #expect(encoded.encodedSize == bytes.count)
         #expect(encoded.value(forKey: "a")?.bool == true)
@@ -311,9 +328,10 @@ import Testing
         #expect(EncodedValue(bytes: [ValueTag.int64, 1, 2, 3, 4, 5, 6, 7]).decode() == .null)
         #expect(EncodedValue(bytes: [ValueTag.double, 0, 0, 0]).double == nil)
         #expect(EncodedValue(bytes: [ValueTag.double, 0, 0, 0]).decode() == .null)
-        #expect(EncodedValue(bytes: [ValueTag.string, 10, 0, 0, 0, 0x61]).string == nil)
-        #expect(EncodedValue(bytes: [ValueTag.string, 10, 0, 0, 0, 0x61]).decode() == .null)
-        #expect(EncodedValue(bytes: [ValueTag.string, 1, 0]).decode() == .null)
+        #expect(EncodedValue(bytes: [ValueTag.string, 10, 0x61]).string == nil)
+        #expect(EncodedValue(bytes: [ValueTag.string, 10, 0x61]).decode() == .null)
+        #expect(EncodedValue(bytes: [ValueTag.string, 2, 0]).decode() == .null)
+        #expect(EncodedValue(bytes: [ValueTag.string, 0x80]).decode() == .null)  // unterminated varint
     }
 
     @Test func everyTruncationOfABodyReadsWithoutCrashing() throws {

@@ -24,7 +24,7 @@ public struct DictionaryObject: DictionaryProtocol, Sendable, Equatable {
     public func toDictionary() -> [String: Any] { ValueConversion.plain(encoded) as? [String: Any] ?? [:] }
     public func toJSON() -> String { JSON.string(from: encoded.decode()) }
     /// A mutable copy.
-    public func toMutable() -> MutableDictionaryObject { MutableDictionaryObject(value: encoded.decode()) }
+    public func toMutable() -> MutableDictionaryObject { MutableDictionaryObject(encoded: encoded) }
 
     public static func == (lhs: DictionaryObject, rhs: DictionaryObject) -> Bool {
         lhs.encoded.slice == rhs.encoded.slice
@@ -49,7 +49,7 @@ public struct ArrayObject: ArrayProtocol, Sendable, Equatable {
 
     public func toArray() -> [Any] { ValueConversion.plain(encoded) as? [Any] ?? [] }
     public func toJSON() -> String { JSON.string(from: encoded.decode()) }
-    public func toMutable() -> MutableArrayObject { MutableArrayObject(value: encoded.decode()) }
+    public func toMutable() -> MutableArrayObject { MutableArrayObject(encoded: encoded) }
 
     public static func == (lhs: ArrayObject, rhs: ArrayObject) -> Bool {
         lhs.encoded.slice == rhs.encoded.slice
@@ -60,8 +60,8 @@ enum ImmutableValues {
     /// What the immutable getters return for an encoded value.
     static func wrap(_ encoded: EncodedValue) -> Any {
         switch encoded.tag {
-        case ValueTag.dictionary: DictionaryObject(encoded: encoded)
-        case ValueTag.array: ArrayObject(encoded: encoded)
+        case ValueTag.dictionary, ValueTag.narrowDictionary: DictionaryObject(encoded: encoded)
+        case ValueTag.array, ValueTag.narrowArray: ArrayObject(encoded: encoded)
         default: ValueConversion.plain(encoded.decode())
         }
     }

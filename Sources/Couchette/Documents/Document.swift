@@ -32,9 +32,9 @@ public final class Document: DictionaryProtocol, Sendable {
     }
 
     /// A snapshot of `mutable`'s current contents, keeping its id and revision. Values that cannot
-    /// be stored (NaN, infinities, unsupported types) are left out of the snapshot.
+    /// be stored (NaN, infinities, unsupported types) appear as null in the snapshot.
     public convenience init(_ mutable: MutableDocument) {
-        let body = (try? mutable.encodeBody()) ?? Document.emptyBody
+        let body = (try? mutable.encodeBody(lenient: true)) ?? Document.emptyBody
         self.init(id: mutable.id, revisionID: mutable.revisionID, sequence: mutable.sequence, body: body)
     }
 
@@ -59,7 +59,7 @@ public final class Document: DictionaryProtocol, Sendable {
 
     /// A mutable copy that remembers this revision, so a later save can detect conflicts.
     public func toMutable() -> MutableDocument {
-        MutableDocument(id: id, revisionID: revisionID, sequence: sequence, root: MutableDictionaryObject(value: root.decode()))
+        MutableDocument(id: id, revisionID: revisionID, sequence: sequence, root: MutableDictionaryObject(encoded: root))
     }
 }
 

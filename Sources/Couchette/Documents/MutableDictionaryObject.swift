@@ -1,74 +1,5 @@
 import Foundation
 
-/// One slot of a mutable container: a stored value, a nested mutable container (shared by
-/// reference, so edits through it show up in the document), or a value that cannot be stored.
-enum MutableSlot {
-    case value(Value)
-    case dictionary(MutableDictionaryObject)
-    case array(MutableArrayObject)
-    case invalid(String)
-
-    init(_ any: Any?) {
-        switch any {
-        case let dictionary as MutableDictionaryObject: self = .dictionary(dictionary)
-        case let array as MutableArrayObject: self = .array(array)
-        default:
-            switch ValueConversion.convert(any) {
-            case .value(let value): self = .value(value)
-            case .unsupported(let reason): self = .invalid(reason)
-            }
-        }
-    }
-
-    var converted: ValueConversion.Converted {
-        switch self {
-        case .value(let value): .value(value)
-        case .dictionary(let dictionary): dictionary.toValue()
-        case .array(let array): array.toValue()
-        case .invalid(let reason): .unsupported(reason)
-        }
-    }
-
-    /// The getter form; nested containers become mutable objects and are kept in `slot` so that
-    /// edits made through them stay in the document.
-    static func get(_ slot: inout MutableSlot) -> Any? {
-        switch slot {
-        case .value(.dictionary):
-            guard case .value(let value) = slot else { return nil }
-            let object = MutableDictionaryObject(value: value)
-            slot = .dictionary(object)
-            return object
-        case .value(.array):
-            guard case .value(let value) = slot else { return nil }
-            let object = MutableArrayObject(value: value)
-            slot = .array(object)
-            return object
-        case .value(let value): return ValueConversion.plain(value)
-        case .dictionary(let object): return object
-        case .array(let object): return object
-        case .invalid: return nil
-        }
-    }
-
-    /// A copy that shares no mutable container with this slot.
-    func copy() -> MutableSlot {
-        switch self {
-        case .dictionary(let object): .dictionary(object.copy())
-        case .array(let object): .array(object.copy())
-        case .value, .invalid: self
-        }
-    }
-
-    static func plain(_ slot: MutableSlot) -> Any {
-        switch slot {
-        case .value(let value): ValueConversion.plain(value)
-        case .dictionary(let object): object.toDictionary()
-        case .array(let object): object.toArray()
-        case .invalid: NSNull()
-        }
-    }
-}
-
 /// A dictionary that can be edited in place, inside a ``MutableDocument`` or on its own.
 ///
 /// Setters return `self`, so they chain:
@@ -95,6 +26,22 @@ public final class MutableDictionaryObject: DictionaryProtocol {
             slots = entries.mapValues { .value($0) }
         } else {
             slots = [:]
+        }
+    }
+
+    /// A mutable view of a stored dictionary: its values stay in binary form until touched.
+    init(encoded: EncodedValue) {
+        var slots: [String: MutableSlot] = [:]
+        slots.reserveCapacity(encoded.count)
+        for (key, value) in encoded.entries { slots[key] = .encoded(value) }
+        self.slots = slots
+    }
+
+    /// Writes this dictionary in the binary format.
+    func encode(into encoder: inout ValueEncoder) throws {
+        let keys = ValueEncoder.sortedKeys(slots.keys)
+        try encoder.writeDictionary(sortedKeys: keys) { encoder, index in
+            try slots[keys[index]]!.encode(into: &encoder)
         }
     }
 
@@ -125,7 +72,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     /// strings), `nil`/`NSNull` (JSON null), arrays, dictionaries and Couchette's container objects.
     /// A value that cannot be stored is kept and reported by the next save.
     @discardableResult public func setValue(_ value: Any?, forKey key: String) -> Self {
-        slots[key] = MutableSlot(value)
+        slots[key] = MutableSlot(value, owner: self)
         return self
     }
 
@@ -148,7 +95,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
 
     /// Replaces every property with the contents of `data`.
     @discardableResult public func setData(_ data: [String: Any]) -> Self {
-        slots = data.mapValues { MutableSlot($0) }
+        slots = data.mapValues { MutableSlot($0, owner: self) }
         return self
     }
 
@@ -185,6 +132,16 @@ public final class MutableArrayObject: ArrayProtocol {
         }
     }
 
+    /// A mutable view of a stored array: its elements stay in binary form until touched.
+    init(encoded: EncodedValue) {
+        slots = (0..<encoded.count).map { index in encoded.element(at: index).map(MutableSlot.encoded) ?? .value(.null) }
+    }
+
+    /// Writes this array in the binary format.
+    func encode(into encoder: inout ValueEncoder) throws {
+        try encoder.writeArray(count: slots.count) { encoder, index in try slots[index].encode(into: &encoder) }
+    }
+
     public var count: Int { slots.count }
 
     public func value(at index: Int) -> Any? {
@@ -212,12 +169,12 @@ public final class MutableArrayObject: ArrayProtocol {
         guard slots.indices.contains(index) else {
             throw CouchetteError(.invalidParameter, "array index \(index) out of range 0..<\(slots.count)")
         }
-        slots[index] = MutableSlot(value)
+        slots[index] = MutableSlot(value, owner: self)
         return self
     }
 
     @discardableResult public func addValue(_ value: Any?) -> Self {
-        slots.append(MutableSlot(value))
+        slots.append(MutableSlot(value, owner: self))
         return self
     }
 
@@ -226,7 +183,7 @@ public final class MutableArrayObject: ArrayProtocol {
         guard index >= 0, index <= slots.count else {
             throw CouchetteError(.invalidParameter, "array index \(index) out of range 0...\(slots.count)")
         }
-        slots.insert(MutableSlot(value), at: index)
+        slots.insert(MutableSlot(value, owner: self), at: index)
         return self
     }
 
@@ -248,7 +205,7 @@ public final class MutableArrayObject: ArrayProtocol {
     @discardableResult public func addDictionary(_ value: MutableDictionaryObject?) -> Self { addValue(value) }
 
     @discardableResult public func setData(_ data: [Any]) -> Self {
-        slots = data.map { MutableSlot($0) }
+        slots = data.map { MutableSlot($0, owner: self) }
         return self
     }
 

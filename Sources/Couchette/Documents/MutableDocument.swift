@@ -95,25 +95,25 @@ public final class MutableDocument: DictionaryProtocol {
     }
 
     /// The body in the stored binary format, or `.invalidParameter` naming the first bad value.
-    func encodeBody() throws -> [UInt8] {
-        switch root.toValue() {
-        case .value(let value):
-            do {
-                return try ValueEncoder.encode(value)
-            } catch let error as CouchetteError {
-                throw CouchetteError(error.code, "document '\(id)': \(error.message)")
-            }
-        case .unsupported(let reason):
-            throw CouchetteError(.invalidParameter, "document '\(id)': \(reason)")
+    func encodeBody(lenient: Bool = false) throws -> [UInt8] {
+        var encoder = ValueEncoder()
+        encoder.lenient = lenient
+        do {
+            try root.encode(into: &encoder)
+        } catch let failure as EncodingFailure {
+            throw CouchetteError(.invalidParameter, "document '\(id)': \(failure.couchetteError.message)")
         }
+        return encoder.bytes
     }
+
 }
 
 extension MutableDocument: CustomStringConvertible {
     public var description: String { "MutableDocument(\(id), \(revisionID ?? "unsaved")): \(toJSON())" }
 }
 
-/// Random, URL-safe, unique document ids (22 characters of base64url: 128 random bits).
+/// Random, URL-safe, unique document ids: `~` and 22 base64url characters (132 random bits), the
+/// shape Couchbase Lite gives generated ids.
 enum DocumentIDGenerator {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 

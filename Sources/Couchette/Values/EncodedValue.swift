@@ -13,17 +13,21 @@ struct EncodedValue: Sendable {
 
     var tag: UInt8? { offset >= 0 && offset < bytes.count ? bytes[offset] : nil }
 
-    var isDictionary: Bool { tag == ValueTag.dictionary }
-    var isArray: Bool { tag == ValueTag.array }
+    var isDictionary: Bool { tag == ValueTag.dictionary || tag == ValueTag.narrowDictionary }
+    var isArray: Bool { tag == ValueTag.array || tag == ValueTag.narrowArray }
+    private var isNarrow: Bool { tag == ValueTag.narrowArray || tag == ValueTag.narrowDictionary }
 
     // MARK: - Containers
 
     /// Number of elements or entries of a container, 0 for anything else. A damaged count is
     /// capped at the number of offset slots the bytes can hold.
     var count: Int {
-        guard tag == ValueTag.array || tag == ValueTag.dictionary, let stored = uint32(at: offset + 5) else { return 0 }
-        let slotSize = tag == ValueTag.array ? 4 : 8
-        return min(Int(stored), max(0, (bytes.count - offset - ValueTag.containerHeaderSize) / slotSize))
+        let dictionary = isDictionary
+        guard dictionary || isArray else { return 0 }
+        let width = ValueTag.fieldWidth(narrow: isNarrow)
+        guard let stored = unsigned(at: offset + 1 + width, width: width) else { return 0 }
+        let entrySize = width * (dictionary ? 2 : 1)
+        return min(stored, max(0, (bytes.count - offset - ValueTag.headerSize(narrow: isNarrow)) / entrySize))
     }
 
     /// The property named `key` of a dictionary.
@@ -35,9 +39,9 @@ struct EncodedValue: Sendable {
             var high = count - 1
             while low <= high {
                 let middle = (low + high) / 2
-                guard let keyStart = entryKeyOffset(middle) else { return nil }
+                guard let keyStart = slot(middle * 2).map({ offset + $0 }) else { return nil }
                 let order = compareKey(at: keyStart, with: target)
-                if order == 0 { return entryValue(middle) }
+                if order == 0 { return slot(middle * 2 + 1).flatMap(child) }
                 if order < 0 { low = middle + 1 } else { high = middle - 1 }
             }
             return nil
@@ -46,56 +50,62 @@ struct EncodedValue: Sendable {
 
     /// The element at `index` of an array.
     func element(at index: Int) -> EncodedValue? {
-        guard isArray, index >= 0, index < count,
-              let relative = uint32(at: offset + ValueTag.containerHeaderSize + index * 4) else { return nil }
-        return child(at: relative)
+        guard isArray, index >= 0, index < count else { return nil }
+        return slot(index).flatMap(child)
     }
 
     /// The keys of a dictionary, in encoded (UTF-8 byte) order.
     var keys: [String] {
         guard isDictionary else { return [] }
-        return (0..<count).compactMap { index in entryKeyOffset(index).flatMap(readKey) }
+        return (0..<count).compactMap { index in slot(index * 2).flatMap { readKey(at: offset + $0) } }
     }
 
     /// The entries of a dictionary, in encoded order.
     var entries: [(key: String, value: EncodedValue)] {
         guard isDictionary else { return [] }
         return (0..<count).compactMap { index in
-            guard let key = entryKeyOffset(index).flatMap(readKey), let value = entryValue(index) else { return nil }
+            guard let key = slot(index * 2).flatMap({ readKey(at: offset + $0) }),
+                  let value = slot(index * 2 + 1).flatMap(child) else { return nil }
             return (key, value)
         }
     }
 
-    private func entryKeyOffset(_ index: Int) -> Int? {
-        uint32(at: offset + ValueTag.containerHeaderSize + index * 8).flatMap(child)?.offset
+    /// Offset slot `index` (relative to this container's tag); for dictionaries slot 2i is the
+    /// key of entry i and 2i+1 its value. Slots always point past the header, so a damaged
+    /// offset can never lead back to its container (no endless recursion).
+    private func slot(_ index: Int) -> Int? {
+        let narrow = isNarrow
+        let width = ValueTag.fieldWidth(narrow: narrow)
+        let header = ValueTag.headerSize(narrow: narrow)
+        guard let relative = unsigned(at: offset + header + index * width, width: width), relative >= header else { return nil }
+        return relative
     }
 
-    private func entryValue(_ index: Int) -> EncodedValue? {
-        uint32(at: offset + ValueTag.containerHeaderSize + index * 8 + 4).flatMap(child)
+    private func child(at relative: Int) -> EncodedValue {
+        EncodedValue(bytes: bytes, offset: offset + relative)
     }
 
-    /// The value at `relative` bytes from this container's tag. Children always lie past the
-    /// header, so a damaged offset can never lead back to its container (no endless recursion).
-    private func child(at relative: UInt32) -> EncodedValue? {
-        guard relative >= ValueTag.containerHeaderSize else { return nil }
-        return EncodedValue(bytes: bytes, offset: offset + Int(relative))
+    /// The bytes of a length-prefixed string starting at `position` (the varint).
+    private func lengthPrefixed(at position: Int) -> Range<Int>? {
+        guard let (length, size) = varint(at: position) else { return nil }
+        let start = position + size
+        guard length <= bytes.count - start else { return nil }
+        return start..<(start + length)
     }
 
     private func readKey(at position: Int) -> String? {
-        guard let length = uint32(at: position), position + 4 + Int(length) <= bytes.count else { return nil }
-        return String(decoding: bytes[(position + 4)..<(position + 4 + Int(length))], as: UTF8.self)
+        lengthPrefixed(at: position).map { String(decoding: bytes[$0], as: UTF8.self) }
     }
 
     private func compareKey(at position: Int, with target: UnsafeBufferPointer<UInt8>) -> Int {
-        guard let length = uint32(at: position).map(Int.init), position + 4 + length <= bytes.count else { return 1 }
+        guard let range = lengthPrefixed(at: position) else { return 1 }
         return bytes.withUnsafeBufferPointer { buffer in
-            let start = position + 4
-            let common = min(length, target.count)
+            let common = min(range.count, target.count)
             for index in 0..<common {
-                let stored = buffer[start + index]
+                let stored = buffer[range.lowerBound + index]
                 if stored != target[index] { return stored < target[index] ? -1 : 1 }
             }
-            return length - target.count
+            return range.count - target.count
         }
     }
 
@@ -128,9 +138,8 @@ struct EncodedValue: Sendable {
     }
 
     var string: String? {
-        guard tag == ValueTag.string, let length = uint32(at: offset + 1).map(Int.init),
-              offset + 5 + length <= bytes.count else { return nil }
-        return String(decoding: bytes[(offset + 5)..<(offset + 5 + length)], as: UTF8.self)
+        guard tag == ValueTag.string, let range = lengthPrefixed(at: offset + 1) else { return nil }
+        return String(decoding: bytes[range], as: UTF8.self)
     }
 
     /// The number of bytes this value occupies, or nil when the bytes are damaged.
@@ -141,17 +150,20 @@ struct EncodedValue: Sendable {
         case ValueTag.int16: 3
         case ValueTag.int32: 5
         case ValueTag.int64, ValueTag.double: 9
-        case ValueTag.string: uint32(at: offset + 1).map { 5 + Int($0) }
-        case ValueTag.array, ValueTag.dictionary: uint32(at: offset + 1).map(Int.init)
+        case ValueTag.string: lengthPrefixed(at: offset + 1).map { $0.upperBound - offset }
+        case ValueTag.array, ValueTag.dictionary: unsigned(at: offset + 1, width: 4)
+        case ValueTag.narrowArray, ValueTag.narrowDictionary: unsigned(at: offset + 1, width: 2)
         default: nil
         }
     }
 
-    /// The bytes of this value alone: a valid encoding by itself.
-    var slice: [UInt8] {
-        guard let size = encodedSize, offset + size <= bytes.count else { return [ValueTag.null] }
-        if offset == 0 && size == bytes.count { return bytes }
-        return Array(bytes[offset..<(offset + size)])
+    /// The bytes of this value alone: a valid encoding by itself (null when damaged).
+    var slice: [UInt8] { Array(sliceBytes) }
+
+    /// Like ``slice``, without copying.
+    var sliceBytes: ArraySlice<UInt8> {
+        guard let size = encodedSize, size > 0, offset + size <= bytes.count else { return [ValueTag.null] }
+        return bytes[offset..<(offset + size)]
     }
 
     // MARK: - Decoding
@@ -164,9 +176,9 @@ struct EncodedValue: Sendable {
         case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: return integer.map(Value.int) ?? .null
         case ValueTag.double: return double.map(Value.double) ?? .null
         case ValueTag.string: return string.map(Value.string) ?? .null
-        case ValueTag.array:
+        case ValueTag.array, ValueTag.narrowArray:
             return .array((0..<count).map { element(at: $0)?.decode() ?? .null })
-        case ValueTag.dictionary:
+        case ValueTag.dictionary, ValueTag.narrowDictionary:
             var result: [String: Value] = [:]
             result.reserveCapacity(count)
             for (key, value) in entries { result[key] = value.decode() }
@@ -177,10 +189,26 @@ struct EncodedValue: Sendable {
 
     // MARK: - Bytes
 
-    private func uint32(at position: Int) -> UInt32? {
-        guard position >= 0, position + 4 <= bytes.count else { return nil }
-        return UInt32(bytes[position]) | UInt32(bytes[position + 1]) << 8
-            | UInt32(bytes[position + 2]) << 16 | UInt32(bytes[position + 3]) << 24
+    private func unsigned(at position: Int, width: Int) -> Int? {
+        guard position >= 0, position + width <= bytes.count else { return nil }
+        var value = 0
+        for index in (0..<width).reversed() { value = value << 8 | Int(bytes[position + index]) }
+        return value
+    }
+
+    /// A LEB128 varint at `position`: its value and how many bytes it took.
+    private func varint(at position: Int) -> (Int, Int)? {
+        var value = 0
+        var shift = 0
+        var index = position
+        while index < bytes.count, shift < 63 {
+            let byte = bytes[index]
+            value |= Int(byte & 0x7F) << shift
+            index += 1
+            if byte & 0x80 == 0 { return (value, index - position) }
+            shift += 7
+        }
+        return nil
     }
 
     private func readInteger<T: FixedWidthInteger>(_ type: T.Type) -> T? {

@@ -35,7 +35,7 @@ enum ISO8601 {
     static func date(from text: String) -> Date? {
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2), scanner.take("-"),
-              let day = scanner.digits(2), (1...12).contains(month), (1...31).contains(day) else { return nil }
+              let day = scanner.digits(2), (1...12).contains(month), (1...daysInMonth(month, year)).contains(day) else { return nil }
         var seconds: Double = 0
         if scanner.take("T") || scanner.take(" ") || scanner.take("t") {
             guard let hour = scanner.digits(2), scanner.take(":"), let minute = scanner.digits(2),
@@ -67,6 +67,14 @@ enum ISO8601 {
         guard scanner.atEnd else { return nil }
         let days = Self.days(fromCivil: year, month, day)
         return Date(timeIntervalSince1970: Double(days) * 86_400 + seconds)
+    }
+
+    private static func daysInMonth(_ month: Int, _ year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     // MARK: - Calendar arithmetic (Howard Hinnant's civil-date algorithms)

@@ -96,8 +96,8 @@ enum ValueConversion {
     /// Like ``plain(_:)`` but straight from encoded bytes.
     static func plain(_ encoded: EncodedValue) -> Any {
         switch encoded.tag {
-        case ValueTag.array: return (0..<encoded.count).map { encoded.element(at: $0).map(plain) ?? NSNull() }
-        case ValueTag.dictionary:
+        case ValueTag.array, ValueTag.narrowArray: return (0..<encoded.count).map { encoded.element(at: $0).map(plain) ?? NSNull() }
+        case ValueTag.dictionary, ValueTag.narrowDictionary:
             var result: [String: Any] = [:]
             for (key, value) in encoded.entries { result[key] = plain(value) }
             return result

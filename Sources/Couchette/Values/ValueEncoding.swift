@@ -1,26 +1,31 @@
 /// The binary format of document bodies: compact, and readable one property at a time.
 ///
-/// Every value starts with a one-byte tag. Multi-byte numbers are little-endian.
+/// Every value starts with a one-byte tag. Multi-byte numbers are little-endian; lengths of
+/// strings and keys are unsigned LEB128 varints (one byte below 128).
 ///
-/// | tag    | value      | payload                                                               |
-/// |--------|------------|-----------------------------------------------------------------------|
-/// | `0x00` | null       | —                                                                     |
-/// | `0x01` | false      | —                                                                     |
-/// | `0x02` | true       | —                                                                     |
-/// | `0x03` | integer    | 1 byte, signed                                                        |
-/// | `0x04` | integer    | 2 bytes, signed                                                       |
-/// | `0x05` | integer    | 4 bytes, signed                                                       |
-/// | `0x06` | integer    | 8 bytes, signed                                                       |
-/// | `0x07` | double     | 8 bytes, IEEE 754 (never NaN or infinite)                              |
-/// | `0x08` | string     | u32 byte count, then UTF-8 bytes                                      |
-/// | `0x09` | array      | u32 total size, u32 count, count × u32 element offset, then elements  |
-/// | `0x0A` | dictionary | u32 total size, u32 count, count × (u32 key offset, u32 value offset), then keys (u32 length + UTF-8) and values |
+/// | tag    | value             | payload                                                         |
+/// |--------|-------------------|-----------------------------------------------------------------|
+/// | `0x00` | null              | —                                                               |
+/// | `0x01` | false             | —                                                               |
+/// | `0x02` | true              | —                                                               |
+/// | `0x03` | integer           | 1 byte, signed                                                  |
+/// | `0x04` | integer           | 2 bytes, signed                                                 |
+/// | `0x05` | integer           | 4 bytes, signed                                                 |
+/// | `0x06` | integer           | 8 bytes, signed                                                 |
+/// | `0x07` | double            | 8 bytes, IEEE 754 (never NaN or infinite)                       |
+/// | `0x08` | string            | varint byte count, then UTF-8 bytes                             |
+/// | `0x09` | array             | u32 total size, u32 count, count × u32 element offset, elements |
+/// | `0x0A` | dictionary        | u32 total size, u32 count, count × (u32 key offset, u32 value offset), then keys (varint length + UTF-8) and values |
+/// | `0x0B` | narrow array      | as `0x09` with every u32 field a u16                            |
+/// | `0x0C` | narrow dictionary | as `0x0A` with every u32 field a u16                            |
 ///
-/// Offsets are measured from the container's tag byte; "total size" counts the whole container from
-/// its tag, so a container can be copied or skipped without being read. Dictionary entries are
-/// sorted by the UTF-8 bytes of their keys, which makes the encoding canonical (equal values encode
-/// to equal bytes — revision digests rely on it) and lets a reader find one key by binary search
-/// without decoding anything else (see ``EncodedValue``).
+/// Offsets are measured from the container's tag byte and "total size" counts the whole container
+/// from its tag, so a container can be copied or skipped without being read, and moved without
+/// being rewritten. A container whose total size fits in 16 bits is always narrow.
+///
+/// Dictionary entries are sorted by the UTF-8 bytes of their keys, which makes the encoding
+/// canonical (equal values encode to equal bytes — revision digests rely on it) and lets a reader
+/// find one key by binary search without decoding anything else (see ``EncodedValue``).
 enum ValueTag {
     static let null: UInt8 = 0x00
     static let falseValue: UInt8 = 0x01
@@ -33,70 +38,106 @@ enum ValueTag {
     static let string: UInt8 = 0x08
     static let array: UInt8 = 0x09
     static let dictionary: UInt8 = 0x0A
+    static let narrowArray: UInt8 = 0x0B
+    static let narrowDictionary: UInt8 = 0x0C
 
-    /// Bytes before the first offset slot of a container: tag, total size, count.
-    static let containerHeaderSize = 9
+    /// Bytes of the size and count fields (each) in a wide or narrow container.
+    static func fieldWidth(narrow: Bool) -> Int { narrow ? 2 : 4 }
+    /// Bytes before the first offset slot: tag, total size, count.
+    static func headerSize(narrow: Bool) -> Int { 1 + 2 * fieldWidth(narrow: narrow) }
 }
 
-/// Writes ``Value``s in the binary format described by ``ValueTag``.
+/// Why a value could not be encoded, and where: the path is built as the error travels up.
+struct EncodingFailure: Error {
+    enum Step {
+        case key(String)
+        case index(Int)
+    }
+
+    var path: [Step] = []
+    let reason: String
+
+    /// `a.b[2]`, or `(root)` for the top level.
+    var pathDescription: String {
+        guard !path.isEmpty else { return "(root)" }
+        var text = ""
+        for step in path {
+            switch step {
+            case .key(let key): text += text.isEmpty ? key : "." + key
+            case .index(let index): text += "[\(index)]"
+            }
+        }
+        return text
+    }
+
+    var couchetteError: CouchetteError {
+        CouchetteError(.invalidParameter, "value at '\(pathDescription)' cannot be stored: \(reason)")
+    }
+}
+
+/// Writes values in the binary format described by ``ValueTag``.
+///
+/// Containers are written through ``writeArray(count:element:)`` and
+/// ``writeDictionary(sortedKeys:value:)``, so any in-memory form (``Value``, mutable containers,
+/// already-encoded values) can be written without converting it to another form first.
 struct ValueEncoder {
     private(set) var bytes: [UInt8] = []
+    /// Write null where a value cannot be stored instead of failing (for snapshots).
+    var lenient = false
+    private var depth = 0
+
+    static let maximumDepth = 512
 
     /// Encodes `value`, rejecting NaN and infinities with `.invalidParameter` naming the key path.
     static func encode(_ value: Value) throws -> [UInt8] {
         var encoder = ValueEncoder()
-        try encoder.write(value, path: "")
+        do {
+            try encoder.write(value)
+        } catch let failure as EncodingFailure {
+            throw failure.couchetteError
+        }
         return encoder.bytes
     }
 
-    mutating func write(_ value: Value, path: String) throws {
+    /// Dictionary keys in the order the format stores them (by UTF-8 bytes).
+    static func sortedKeys<Keys: Sequence<String>>(_ keys: Keys) -> [String] {
+        keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    mutating func write(_ value: Value) throws {
         switch value {
         case .null: bytes.append(ValueTag.null)
         case .bool(let flag): bytes.append(flag ? ValueTag.trueValue : ValueTag.falseValue)
         case .int(let number): writeInteger(number)
-        case .double(let number):
-            guard number.isFinite else {
-                throw CouchetteError(.invalidParameter,
-                                     "value \(number) at '\(path.isEmpty ? "(root)" : path)' cannot be stored: JSON has no NaN or infinity")
-            }
-            bytes.append(ValueTag.double)
-            appendLittleEndian(number.bitPattern)
-        case .string(let text):
-            bytes.append(ValueTag.string)
-            appendString(text)
+        case .double(let number): try writeDouble(number)
+        case .string(let text): writeString(text)
         case .array(let elements):
-            let start = beginContainer(ValueTag.array, count: elements.count, slotSize: 4)
-            for (index, element) in elements.enumerated() {
-                patch(UInt32(bytes.count - start), at: start + ValueTag.containerHeaderSize + index * 4)
-                try write(element, path: "\(path)[\(index)]")
-            }
-            patch(UInt32(bytes.count - start), at: start + 1)
+            try writeArray(count: elements.count) { encoder, index in try encoder.write(elements[index]) }
         case .dictionary(let entries):
-            let sorted = entries.map { (Array($0.key.utf8), $0.key, $0.value) }
-                .sorted { $0.0.lexicographicallyPrecedes($1.0) }
-            let start = beginContainer(ValueTag.dictionary, count: sorted.count, slotSize: 8)
-            for (index, entry) in sorted.enumerated() {
-                let slot = start + ValueTag.containerHeaderSize + index * 8
-                patch(UInt32(bytes.count - start), at: slot)
-                appendLittleEndian(UInt32(entry.0.count))
-                bytes.append(contentsOf: entry.0)
-                patch(UInt32(bytes.count - start), at: slot + 4)
-                try write(entry.2, path: path.isEmpty ? entry.1 : "\(path).\(entry.1)")
-            }
-            patch(UInt32(bytes.count - start), at: start + 1)
+            let keys = Self.sortedKeys(entries.keys)
+            try writeDictionary(sortedKeys: keys) { encoder, index in try encoder.write(entries[keys[index]]!) }
         }
     }
 
-    private mutating func beginContainer(_ tag: UInt8, count: Int, slotSize: Int) -> Int {
-        let start = bytes.count
-        bytes.append(tag)
-        appendLittleEndian(UInt32(0))
-        appendLittleEndian(UInt32(count))
-        bytes.append(contentsOf: repeatElement(0, count: count * slotSize))
-        return start
+    /// Copies an already-encoded value as it is (encoded values are canonical and relocatable).
+    mutating func append(_ encoded: EncodedValue) {
+        bytes.append(contentsOf: encoded.sliceBytes)
     }
 
-    private mutating func writeInteger(_ number: Int64) {
+    /// Records that the value about to be written cannot be stored: throws, or writes null when
+    /// ``lenient``.
+    mutating func unstorable(_ reason: String) throws {
+        guard lenient else { throw EncodingFailure(reason: reason) }
+        bytes.append(ValueTag.null)
+    }
+
+    mutating func writeDouble(_ number: Double) throws {
+        guard number.isFinite else { return try unstorable("\(number) is not a JSON number (no NaN or infinity)") }
+        bytes.append(ValueTag.double)
+        appendLittleEndian(number.bitPattern)
+    }
+
+    mutating func writeInteger(_ number: Int64) {
         if let small = Int8(exactly: number) {
             bytes.append(ValueTag.int8)
             bytes.append(UInt8(bitPattern: small))
@@ -112,19 +153,120 @@ struct ValueEncoder {
         }
     }
 
-    private mutating func appendString(_ text: String) {
-        let utf8 = text.utf8
-        appendLittleEndian(UInt32(utf8.count))
-        bytes.append(contentsOf: utf8)
+    mutating func writeString(_ text: String) {
+        bytes.append(ValueTag.string)
+        appendLengthPrefixed(text)
+    }
+
+    mutating func writeArray(count: Int, element: (inout ValueEncoder, Int) throws -> Void) throws {
+        let start = try beginContainer(ValueTag.array, count: count, slotsPerEntry: 1)
+        for index in 0..<count {
+            patchSlot(start, index, bytes.count - start)
+            do {
+                try element(&self, index)
+            } catch var failure as EncodingFailure {
+                failure.path.insert(.index(index), at: 0)
+                throw failure
+            }
+        }
+        finishContainer(start, count: count, slotsPerEntry: 1, narrowTag: ValueTag.narrowArray)
+    }
+
+    /// Writes a dictionary; `sortedKeys` must come from ``sortedKeys(_:)`` and `value` writes the
+    /// value of `sortedKeys[index]`.
+    mutating func writeDictionary(sortedKeys keys: [String], value: (inout ValueEncoder, Int) throws -> Void) throws {
+        let start = try beginContainer(ValueTag.dictionary, count: keys.count, slotsPerEntry: 2)
+        for (index, key) in keys.enumerated() {
+            patchSlot(start, index * 2, bytes.count - start)
+            appendLengthPrefixed(key)
+            patchSlot(start, index * 2 + 1, bytes.count - start)
+            do {
+                try value(&self, index)
+            } catch var failure as EncodingFailure {
+                failure.path.insert(.key(key), at: 0)
+                throw failure
+            }
+        }
+        finishContainer(start, count: keys.count, slotsPerEntry: 2, narrowTag: ValueTag.narrowDictionary)
+    }
+
+    // MARK: - Containers
+
+    /// Writes a wide header and zeroed slots; ``finishContainer`` narrows it when it fits.
+    private mutating func beginContainer(_ tag: UInt8, count: Int, slotsPerEntry: Int) throws -> Int {
+        guard depth < Self.maximumDepth else {
+            throw EncodingFailure(reason: "nesting deeper than \(Self.maximumDepth) levels (does a container contain itself?)")
+        }
+        depth += 1
+        let start = bytes.count
+        bytes.append(tag)
+        bytes.append(contentsOf: repeatElement(0, count: 8 + count * slotsPerEntry * 4))
+        return start
+    }
+
+    private mutating func patchSlot(_ start: Int, _ slot: Int, _ value: Int) {
+        patch(UInt32(value), at: start + ValueTag.headerSize(narrow: false) + slot * 4, width: 4)
+    }
+
+    /// Fills in size and count; if the container fits in 16-bit fields, rewrites it narrow by
+    /// moving its contents down (children hold only offsets relative to themselves, so they move
+    /// unchanged) and shrinking every offset by the bytes saved.
+    private mutating func finishContainer(_ start: Int, count: Int, slotsPerEntry: Int, narrowTag: UInt8) {
+        depth -= 1
+        let slots = count * slotsPerEntry
+        let wideHeader = ValueTag.headerSize(narrow: false) + slots * 4
+        let narrowHeader = ValueTag.headerSize(narrow: true) + slots * 2
+        let saved = wideHeader - narrowHeader
+        let wideSize = bytes.count - start
+        guard wideSize - saved <= Int(UInt16.max) else {
+            patch(UInt32(wideSize), at: start + 1, width: 4)
+            patch(UInt32(count), at: start + 5, width: 4)
+            return
+        }
+        var offsets: [Int] = []
+        offsets.reserveCapacity(slots)
+        for slot in 0..<slots {
+            let position = start + ValueTag.headerSize(narrow: false) + slot * 4
+            offsets.append(Int(bytes[position]) | Int(bytes[position + 1]) << 8
+                           | Int(bytes[position + 2]) << 16 | Int(bytes[position + 3]) << 24)
+        }
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress! + start
+            (base + narrowHeader).update(from: base + wideHeader, count: wideSize - wideHeader)
+        }
+        bytes.removeLast(saved)
+        bytes[start] = narrowTag
+        patch(UInt32(wideSize - saved), at: start + 1, width: 2)
+        patch(UInt32(count), at: start + 3, width: 2)
+        for (slot, offset) in offsets.enumerated() {
+            patch(UInt32(offset - saved), at: start + ValueTag.headerSize(narrow: true) + slot * 2, width: 2)
+        }
+    }
+
+    // MARK: - Bytes
+
+    private mutating func appendLengthPrefixed(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            appendVarint(utf8.count)
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    private mutating func appendVarint(_ value: Int) {
+        var remaining = UInt(value)
+        while remaining >= 0x80 {
+            bytes.append(UInt8(remaining & 0x7F) | 0x80)
+            remaining >>= 7
+        }
+        bytes.append(UInt8(remaining))
     }
 
     private mutating func appendLittleEndian<T: FixedWidthInteger>(_ number: T) {
         withUnsafeBytes(of: number.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    private mutating func patch(_ number: UInt32, at offset: Int) {
-        withUnsafeBytes(of: number.littleEndian) { raw in
-            for index in 0..<4 { bytes[offset + index] = raw[index] }
-        }
+    private mutating func patch(_ number: UInt32, at offset: Int, width: Int) {
+        for index in 0..<width { bytes[offset + index] = UInt8(truncatingIfNeeded: number >> (8 * index)) }
     }
 }

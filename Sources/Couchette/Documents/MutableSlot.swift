@@ -1,0 +1,122 @@
+import Foundation
+
+/// One slot of a mutable container: a value, a value still in its stored binary form (untouched
+/// since the document was read, so saving copies its bytes as they are), a nested mutable
+/// container (shared by reference, so edits through it show up in the document), or a value that
+/// cannot be stored (reported by the next save).
+enum MutableSlot {
+    case value(Value)
+    case encoded(EncodedValue)
+    case dictionary(MutableDictionaryObject)
+    case array(MutableArrayObject)
+    case invalid(String)
+
+    /// The slot for a caller's value. `owner` is the container receiving it: a container that
+    /// holds `owner` (directly or deeper) cannot be stored, since it would contain itself.
+    init(_ any: Any?, owner: AnyObject? = nil) {
+        switch any {
+        case let dictionary as MutableDictionaryObject:
+            self = Self.holds(dictionary, owner) ? .invalid("a container cannot contain itself") : .dictionary(dictionary)
+        case let array as MutableArrayObject:
+            self = Self.holds(array, owner) ? .invalid("a container cannot contain itself") : .array(array)
+        case let dictionary as DictionaryObject: self = .encoded(dictionary.encoded)
+        case let array as ArrayObject: self = .encoded(array.encoded)
+        default:
+            switch ValueConversion.convert(any) {
+            case .value(let value): self = .value(value)
+            case .unsupported(let reason): self = .invalid(reason)
+            }
+        }
+    }
+
+    /// True when `container` is `owner` or holds it somewhere inside.
+    private static func holds(_ container: AnyObject, _ owner: AnyObject?) -> Bool {
+        guard let owner else { return false }
+        if container === owner { return true }
+        let children: [MutableSlot] = switch container {
+        case let dictionary as MutableDictionaryObject: Array(dictionary.slots.values)
+        case let array as MutableArrayObject: array.slots
+        default: []
+        }
+        return children.contains { slot in
+            switch slot {
+            case .dictionary(let child): holds(child, owner)
+            case .array(let child): holds(child, owner)
+            default: false
+            }
+        }
+    }
+
+    var converted: ValueConversion.Converted {
+        switch self {
+        case .value(let value): .value(value)
+        case .encoded(let encoded): .value(encoded.decode())
+        case .dictionary(let dictionary): dictionary.toValue()
+        case .array(let array): array.toValue()
+        case .invalid(let reason): .unsupported(reason)
+        }
+    }
+
+    /// The getter form; nested containers become mutable objects and are kept in `slot` so that
+    /// edits made through them stay in the document.
+    static func get(_ slot: inout MutableSlot) -> Any? {
+        switch slot {
+        case .value(.dictionary):
+            guard case .value(let value) = slot else { return nil }
+            let object = MutableDictionaryObject(value: value)
+            slot = .dictionary(object)
+            return object
+        case .value(.array):
+            guard case .value(let value) = slot else { return nil }
+            let object = MutableArrayObject(value: value)
+            slot = .array(object)
+            return object
+        case .value(let value): return ValueConversion.plain(value)
+        case .encoded(let encoded):
+            if encoded.isDictionary {
+                let object = MutableDictionaryObject(encoded: encoded)
+                slot = .dictionary(object)
+                return object
+            }
+            if encoded.isArray {
+                let object = MutableArrayObject(encoded: encoded)
+                slot = .array(object)
+                return object
+            }
+            return ValueConversion.plain(encoded.decode())
+        case .dictionary(let object): return object
+        case .array(let object): return object
+        case .invalid: return nil
+        }
+    }
+
+    /// A copy that shares no mutable container with this slot.
+    func copy() -> MutableSlot {
+        switch self {
+        case .dictionary(let object): .dictionary(object.copy())
+        case .array(let object): .array(object.copy())
+        case .value, .encoded, .invalid: self
+        }
+    }
+
+    static func plain(_ slot: MutableSlot) -> Any {
+        switch slot {
+        case .value(let value): ValueConversion.plain(value)
+        case .encoded(let encoded): ValueConversion.plain(encoded)
+        case .dictionary(let object): object.toDictionary()
+        case .array(let object): object.toArray()
+        case .invalid: NSNull()
+        }
+    }
+
+    /// Writes this slot in the binary format.
+    func encode(into encoder: inout ValueEncoder) throws {
+        switch self {
+        case .value(let value): try encoder.write(value)
+        case .encoded(let encoded): encoder.append(encoded)
+        case .dictionary(let object): try object.encode(into: &encoder)
+        case .array(let object): try object.encode(into: &encoder)
+        case .invalid(let reason): try encoder.unstorable(reason)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import Couchette
+
+/// How mutable documents become bytes: untouched stored values are copied as they are, cycles and
+/// unstorable values are reported, snapshots never lose the storable part.
+@Suite struct MutableEncodingTests {
+    @Test func untouchedStoredValuesSurviveAnEditElsewhere() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            let original = try MutableDocument(id: "d", json: #"{"nested":{"list":[1,{"deep":true}],"s":"x"},"n":1}"#)
+            try await collection.save(document: original)
+            let stored = try #require(try await collection.document(id: "d"))
+            let edit = stored.toMutable().setInt(2, forKey: "n")
+            try await collection.save(document: edit)
+            let reread = try #require(try await collection.document(id: "d"))
+            #expect(reread.toJSON() == #"{"n":2,"nested":{"list":[1,{"deep":true}],"s":"x"}}"#)
+            // Editing deep inside a value read from storage lands in the saved document.
+            let deepEdit = reread.toMutable()
+            deepEdit.dictionary(forKey: "nested")?.array(forKey: "list")?.dictionary(at: 1)?.setBoolean(false, forKey: "deep")
+            try await collection.save(document: deepEdit)
+            #expect(try await collection.document(id: "d")?["nested"]["list"][1]["deep"].bool == false)
+        }
+    }
+
+    @Test func encodingAStoredDocumentAgainGivesTheSameBytes() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            try await collection.save(document: try MutableDocument(id: "d", json: #"{"b":[1,2.5,"three"],"a":{"z":null,"y":false}}"#))
+            let stored = try #require(try await collection.document(id: "d"))
+            #expect(try stored.toMutable().encodeBody() == stored.body)
+            #expect(try ValueEncoder.encode(stored.root.decode()) == stored.body)
+        }
+    }
+
+    @Test func aContainerCannotContainItself() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            let loop = MutableDictionaryObject().setString("v", forKey: "k")
+            loop.setDictionary(loop, forKey: "self")
+            let other = MutableArrayObject()
+            let holder = MutableDictionaryObject().setArray(other, forKey: "list")
+            other.addDictionary(holder)
+            #expect(loop.toDictionary()["k"] as? String == "v")  // no endless recursion
+            let document = MutableDocument(id: "cycle").setDictionary(loop, forKey: "loop")
+            let message = await expectCouchetteError(.invalidParameter) { try await collection.save(document: document) }
+            #expect(message?.contains("loop.self") == true, "\(message ?? "")")
+            #expect(message?.contains("itself") == true, "\(message ?? "")")
+            let indirect = MutableDocument(id: "indirect").setDictionary(holder, forKey: "h")
+            await expectCouchetteError(.invalidParameter) { try await collection.save(document: indirect) }
+        }
+    }
+
+    @Test func snapshotsKeepEveryStorableValue() {
+        let mutable = MutableDocument(id: "s").setString("kept", forKey: "a").setDouble(.nan, forKey: "bad")
+        let snapshot = Document(mutable)
+        #expect(snapshot.string(forKey: "a") == "kept")
+        #expect(snapshot.value(forKey: "bad") is NSNull)
+    }
+}
+
+@Suite struct DateValidationTests {
+    @Test(arguments: ["2023-02-29", "2024-02-30", "2023-04-31", "1900-02-29T00:00:00Z"])
+    func impossibleDaysAreNotDates(text: String) {
+        #expect(ISO8601.date(from: text) == nil)
+    }
+
+    @Test(arguments: ["2024-02-29", "2000-02-29T12:00:00Z", "2023-04-30", "2023-12-31T23:59:59.999Z"])
+    func realDaysAreDates(text: String) {
+        #expect(ISO8601.date(from: text) != nil)
+    }
+}
