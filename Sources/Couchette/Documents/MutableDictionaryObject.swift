@@ -11,9 +11,37 @@ import Foundation
 /// doc.setDictionary(address, forKey: "address")
 /// ```
 public final class MutableDictionaryObject: DictionaryProtocol {
-    var slots: [String: MutableSlot]
+    /// The entries, built from ``pristine`` the first time they are needed.
+    private var storage: [String: MutableSlot]?
+    /// The stored form this dictionary was read from, while nothing in it has been touched:
+    /// saving then copies its bytes as they are, and nothing is decoded.
+    private var pristine: EncodedValue?
 
-    public init() { slots = [:] }
+    /// The entries. Any access through it (reads included, since they can hand out a nested
+    /// container to edit) ends the pristine state.
+    var slots: [String: MutableSlot] {
+        get {
+            materialize()
+            return storage ?? [:]
+        }
+        _modify {
+            materialize()
+            pristine = nil
+            yield &storage!
+        }
+    }
+
+    private func materialize() {
+        guard storage == nil else { return }
+        var built: [String: MutableSlot] = [:]
+        if let pristine {
+            built.reserveCapacity(pristine.count)
+            for (key, value) in pristine.entries { built[key] = .encoded(value) }
+        }
+        storage = built
+    }
+
+    public init() { storage = [:] }
 
     /// A dictionary holding a copy of `data` (values as accepted by ``setValue(_:forKey:)``).
     public convenience init(data: [String: Any]) {
@@ -23,30 +51,38 @@ public final class MutableDictionaryObject: DictionaryProtocol {
 
     init(value: Value) {
         if case .dictionary(let entries) = value {
-            slots = entries.mapValues { .value($0) }
+            storage = entries.mapValues { .value($0) }
         } else {
-            slots = [:]
+            storage = [:]
         }
     }
 
-    /// A mutable view of a stored dictionary: its values stay in binary form until touched.
+    /// A mutable view of a stored dictionary: nothing is decoded until it is read or changed.
     init(encoded: EncodedValue) {
-        var slots: [String: MutableSlot] = [:]
-        slots.reserveCapacity(encoded.count)
-        for (key, value) in encoded.entries { slots[key] = .encoded(value) }
-        self.slots = slots
+        pristine = encoded.isDictionary ? encoded : nil
+        storage = encoded.isDictionary ? nil : [:]
+    }
+
+    /// Replaces every entry with those of a stored dictionary.
+    func replaceContents(with encoded: EncodedValue) {
+        pristine = encoded
+        storage = nil
     }
 
     /// Writes this dictionary in the binary format.
     func encode(into encoder: inout ValueEncoder) throws {
+        if let pristine {
+            encoder.append(pristine)
+            return
+        }
         let keys = ValueEncoder.sortedKeys(slots.keys)
         try encoder.writeDictionary(sortedKeys: keys) { encoder, index in
             try slots[keys[index]]!.encode(into: &encoder)
         }
     }
 
-    public var count: Int { slots.count }
-    public var keys: [String] { slots.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
+    public var count: Int { pristine?.count ?? slots.count }
+    public var keys: [String] { pristine?.keys ?? ValueEncoder.sortedKeys(slots.keys) }
 
     public func value(forKey key: String) -> Any? {
         guard slots[key] != nil else { return nil }
@@ -61,6 +97,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
 
     /// A deep copy, keeping values that cannot be stored (the next save still reports them).
     func copy() -> MutableDictionaryObject {
+        if let pristine { return MutableDictionaryObject(encoded: pristine) }
         let copy = MutableDictionaryObject()
         copy.slots = slots.mapValues { $0.copy() }
         return copy

@@ -87,12 +87,14 @@ public final class MutableDocument: DictionaryProtocol {
     /// Replaces every property with the contents of a JSON object.
     /// - Throws: `.invalidParameter` when `json` is not valid JSON or not an object.
     public func setJSON(_ json: String) throws {
-        let parsed = try JSON.parse(json)
-        guard case .dictionary = parsed else {
+        let body = try JSON.encodeBinary(json)
+        let encoded = EncodedValue(bytes: body)
+        guard encoded.isDictionary else {
             throw CouchetteError(.invalidParameter, "JSON for document '\(id)' must be an object")
         }
-        root.slots = MutableDictionaryObject(value: parsed).slots
+        root.replaceContents(with: encoded)
     }
+
 
     /// The body in the stored binary format, or `.invalidParameter` naming the first bad value.
     func encodeBody(lenient: Bool = false) throws -> [UInt8] {

@@ -104,10 +104,13 @@ struct ValueEncoder {
         keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
+    mutating func write(null: Void) { bytes.append(ValueTag.null) }
+    mutating func write(bool flag: Bool) { bytes.append(flag ? ValueTag.trueValue : ValueTag.falseValue) }
+
     mutating func write(_ value: Value) throws {
         switch value {
-        case .null: bytes.append(ValueTag.null)
-        case .bool(let flag): bytes.append(flag ? ValueTag.trueValue : ValueTag.falseValue)
+        case .null: write(null: ())
+        case .bool(let flag): write(bool: flag)
         case .int(let number): writeInteger(number)
         case .double(let number): try writeDouble(number)
         case .string(let text): writeString(text)
@@ -133,6 +136,11 @@ struct ValueEncoder {
 
     mutating func writeDouble(_ number: Double) throws {
         guard number.isFinite else { return try unstorable("\(number) is not a JSON number (no NaN or infinity)") }
+        writeFiniteDouble(number)
+    }
+
+    /// Writes a double already known to be finite (for example one read from JSON text).
+    mutating func writeFiniteDouble(_ number: Double) {
         bytes.append(ValueTag.double)
         appendLittleEndian(number.bitPattern)
     }
@@ -213,6 +221,10 @@ struct ValueEncoder {
     /// unchanged) and shrinking every offset by the bytes saved.
     private mutating func finishContainer(_ start: Int, count: Int, slotsPerEntry: Int, narrowTag: UInt8) {
         depth -= 1
+        narrowIfPossible(start, count: count, slotsPerEntry: slotsPerEntry, narrowTag: narrowTag)
+    }
+
+    private mutating func narrowIfPossible(_ start: Int, count: Int, slotsPerEntry: Int, narrowTag: UInt8) {
         let slots = count * slotsPerEntry
         let wideHeader = ValueTag.headerSize(narrow: false) + slots * 4
         let narrowHeader = ValueTag.headerSize(narrow: true) + slots * 2
@@ -241,6 +253,80 @@ struct ValueEncoder {
         for (slot, offset) in offsets.enumerated() {
             patch(UInt32(offset - saved), at: start + ValueTag.headerSize(narrow: true) + slot * 2, width: 2)
         }
+    }
+
+    // MARK: - Containers written out of order
+
+    /// One dictionary entry already written (key, then value) but not yet placed in a container.
+    struct PendingEntry {
+        /// Where the entry starts: the key's length prefix.
+        let start: Int
+        /// The key's UTF-8 bytes (what entries are sorted by).
+        let key: Range<Int>
+        let valueStart: Int
+        var end: Int
+    }
+
+    /// Appends a length-prefixed key and returns where its parts lie.
+    mutating func appendKey(_ utf8: UnsafeBufferPointer<UInt8>) -> PendingEntry {
+        let start = bytes.count
+        appendVarint(utf8.count)
+        let keyStart = bytes.count
+        bytes.append(contentsOf: utf8)
+        return PendingEntry(start: start, key: keyStart..<bytes.count, valueStart: bytes.count, end: bytes.count)
+    }
+
+    mutating func appendStringBytes(_ utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.append(ValueTag.string)
+        appendVarint(utf8.count)
+        bytes.append(contentsOf: utf8)
+    }
+
+    /// Turns the entries written since `contentStart`, in any order, into a canonical dictionary
+    /// at `contentStart`: sorted by key, and for a repeated key only the last one kept (as JSON
+    /// readers do).
+    mutating func closeDictionary(contentStart: Int, entries: [PendingEntry]) {
+        let order = entries.indices.sorted { left, right in
+            let a = bytes[entries[left].key]
+            let b = bytes[entries[right].key]
+            return a.lexicographicallyPrecedes(b) || (a.elementsEqual(b) && left < right)
+        }
+        var kept: [PendingEntry] = []
+        kept.reserveCapacity(entries.count)
+        for (position, index) in order.enumerated() {
+            let next = position + 1 < order.count ? order[position + 1] : nil
+            if let next, bytes[entries[next].key].elementsEqual(bytes[entries[index].key]) { continue }
+            kept.append(entries[index])
+        }
+        var container: [UInt8] = [ValueTag.dictionary]
+        container.reserveCapacity(bytes.count - contentStart + 9 + kept.count * 8)
+        container.append(contentsOf: repeatElement(0, count: 8 + kept.count * 8))
+        for (slot, entry) in kept.enumerated() {
+            setSlot(&container, slot * 2, container.count)
+            container.append(contentsOf: bytes[entry.start..<entry.valueStart])
+            setSlot(&container, slot * 2 + 1, container.count)
+            container.append(contentsOf: bytes[entry.valueStart..<entry.end])
+        }
+        bytes.replaceSubrange(contentStart..., with: container)
+        narrowIfPossible(contentStart, count: kept.count, slotsPerEntry: 2, narrowTag: ValueTag.narrowDictionary)
+    }
+
+    /// Turns the elements written since `contentStart` (each starting at one of `starts`) into an
+    /// array at `contentStart`.
+    mutating func closeArray(contentStart: Int, starts: [Int]) {
+        let headerSize = 9 + starts.count * 4
+        var slots: [UInt8] = [ValueTag.array]
+        slots.append(contentsOf: repeatElement(0, count: headerSize - 1))
+        for (index, start) in starts.enumerated() {
+            setSlot(&slots, index, start - contentStart + headerSize)
+        }
+        bytes.insert(contentsOf: slots, at: contentStart)
+        narrowIfPossible(contentStart, count: starts.count, slotsPerEntry: 1, narrowTag: ValueTag.narrowArray)
+    }
+
+    private func setSlot(_ container: inout [UInt8], _ slot: Int, _ value: Int) {
+        let position = ValueTag.headerSize(narrow: false) + slot * 4
+        for index in 0..<4 { container[position + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
     }
 
     // MARK: - Bytes
