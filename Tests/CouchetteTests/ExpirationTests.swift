@@ -12,11 +12,11 @@ import Testing
             let token = database.core.observers.add { summary in observed.append(summary) }
             defer { database.core.observers.remove(token) }
 
-            try await collection.setDocumentExpiration(id: "soon", expiration: Date().addingTimeInterval(0.15))
+            try await collection.setDocumentExpiration(id: "soon", expiration: Date().addingTimeInterval(3600))
             try await collection.setDocumentExpiration(id: "later", expiration: Date().addingTimeInterval(3600))
             #expect(try await collection.getDocumentExpiration(id: "soon") != nil)
             #expect(try await collection.document(id: "soon") != nil)
-            try await Task.sleep(for: .milliseconds(200))
+            try await collection.setDocumentExpiration(id: "soon", expiration: Date())
             #expect(try await collection.document(id: "soon") == nil)  // hidden at once, purged or not
             #expect(try await eventually { try await collection.count == 1 })
             #expect(observed.ids.contains("soon"))
@@ -44,10 +44,11 @@ import Testing
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             try await collection.save(document: MutableDocument(id: "a"))
-            try await collection.setDocumentExpiration(id: "a", expiration: Date().addingTimeInterval(0.1))
+            try await collection.setDocumentExpiration(id: "a", expiration: Date().addingTimeInterval(3600))
             try await collection.setDocumentExpiration(id: "a", expiration: nil)
             #expect(try await collection.getDocumentExpiration(id: "a") == nil)
-            try await Task.sleep(for: .milliseconds(250))
+            let pending = try database.core.read { try database.core.store.nextExpiration($0) }
+            #expect(pending == nil)
             #expect(try await collection.document(id: "a") != nil)
             await expectCouchetteError(.notFound) {
                 try await collection.setDocumentExpiration(id: "missing", expiration: Date())

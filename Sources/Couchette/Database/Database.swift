@@ -16,6 +16,10 @@ import Foundation
 /// ```
 public actor Database {
     nonisolated let core: DatabaseCore
+    private nonisolated let writer: WriterExecutor
+
+    /// The actor runs on its own writer thread (see ``WriterExecutor``).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { writer.asUnownedSerialExecutor() }
 
     /// Opens the database `name` in `config.directory`, creating it if needed.
     ///
@@ -25,10 +29,12 @@ public actor Database {
         try Database.validate(name: name)
         let path = Database.folder(name: name, directory: config.directory)
         core = try DatabaseCore(name: name, path: path, configuration: config)
+        writer = WriterExecutor(name: name)
         ExpirationSweeper.start(for: self)
     }
 
     deinit {
+        writer.stop()
         if core.markClosed() {
             core.sweeper.withLock { $0?.cancel() }
             core.observers.close()

@@ -1,0 +1,57 @@
+import Foundation
+
+/// The thread a ``Database`` actor runs on.
+///
+/// Every LMDB write transaction of the database begins and commits on this one thread (LMDB ties a
+/// write transaction to its thread), and the disk sync at each commit blocks this thread instead
+/// of one of Swift's few cooperative threads. While it syncs, writers on the cooperative threads
+/// keep queueing their writes, and the next commit takes them all at once (group commit).
+final class WriterExecutor: SerialExecutor, @unchecked Sendable {
+    // @unchecked: `jobs` and `isStopped` are only touched while `condition` is locked; the
+    // thread is the only consumer and runs one job at a time, as a serial executor must.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var isStopped = false
+
+    init(name: String) {
+        let thread = Thread { [self] in run() }
+        thread.name = "couchette-writer-\(name)"
+        thread.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Lets the thread end once every job queued so far has run. Called when the database goes
+    /// away, after which no job can be queued.
+    func stop() {
+        condition.lock()
+        isStopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !isStopped { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let batch = jobs
+            jobs.removeAll(keepingCapacity: true)
+            condition.unlock()
+            for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
+        }
+    }
+}
