@@ -163,6 +163,16 @@ final class EveryType: Codable {
         }
     }
 
+    @Test(arguments: [-1e20, 1e20, -62_167_219_200.001, 253_402_300_800.0, Double.nan, Double.infinity])
+    func datesOutsideFourDigitYearsAreRefusedNotTrapped(seconds: Double) throws {
+        struct Agenda: Codable { var dates: [Date] }
+        let error = try #require(throws: CouchetteError.self) {
+            _ = try DocumentEncoder.encodeValue(Agenda(dates: [Date(), Date(timeIntervalSince1970: seconds)]))
+        }
+        #expect(error.code == .invalidParameter)
+        #expect(error.message.contains("dates[1]"))
+    }
+
     @Test func nanIsRefusedNamingTheKeyPath() throws {
         final class Reading: Codable {
             @DocumentID var id: String?

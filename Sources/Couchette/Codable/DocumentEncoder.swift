@@ -185,7 +185,15 @@ final class ModelEncoder: Encoder {
         if T.self == [String].self { return .array(same(value, as: [String].self).map(Value.string)) }
         if T.self == [Int].self { return .array(same(value, as: [Int].self).map { .int(Int64($0)) }) }
         if T.self == [Double].self { return .array(same(value, as: [Double].self).map(Value.double)) }
-        if T.self == Date.self { return .string(ISO8601.string(from: same(value, as: Date.self))) }
+        if T.self == Date.self {
+            let date = same(value, as: Date.self)
+            guard ISO8601.canFormat(date) else {
+                throw CouchetteError(.invalidParameter,
+                                     "date \(date.timeIntervalSince1970) s after 1970 at '\(Self.describe(path, key))' cannot be stored: "
+                                     + "it is outside the years 0000...9999")
+            }
+            return .string(ISO8601.string(from: date))
+        }
         if T.self == DocumentID.self {
             // A nested model's id: a normal string field.
             return same(value, as: DocumentID.self).wrappedValue.map(Value.string) ?? .null
