@@ -183,6 +183,20 @@ final class EveryType: Codable {
         #expect(message.contains("values.bad"))
     }
 
+    @Test func aCycleOfObjectsIsRefusedNotAStackOverflow() throws {
+        final class Node: Codable {
+            @DocumentID var id: String?
+            var name = "loop"
+            var next: Node?
+        }
+        let node = Node()
+        node.next = node
+        let error = try #require(throws: CouchetteError.self) { _ = try DocumentEncoder.encode(node) }
+        #expect(error.code == .invalidParameter)
+        #expect(error.message.contains("contain itself"))
+        node.next = nil  // break the cycle so the node can be freed
+    }
+
     @Test func aModelThatIsNotADictionaryIsRefused() throws {
         final class Scalar: Codable {
             var value = 3

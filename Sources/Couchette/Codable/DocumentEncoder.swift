@@ -205,6 +205,12 @@ final class ModelEncoder: Encoder {
             throw CouchetteError(.invalidParameter,
                                  "Data at '\(Self.describe(path, key))' cannot be stored in a document property: use a Blob for binary data")
         }
+        guard path.count < ValueEncoder.maximumDepth else {
+            // A model graph with a cycle would otherwise recurse until the stack overflows.
+            throw CouchetteError(.invalidParameter,
+                                 "\(T.self) at '\(Self.describe(path, key))' is nested deeper than \(ValueEncoder.maximumDepth) levels "
+                                 + "(does an object contain itself?)")
+        }
         let child = ModelEncoder(codingPath: key.map { path + [$0] } ?? path, context: context, isDocumentRoot: false)
         try value.encode(to: child)
         return try child.finishedValue()
