@@ -34,8 +34,9 @@ struct Token: Sendable, Equatable {
 
 /// Splits SQL++ text into tokens.
 ///
-/// Strings take single or double quotes (a doubled quote or a backslash escapes); identifiers may
-/// be backquoted (a doubled backquote escapes); `--` and `/* */` comments are skipped.
+/// Strings take single or double quotes; as in LiteCore, a doubled quote is the only escape
+/// (backslashes are kept, so `LIKE '100\%'` escapes the `%`). Identifiers may be backquoted (a
+/// doubled backquote escapes); `--` and `/* */` comments are skipped.
 struct Lexer {
     private let scalars: [Unicode.Scalar]
     private var position = 0
@@ -105,9 +106,9 @@ struct Lexer {
         }
         switch scalar {
         case "'", "\"":
-            return Token(kind: .string(try quoted(by: scalar, start: start, backslashEscapes: true)), offset: start)
+            return Token(kind: .string(try quoted(by: scalar, start: start)), offset: start)
         case "`":
-            return Token(kind: .quoted(try quoted(by: "`", start: start, backslashEscapes: false)), offset: start)
+            return Token(kind: .quoted(try quoted(by: "`", start: start)), offset: start)
         case "$":
             position += 1
             var name = ""
@@ -132,7 +133,7 @@ struct Lexer {
         throw error("unexpected character '\(scalar)'", at: start)
     }
 
-    private mutating func quoted(by quote: Unicode.Scalar, start: Int, backslashEscapes: Bool) throws -> String {
+    private mutating func quoted(by quote: Unicode.Scalar, start: Int) throws -> String {
         position += 1
         var text = ""
         while true {
@@ -147,25 +148,6 @@ struct Lexer {
                     continue
                 }
                 return text
-            }
-            if backslashEscapes && scalar == "\\", let escaped = peek() {
-                position += 1
-                switch escaped {
-                case "n": text += "\n"
-                case "t": text += "\t"
-                case "r": text += "\r"
-                case "b": text += "\u{08}"
-                case "f": text += "\u{0C}"
-                case "u":
-                    let hex = (0..<4).compactMap { peek($0) }.map(String.init).joined()
-                    guard hex.count == 4, let code = UInt32(hex, radix: 16), let unicode = Unicode.Scalar(code) else {
-                        throw error("invalid \\u escape", at: position - 2)
-                    }
-                    text.unicodeScalars.append(unicode)
-                    position += 4
-                default: text.unicodeScalars.append(escaped)
-                }
-                continue
             }
             text.unicodeScalars.append(scalar)
         }
