@@ -8,6 +8,9 @@ public final class Batch {
     /// The documents and models to update with their new revisions, in operation order (so that
     /// an object written twice ends at its last revision).
     private var trackers: [(operation: Int, tracker: any RevisionTracking)] = []
+    /// Document models written in this batch, by their `@DocumentID` wrapper: the id they are
+    /// written under (generated once per object) and the collections they were written to.
+    var models: [ObjectIdentifier: (id: String, collections: Set<CollectionSpec>)] = [:]
     private var isClosed = false
 
     init(database: Database) { self.database = database }
