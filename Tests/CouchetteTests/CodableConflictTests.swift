@@ -18,11 +18,11 @@ import Testing
     private func writeUnderneath(_ collection: Collection, id: String, json: String) throws {
         let body = try ValueEncoder.encode(JSON.parse(json))
         let core = collection.core
-        var summary = CommitSummary()
         try core.environment.write { txn in
-            _ = try core.store.apply(.save(collection.spec, id: id, body: body, base: nil, control: .lastWriteWins),
-                                     in: txn, now: Clock.nowMilliseconds(),
-                                     collections: [collection.spec.number: collection.spec], summary: &summary)
+            let context = WriteContext(txn: txn, tables: core.environment.tables, now: Clock.nowMilliseconds(),
+                                       collections: [collection.spec.number: collection.spec])
+            _ = try core.store.apply(.save(collection.spec, id: id, body: body, base: nil, control: .lastWriteWins), in: context)
+            try context.flush()
         }
     }
 
