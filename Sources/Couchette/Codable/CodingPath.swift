@@ -35,3 +35,11 @@ enum CodingPath {
         return text.isEmpty ? "(root)" : text
     }
 }
+
+/// `value` as `T`, when the caller has checked that `T` is `U` (`T.self == U.self`): a plain copy,
+/// without the runtime cast `as! T` would make on every value of a hot path.
+@inline(__always)
+func same<U, T>(_ value: U, as type: T.Type) -> T {
+    assert(U.self == T.self, "same(_:as:) needs identical types")
+    return unsafeBitCast(value, to: T.self)
+}

@@ -48,7 +48,7 @@ struct ModelKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         if T.self == DocumentID.self, let document = decoder.document {
             // The model's own id: the document's, whatever the body holds under this key.
-            return document.makeDocumentID() as! T
+            return same(document.makeDocumentID(), as: T.self)
         }
         return try decoder.unwrap(T.self, from: try value(key), at: codingPath, key: key)
     }
@@ -76,7 +76,7 @@ struct ModelKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try present(key).map { try integer($0, type, key) } }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        if T.self == DocumentID.self, let document = decoder.document { return document.makeDocumentID() as? T }
+        if T.self == DocumentID.self, let document = decoder.document { return same(document.makeDocumentID(), as: T.self) }
         return try present(key).map { try decoder.unwrap(T.self, from: $0, at: codingPath, key: key) }
     }
 

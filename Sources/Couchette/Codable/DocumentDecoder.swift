@@ -29,7 +29,7 @@ enum DocumentDecoder {
     static func decodeModel<T: Decodable & AnyObject>(_ type: T.Type, from document: Document) throws -> T {
         let context = DocumentContext(id: document.id, revisionID: document.revisionID)
         let model = try T(from: ModelDecoder(value: document.root, codingPath: [], document: context))
-        if context.decodedIDs.isEmpty {
+        if !context.decodedID {
             // A hand-written init(from:) that did not decode its @DocumentID through the container.
             let wrapper = try DocumentIDLocator.wrapper(in: model)
             if let revisionID = document.revisionID {
@@ -52,7 +52,8 @@ enum DocumentDecoder {
 final class DocumentContext {
     let id: String
     let revisionID: String?
-    private(set) var decodedIDs: [DocumentID] = []
+    /// Whether the model's `@DocumentID` was decoded through the decoder (else reflection finds it).
+    private(set) var decodedID = false
 
     init(id: String, revisionID: String?) {
         self.id = id
@@ -68,7 +69,7 @@ final class DocumentContext {
     }
 
     func noteDecoded(_ wrapper: DocumentID) {
-        decodedIDs.append(wrapper)
+        decodedID = true
     }
 }
 
@@ -110,36 +111,47 @@ final class ModelDecoder: Decoder {
     // MARK: - Unwrapping values
 
     func unwrap<T: Decodable>(_ type: T.Type, from value: EncodedValue, at path: [any CodingKey], key: (any CodingKey)?) throws -> T {
-        if T.self == String.self { return try unwrapString(value, at: path, key: key) as! T }
-        if T.self == Int.self { return try unwrapInteger(value, as: Int.self, at: path, key: key) as! T }
-        if T.self == Double.self { return try unwrapFloatingPoint(value, as: Double.self, at: path, key: key) as! T }
-        if T.self == Bool.self { return try unwrapBool(value, at: path, key: key) as! T }
+        // Fast paths for the common leaves and arrays of them (no decoder or container per value).
+        if T.self == String.self { return same(try unwrapString(value, at: path, key: key), as: T.self) }
+        if T.self == Int.self { return same(try unwrapInteger(value, as: Int.self, at: path, key: key), as: T.self) }
+        if T.self == Double.self { return same(try unwrapFloatingPoint(value, as: Double.self, at: path, key: key), as: T.self) }
+        if T.self == Bool.self { return same(try unwrapBool(value, at: path, key: key), as: T.self) }
+        if T.self == [String].self {
+            return same(try unwrapArray(value, at: path, key: key) { try self.unwrapString($0, at: $1, key: $2) }, as: T.self)
+        }
+        if T.self == [Int].self {
+            return same(try unwrapArray(value, at: path, key: key) { try self.unwrapInteger($0, as: Int.self, at: $1, key: $2) }, as: T.self)
+        }
+        if T.self == [Double].self {
+            return same(try unwrapArray(value, at: path, key: key) { try self.unwrapFloatingPoint($0, as: Double.self, at: $1, key: $2) },
+                        as: T.self)
+        }
         if T.self == Date.self {
             let text = try unwrapString(value, as: Date.self, at: path, key: key)
             guard let date = ISO8601.date(from: text) else {
                 throw Self.corrupted("Expected an ISO-8601 date string, found '\(text)'.", at: path, key: key)
             }
-            return date as! T
+            return same(date, as: T.self)
         }
         if T.self == DocumentID.self {
             // A nested model's id: an optional string field.
-            if value.isNull { return DocumentID(wrappedValue: nil) as! T }
-            return DocumentID(wrappedValue: try unwrapString(value, as: DocumentID.self, at: path, key: key)) as! T
+            let id = value.isNull ? nil : try unwrapString(value, as: DocumentID.self, at: path, key: key)
+            return same(DocumentID(wrappedValue: id), as: T.self)
         }
         if T.self == URL.self {
             let text = try unwrapString(value, as: URL.self, at: path, key: key)
             guard let url = URL(string: text) else { throw Self.corrupted("Invalid URL string '\(text)'.", at: path, key: key) }
-            return url as! T
+            return same(url, as: T.self)
         }
         if T.self == UUID.self {
             let text = try unwrapString(value, as: UUID.self, at: path, key: key)
             guard let uuid = UUID(uuidString: text) else { throw Self.corrupted("Invalid UUID string '\(text)'.", at: path, key: key) }
-            return uuid as! T
+            return same(uuid, as: T.self)
         }
         if T.self == Decimal.self {
-            if let integer = value.integer { return Decimal(integer) as! T }
+            if let integer = value.integer { return same(Decimal(integer), as: T.self) }
             let number = try unwrapFloatingPoint(value, as: Double.self, at: path, key: key)
-            return (Decimal(string: "\(number)") ?? Decimal(number)) as! T
+            return same(Decimal(string: "\(number)") ?? Decimal(number), as: T.self)
         }
         if T.self == Data.self {
             throw DecodingError.typeMismatch(Data.self, DecodingError.Context(
@@ -147,6 +159,22 @@ final class ModelDecoder: Decoder {
                 debugDescription: "Data cannot be stored in a document property: use a Blob for binary data."))
         }
         return try T(from: child(value, at: path, key: key))
+    }
+
+    /// An array whose elements `element` unwraps (given the element, the array's path and the
+    /// element's key).
+    private func unwrapArray<Element>(_ value: EncodedValue, at path: [any CodingKey], key: (any CodingKey)?,
+                                      element: (EncodedValue, [any CodingKey], any CodingKey) throws -> Element) throws -> [Element] {
+        guard value.isArray else { throw Self.mismatch([Element].self, "an array", value, at: path, key: key) }
+        let arrayPath = key.map { path + [$0] } ?? path
+        let count = value.count
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        for index in 0..<count {
+            let item = value.element(at: index) ?? EncodedValue(bytes: [ValueTag.null])
+            elements.append(try element(item, arrayPath, CodingPath.IndexKey(index)))
+        }
+        return elements
     }
 
     func unwrapBool(_ value: EncodedValue, at path: [any CodingKey], key: (any CodingKey)?) throws -> Bool {
@@ -248,7 +276,7 @@ extension ModelDecoder: SingleValueDecodingContainer {
     func decode(_ type: UInt128.Type) throws -> UInt128 { try unwrapInteger(value, as: type, at: codingPath, key: nil) }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        if T.self == DocumentID.self, let document { return document.makeDocumentID() as! T }
+        if T.self == DocumentID.self, let document { return same(document.makeDocumentID(), as: T.self) }
         return try unwrap(T.self, from: value, at: codingPath, key: nil)
     }
 }

@@ -32,7 +32,7 @@ struct ModelKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         if T.self == DocumentID.self, encoder.isDocumentRoot {
             // The model's own id is the document's id, not a property.
-            encoder.context.noteDocumentID(value as! DocumentID)
+            encoder.context.noteDocumentID(same(value, as: DocumentID.self))
             return
         }
         store(try encoder.box(value, at: codingPath, key: key), key)

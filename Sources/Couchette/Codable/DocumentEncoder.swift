@@ -177,19 +177,22 @@ final class ModelEncoder: Encoder {
     /// The stored form of one value encoded at `path` + `key` (or at `path` itself when `key` is
     /// nil: a single-value container).
     func box<T: Encodable>(_ value: T, at path: [any CodingKey], key: (any CodingKey)?) throws -> Value {
-        // Fast paths for the common leaves (arrays of them come through here element by element).
-        if T.self == String.self { return .string(value as! String) }
-        if T.self == Int.self { return .int(Int64(value as! Int)) }
-        if T.self == Double.self { return .double(value as! Double) }
-        if T.self == Bool.self { return .bool(value as! Bool) }
-        if T.self == Date.self { return .string(ISO8601.string(from: value as! Date)) }
+        // Fast paths for the common leaves and arrays of them (no encoder per value).
+        if T.self == String.self { return .string(same(value, as: String.self)) }
+        if T.self == Int.self { return .int(Int64(same(value, as: Int.self))) }
+        if T.self == Double.self { return .double(same(value, as: Double.self)) }
+        if T.self == Bool.self { return .bool(same(value, as: Bool.self)) }
+        if T.self == [String].self { return .array(same(value, as: [String].self).map(Value.string)) }
+        if T.self == [Int].self { return .array(same(value, as: [Int].self).map { .int(Int64($0)) }) }
+        if T.self == [Double].self { return .array(same(value, as: [Double].self).map(Value.double)) }
+        if T.self == Date.self { return .string(ISO8601.string(from: same(value, as: Date.self))) }
         if T.self == DocumentID.self {
             // A nested model's id: a normal string field.
-            return (value as! DocumentID).wrappedValue.map(Value.string) ?? .null
+            return same(value, as: DocumentID.self).wrappedValue.map(Value.string) ?? .null
         }
-        if T.self == URL.self { return .string((value as! URL).absoluteString) }
-        if T.self == UUID.self { return .string((value as! UUID).uuidString) }
-        if T.self == Decimal.self { return Self.number(value as! Decimal) }
+        if T.self == URL.self { return .string(same(value, as: URL.self).absoluteString) }
+        if T.self == UUID.self { return .string(same(value, as: UUID.self).uuidString) }
+        if T.self == Decimal.self { return Self.number(same(value, as: Decimal.self)) }
         if T.self == Data.self {
             throw CouchetteError(.invalidParameter,
                                  "Data at '\(Self.describe(path, key))' cannot be stored in a document property: use a Blob for binary data")
@@ -249,7 +252,7 @@ extension ModelEncoder: SingleValueEncodingContainer {
 
     func encode<T: Encodable>(_ value: T) throws {
         if T.self == DocumentID.self, isDocumentRoot {
-            context.noteDocumentID(value as! DocumentID)
+            context.noteDocumentID(same(value, as: DocumentID.self))
             return
         }
         store(try box(value, at: codingPath, key: nil))
