@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "Couchette", targets: ["Couchette"]),
         .executable(name: "couchette", targets: ["CouchetteCLI"]),
         .executable(name: "tasks-example", targets: ["TasksExample"]),
+        .executable(name: "todo-models-example", targets: ["TodoModelsExample"]),
         .executable(name: "couchette-bench", targets: ["CouchetteBench"]),
     ],
     targets: [
@@ -49,6 +50,11 @@ let package = Package(
             name: "TasksExample",
             dependencies: ["Couchette"],
             path: "Examples/Tasks"
+        ),
+        .executableTarget(
+            name: "TodoModelsExample",
+            dependencies: ["Couchette"],
+            path: "Examples/TodoModels"
         ),
         .testTarget(
             name: "CouchetteTests",

@@ -5,8 +5,12 @@
 public final class Batch {
     let database: Database
     private(set) var operations: [WriteOperation] = []
-    /// The mutable documents to update with their new revisions, by operation index.
-    private var documents: [Int: MutableDocument] = [:]
+    /// The documents and models to update with their new revisions, in operation order (so that
+    /// an object written twice ends at its last revision).
+    private var trackers: [(operation: Int, tracker: any RevisionTracking)] = []
+    /// Document models written in this batch, by their `@DocumentID` wrapper: the id they are
+    /// written under (generated once per object) and the collections they were written to.
+    var models: [ObjectIdentifier: (id: String, collections: Set<CollectionSpec>)] = [:]
     private var isClosed = false
 
     init(database: Database) { self.database = database }
@@ -14,24 +18,28 @@ public final class Batch {
     public func save(document: MutableDocument, in collection: Collection,
                      concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
         try check(collection)
-        let body = try document.encodeBody()
-        documents[operations.count] = document
-        operations.append(.save(collection.spec, id: document.id, body: body, base: document.revisionID,
-                                control: concurrencyControl))
+        append(.save(collection.spec, id: document.id, body: try document.encodeBody(), base: document.revisionID,
+                     control: concurrencyControl), tracking: document)
     }
 
     public func delete(document: Document, in collection: Collection,
                        concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
         try check(collection)
-        operations.append(.delete(collection.spec, id: document.id, base: document.revisionID, control: concurrencyControl))
+        append(.delete(collection.spec, id: document.id, base: document.revisionID, control: concurrencyControl))
     }
 
     public func purge(id: String, in collection: Collection) throws {
         try check(collection)
-        operations.append(.purge(collection.spec, id: id))
+        append(.purge(collection.spec, id: id))
     }
 
-    private func check(_ collection: Collection) throws {
+    /// Adds a write; `tracker` learns its new revision after the commit.
+    func append(_ operation: WriteOperation, tracking tracker: (any RevisionTracking)? = nil) {
+        if let tracker { trackers.append((operations.count, tracker)) }
+        operations.append(operation)
+    }
+
+    func check(_ collection: Collection) throws {
         guard !isClosed else {
             throw CouchetteError(.invalidParameter, "a Batch can only be used inside its inBatch body")
         }
@@ -43,12 +51,11 @@ public final class Batch {
 
     func close() { isClosed = true }
 
-    /// Gives saved documents their new revisions after the commit.
+    /// Gives saved documents and models their new revisions after the commit.
     func apply(_ outcomes: [WriteOutcome]) {
-        for (index, document) in documents {
+        for (index, tracker) in trackers {
             guard index < outcomes.count, case .saved(let revisionID, let sequence) = outcomes[index] else { continue }
-            document.revisionID = revisionID
-            document.sequence = sequence
+            tracker.didCommit(revisionID: revisionID, sequence: sequence)
         }
     }
 }

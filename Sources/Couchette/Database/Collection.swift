@@ -53,6 +53,11 @@ public final class Collection: Sendable, Hashable {
     ///
     /// - Throws: `.notOpen` when the database is closed or the collection deleted.
     public func document(id: String) async throws -> Document? {
+        try storedDocument(id: id)
+    }
+
+    /// The current revision of a document, read in a snapshot on the caller's thread.
+    func storedDocument(id: String) throws -> Document? {
         try core.checkUsable(spec)
         return try core.read { try core.store.document($0, spec, id, now: Clock.nowMilliseconds()) }
     }
@@ -94,8 +99,7 @@ public final class Collection: Sendable, Hashable {
     nonisolated(nonsending) public func save(document: MutableDocument,
                                              concurrencyControl: ConcurrencyControl) async throws -> Bool {
         try core.checkUsable(spec)
-        let body = try document.encodeBody()
-        let operation = WriteOperation.save(spec, id: document.id, body: body, base: document.revisionID,
+        let operation = WriteOperation.save(spec, id: document.id, body: try document.encodeBody(), base: document.revisionID,
                                             control: concurrencyControl)
         return try await commit(operation, updating: document)
     }
@@ -117,11 +121,10 @@ public final class Collection: Sendable, Hashable {
     @discardableResult
     nonisolated(nonsending) public func save(document: MutableDocument,
                                              conflictHandler: (MutableDocument, Document?) throws -> Bool) async throws -> Bool {
-        while true {
-            if try await save(document: document, concurrencyControl: .failOnConflict) { return true }
-            let stored = try storedState(id: document.id)
-            guard try conflictHandler(document, stored.document) else { return false }
-            document.revisionID = stored.revisionID
+        try core.checkUsable(spec)
+        return try await saveResolvingConflicts(id: document.id, body: try document.encodeBody(), base: document.revisionID,
+                                                control: .failOnConflict, updating: document) { stored in
+            try conflictHandler(document, stored) ? try document.encodeBody() : nil
         }
     }
 
@@ -179,19 +182,40 @@ public final class Collection: Sendable, Hashable {
 
     // MARK: - Committing
 
-    /// Commits one write; on success updates `document`'s revision and sequence. Returns false
-    /// for a concurrency-control conflict.
-    nonisolated(nonsending) private func commit(_ operation: WriteOperation, updating document: MutableDocument?) async throws -> Bool {
+    /// Commits one write; on success tells `tracker` (the caller's document or model) its new
+    /// revision. Returns false for a concurrency-control conflict.
+    nonisolated(nonsending) func commit(_ operation: WriteOperation, updating tracker: (any RevisionTracking)?) async throws -> Bool {
         let outcomes = try await database.perform(PendingWrite([operation]))
         switch outcomes.first {
         case .saved(let revisionID, let sequence)?:
-            document?.revisionID = revisionID
-            document?.sequence = sequence
+            tracker?.didCommit(revisionID: revisionID, sequence: sequence)
             return true
         case .conflict?:
             return false
         default:
             return true
+        }
+    }
+
+    /// Saves `body` as document `id`, resolving conflicts until the write lands: a compare-and-swap
+    /// loop. The first attempt compares against `base` with `control`; on a conflict `resolve`
+    /// gets the stored document (nil when deleted or purged) and returns the body to retry with
+    /// on top of it, or nil to give up (the call then returns false and nothing is written). If
+    /// the document changes again meanwhile, `resolve` runs again with the newer version.
+    nonisolated(nonsending) func saveResolvingConflicts(id: String, body: [UInt8], base: String?, control: ConcurrencyControl,
+                                                       updating tracker: any RevisionTracking,
+                                                       resolve: (Document?) throws -> [UInt8]?) async throws -> Bool {
+        var body = body
+        var base = base
+        var control = control
+        while true {
+            let operation = WriteOperation.save(spec, id: id, body: body, base: base, control: control)
+            if try await commit(operation, updating: tracker) { return true }
+            let stored = try storedState(id: id)
+            guard let resolved = try resolve(stored.document) else { return false }
+            body = resolved
+            base = stored.revisionID
+            control = .failOnConflict
         }
     }
 }
