@@ -72,21 +72,27 @@ enum Fixtures {
         return url.deletingLastPathComponent().appendingPathComponent("shared").path
     }()
 
-    /// The lines of `file` (relative to the shared folder), each one JSON document.
+    /// The JSON text of each document of `file` (relative to the shared folder): one per line for
+    /// JSON-lines files, or the elements of a file holding one JSON array.
     static func lines(_ file: String) throws -> [String] {
         let text = try String(contentsOfFile: sharedDirectory + "/" + file, encoding: .utf8)
+        if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("[") {
+            let array = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any] ?? []
+            return try array.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        }
         return text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
     }
 
-    /// The documents of `file` as plain dictionaries, in line order.
+    /// The documents of `file` as plain dictionaries, in order.
     static func documents(_ file: String) throws -> [[String: Any]] {
         try lines(file).map { line in
             try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
         }
     }
 
-    /// Saves every line of `file` into `collection` in one batch, with ids from `id(lineIndex, json)`
-    /// (default: `doc-001`, `doc-002`, … as Couchbase Lite's tests number them). Returns the ids.
+    /// Saves every document of `file` into `collection` in one batch, with ids from
+    /// `id(index, document)` (default: `doc-001`, `doc-002`, … as Couchbase Lite's tests number
+    /// them). Returns the ids.
     @discardableResult
     static func load(_ file: String, into collection: Collection, in database: Database,
                      id: (Int, [String: Any]) -> String = { index, _ in String(format: "doc-%03d", index + 1) }) async throws -> [String] {

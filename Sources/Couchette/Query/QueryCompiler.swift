@@ -76,9 +76,11 @@ struct QueryCompiler {
         for item in statement.results {
             switch item.kind {
             case .star:
-                let source = 0
-                columns.append { context in context.sources[source]?.body }
-                names.append((item.alias ?? sources[0].columnName, item.alias != nil))
+                // `*` is the main source's body; with JOINs or UNNESTs, one column per source.
+                for source in (item.alias == nil ? Array(sources.indices) : [0]) {
+                    columns.append { context in context.sources[source]?.body }
+                    names.append((item.alias ?? sources[source].columnName, item.alias != nil))
+                }
             case .expression(let value):
                 if case .allProperties(let base) = value {
                     let source = try sourceIndex(of: base)
