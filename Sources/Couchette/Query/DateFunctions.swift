@@ -108,8 +108,13 @@ enum DateFunctions {
         let calendar = utcCalendar
         let first = calendar.dateComponents([.year, .month], from: Date(timeIntervalSince1970: Double(a) / 1000))
         let second = calendar.dateComponents([.year, .month], from: Date(timeIntervalSince1970: Double(b) / 1000))
-        let months = Int64((first.year! - second.year!) * 12 + (first.month! - second.month!))
-        return .int(months / part.months)
+        // Calendar parts count the boundaries crossed, as N1QL does: 2018-10-31 to 2020-06-01 is
+        // 2 years (and 20 months).
+        func index(_ components: DateComponents) -> Int64 {
+            let months = Int64(components.year!) * 12 + Int64(components.month! - 1)
+            return part == .month || part == .quarter ? months / part.months : Int64(components.year!) / (part.months / 12)
+        }
+        return .int(index(first) - index(second))
     }
 
     private static func adding(_ amount: Int64, _ part: Part, to start: Int64) -> Int64? {
