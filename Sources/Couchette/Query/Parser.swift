@@ -291,9 +291,12 @@ struct Parser {
     private mutating func collation() throws -> Collation {
         var collation = Collation()
         func word(_ parser: inout Parser) throws {
+            let start = parser.current
             var name = try parser.collationWord()
             if parser.acceptSymbol(":") { name += ":" + (try parser.collationWord()) }
-            guard collation.apply(name) else { throw parser.failure("a collation (UNICODE, NOCASE, NODIAC, CASE, DIAC)") }
+            guard collation.apply(name) else {
+                throw CouchetteError(.invalidQuery, "expected a collation (UNICODE, NOCASE, NODIAC, CASE, DIAC) at offset \(start.offset), found '\(name)'")
+            }
         }
         if acceptSymbol("(") {
             repeat { try word(&self) } while !acceptSymbol(")")
