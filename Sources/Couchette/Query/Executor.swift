@@ -11,6 +11,8 @@ struct Executor {
     struct Row {
         var values: [Datum?]
         var keys: [Datum?]
+        /// Arrival order: ties in ORDER BY keep it, so results are deterministic.
+        var ordinal: Int
     }
 
     func run(core: DatabaseCore, parameters: [String: Datum]) throws -> [[Value?]] {
@@ -128,7 +130,7 @@ struct Executor {
             let comparison = ValueOrder.compare(a.keys[index], b.keys[index], key.collation)
             if comparison != 0 { return key.descending ? comparison > 0 : comparison < 0 }
         }
-        return false
+        return a.ordinal < b.ordinal
     }
 
     // MARK: - Sink
@@ -141,6 +143,7 @@ struct Executor {
         let limit: Int?
         let offset: Int
         var rows: [Row] = []
+        var ordinal = 0
         var seen: Set<[HashKey]> = []
         var groups: [[HashKey]: Int] = [:]
         var groupStates: [(sources: [SourceBinding?], accumulators: [Accumulator])] = []
@@ -186,7 +189,8 @@ struct Executor {
                 guard seen.insert(values.map(HashKey.init)).inserted else { return }
             }
             let keys = try plan.order.map { try $0.evaluator(context) }
-            rows.append(Row(values: values, keys: keys))
+            rows.append(Row(values: values, keys: keys, ordinal: ordinal))
+            ordinal += 1
             // Keep memory bounded by offset + limit when sorting with a LIMIT.
             if let limit, !plan.order.isEmpty, rows.count > 2 * (offset + limit) + 64 {
                 let order = plan.order
