@@ -218,4 +218,20 @@ import Testing
             #expect(try await order("v COLLATE (UNICODE NODIAC NOCASE)").filter { $0.hasPrefix("\"") } == [#""a""#, #""A""#, #""b""#, #""B""#, #""é""#, #""e""#])
         }
     }
+
+    @Test func resultAliasesInOtherClauses() async throws {
+        try await withPeople { db, people in
+            let firsts = people.compactMap { ($0["name"] as? [String: Any])?["first"] as? String }
+            let expected = firsts.filter { $0.hasPrefix("M") }.map { $0.uppercased() }
+                .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.reversed()
+            let rows = try await db.createQuery("""
+                SELECT UPPER(name.first) AS shout FROM _ WHERE shout LIKE 'M%' ORDER BY shout DESC, meta().id
+                """).execute().map { $0.string(at: 0) ?? "" }
+            #expect(!expected.isEmpty)
+            #expect(rows == Array(expected))
+            // A result expression may use another result's alias, but not its own (LiteCore's rule).
+            #expect(try await queryJSON(db, "SELECT 1 AS one, one + 1 AS two FROM _ LIMIT 1") == [#"{"one":1,"two":2}"#])
+            #expect(try await queryJSON(db, "SELECT gender || '!' AS gender FROM _ LIMIT 1") == [#"{"gender":"\#(people[0]["gender"]!)!"}"#])
+        }
+    }
 }

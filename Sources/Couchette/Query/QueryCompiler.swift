@@ -71,9 +71,10 @@ struct QueryCompiler {
 
         var columns: [Evaluator] = []
         var names: [(name: String, explicit: Bool)] = []
-        let savedAliases = resultAliases
-        resultAliases = []  // a result expression cannot refer to result aliases
         for item in statement.results {
+            // A result expression may use the other results' aliases, not its own (as in LiteCore).
+            if let alias = item.alias { expandingAliases.insert(alias.lowercased()) }
+            defer { if let alias = item.alias { expandingAliases.remove(alias.lowercased()) } }
             switch item.kind {
             case .star:
                 // `*` is the main source's body; with JOINs or UNNESTs, one column per source.
@@ -92,7 +93,6 @@ struct QueryCompiler {
                 }
             }
         }
-        resultAliases = savedAliases
         let order = try statement.orderBy.map { item -> OrderKey in
             var value = item.expression
             var collation = Collation.binary
