@@ -50,4 +50,14 @@ import Testing
             }
         }
     }
+
+    @Test(arguments: [0, 1, 5, 64, 500])
+    func topRowsKeepsTheSmallest(capacity: Int) {
+        var generator = SystemRandomNumberGenerator()
+        let values = (0..<300).map { _ in Int.random(in: 0..<50, using: &generator) }
+        var top = TopRows<Int>(capacity: capacity, precedes: <)
+        for value in values { top.insert(value) }
+        #expect(top.sorted() == Array(values.sorted().prefix(capacity)))
+        #expect(top.rows.count == min(capacity, values.count))
+    }
 }

@@ -3,7 +3,7 @@
 /// The pipeline: the main ``DocumentScan``; JOINs (by hashing on an equality of the ON clause, else
 /// nested loops over the joined collection, read once per execution) and UNNESTs; WHERE; GROUP BY
 /// and aggregates in one pass (a hash table of groups); HAVING; projection; DISTINCT by hashing;
-/// ORDER BY (keeping only `offset + limit` rows when there is a LIMIT); OFFSET and LIMIT. Without
+/// ORDER BY (with a LIMIT, a heap of the best `offset + limit` rows: ``TopRows``); OFFSET and LIMIT. Without
 /// ORDER BY, grouping or DISTINCT the scan stops as soon as enough rows are found.
 struct Executor {
     let plan: QueryPlan
@@ -37,7 +37,10 @@ struct Executor {
             }
             return try sink.finish()
         }
-        if !plan.order.isEmpty { sort(&rows, keepingFirst: limit.map { offset + $0 }) }
+        if !plan.order.isEmpty && limit == nil {  // with a LIMIT, the sink's heap returns them sorted
+            let order = plan.order
+            rows.sort { a, b in Executor.precedes(a, b, order) }
+        }
         let window = rows.dropFirst(offset).prefix(limit ?? Int.max)
         return window.map { row in row.values.map { $0?.value } }
     }
@@ -119,12 +122,6 @@ struct Executor {
 
     // MARK: - Sorting
 
-    private func sort(_ rows: inout [Row], keepingFirst limit: Int?) {
-        let order = plan.order
-        rows.sort { a, b in Executor.precedes(a, b, order) }
-        if let limit, rows.count > limit { rows.removeLast(rows.count - limit) }
-    }
-
     static func precedes(_ a: Row, _ b: Row, _ order: [OrderKey]) -> Bool {
         for (index, key) in order.enumerated() {
             let comparison = ValueOrder.compare(a.keys[index], b.keys[index], key.collation)
@@ -148,11 +145,20 @@ struct Executor {
         var groups: [[HashKey]: Int] = [:]
         var groupStates: [(sources: [SourceBinding?], accumulators: [Accumulator])] = []
 
+        /// With ORDER BY and LIMIT: only the first `offset + limit` rows are kept.
+        var top: TopRows<Row>?
+
         init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int) {
             self.plan = plan
             self.context = context
             self.limit = limit
             self.offset = offset
+            if let limit, !plan.order.isEmpty {
+                let order = plan.order
+                top = TopRows(capacity: offset.addingReportingOverflow(limit).overflow ? .max : offset + limit) { a, b in
+                    Executor.precedes(a, b, order)
+                }
+            }
         }
 
         /// True when no later row can change the result (no sort, grouping or DISTINCT pending).
@@ -189,18 +195,17 @@ struct Executor {
                 guard seen.insert(values.map(HashKey.init)).inserted else { return }
             }
             let keys = try plan.order.map { try $0.evaluator(context) }
-            rows.append(Row(values: values, keys: keys, ordinal: ordinal))
+            let row = Row(values: values, keys: keys, ordinal: ordinal)
             ordinal += 1
-            // Keep memory bounded by offset + limit when sorting with a LIMIT.
-            if let limit, !plan.order.isEmpty, rows.count > 2 * (offset + limit) + 64 {
-                let order = plan.order
-                rows.sort { a, b in Executor.precedes(a, b, order) }
-                rows.removeLast(rows.count - (offset + limit))
-            }
+            if top != nil { top!.insert(row) } else { rows.append(row) }
         }
 
         mutating func finish() throws -> [Row] {
-            guard plan.isAggregating else { return rows }
+            if plan.isAggregating { try finishGroups() }
+            return top?.sorted() ?? rows
+        }
+
+        private mutating func finishGroups() throws {
             if groupStates.isEmpty && plan.groupKeys.isEmpty {
                 // Aggregates over no rows still give one row (COUNT(*) = 0).
                 groupStates.append((Array(repeating: nil, count: plan.sources.count), plan.aggregates.map(Accumulator.init)))
@@ -213,7 +218,6 @@ struct Executor {
                 }
                 try project()
             }
-            return rows
         }
     }
 }
