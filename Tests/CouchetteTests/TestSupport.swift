@@ -60,3 +60,57 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () async throws ->
     }
     return try await condition()
 }
+
+// MARK: - Query fixtures
+
+/// The JSON-lines fixtures shared by the team, in `../shared` beside the package root.
+enum Fixtures {
+    static let sharedDirectory: String = {
+        // #filePath is <root>/Tests/CouchetteTests/TestSupport.swift; the fixtures live in <root>/../shared.
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.deletingLastPathComponent().appendingPathComponent("shared").path
+    }()
+
+    /// The JSON text of each document of `file` (relative to the shared folder): one per line for
+    /// JSON-lines files, or the elements of a file holding one JSON array.
+    static func lines(_ file: String) throws -> [String] {
+        let text = try String(contentsOfFile: sharedDirectory + "/" + file, encoding: .utf8)
+        if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("[") {
+            let array = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any] ?? []
+            return try array.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        }
+        return text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
+    }
+
+    /// The documents of `file` as plain dictionaries, in order.
+    static func documents(_ file: String) throws -> [[String: Any]] {
+        try lines(file).map { line in
+            try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+        }
+    }
+
+    /// Saves every document of `file` into `collection` in one batch, with ids from
+    /// `id(index, document)` (default: `doc-001`, `doc-002`, … as Couchbase Lite's tests number
+    /// them). Returns the ids.
+    @discardableResult
+    static func load(_ file: String, into collection: Collection, in database: Database,
+                     id: (Int, [String: Any]) -> String = { index, _ in String(format: "doc-%03d", index + 1) }) async throws -> [String] {
+        let lines = try lines(file)
+        let documents = try lines.enumerated().map { index, line in
+            let plain = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+            return try MutableDocument(id: id(index, plain), json: line)
+        }
+        try await database.inBatch { batch in
+            for document in documents { try batch.save(document: document, in: collection) }
+        }
+        return documents.map(\.id)
+    }
+}
+
+/// Runs `sql` and returns each row's `toJSON()`.
+func queryJSON(_ database: Database, _ sql: String, parameters: Parameters? = nil) async throws -> [String] {
+    let query = try database.createQuery(sql)
+    query.parameters = parameters
+    return try await query.execute().map { $0.toJSON() }
+}

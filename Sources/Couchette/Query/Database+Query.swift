@@ -1,0 +1,24 @@
+extension Database {
+    /// Parses and compiles a SQL++ query.
+    ///
+    /// Collections are looked up now: the FROM clause may name `_`, `_default`,
+    /// `_default._default` or the database's name (all the default collection), a collection of
+    /// the default scope, or `scope.collection`.
+    ///
+    /// ```swift
+    /// let query = try db.createQuery("SELECT meta().id AS id, * AS data FROM _default.tasks ORDER BY title")
+    /// let rows = try await query.execute().allResults()
+    /// ```
+    ///
+    /// - Throws: `.invalidQuery` with the position and what was expected for a malformed query,
+    ///   naming the collection when it does not exist; `.notOpen` when the database is closed.
+    public nonisolated func createQuery(_ query: String) throws -> Query {
+        try core.checkOpen()
+        let statement = try Parser.parse(query)
+        let core = self.core
+        let plan = try QueryCompiler.compile(statement, databaseName: name) { scope, name in
+            try core.spec(scope: scope, name: name)
+        }
+        return Query(core: core, text: query, plan: plan)
+    }
+}

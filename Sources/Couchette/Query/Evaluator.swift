@@ -1,0 +1,175 @@
+/// A compiled expression: evaluates against the current row and returns a value, or nil for MISSING.
+///
+/// Evaluators are built once per ``Query`` by the ``QueryCompiler`` and shared by every execution;
+/// everything that changes between rows or executions lives in the ``EvaluationContext``.
+typealias Evaluator = @Sendable (EvaluationContext) throws -> Datum?
+
+/// One document (or UNNEST element) bound to a FROM/JOIN/UNNEST alias in the current row.
+struct SourceBinding: Sendable {
+    var id: String
+    var sequence: UInt64
+    var revisionID: String
+    var isDeleted: Bool
+    /// Milliseconds since 1970, 0 for none.
+    var expiration: UInt64
+    var body: Datum
+
+    /// An UNNEST element: a value without document metadata.
+    static func element(_ value: Datum) -> SourceBinding {
+        SourceBinding(id: "", sequence: 0, revisionID: "", isDeleted: false, expiration: 0, body: value)
+    }
+}
+
+/// What evaluators read: the current row's sources, ANY/EVERY variables, the current group's
+/// aggregate values, and the parameters of this execution.
+///
+/// One context lives for one execution on one thread and is mutated in place as rows go by.
+final class EvaluationContext {
+    var sources: [SourceBinding?]
+    var variables: [Datum?]
+    var aggregates: [Datum?] = []
+    let parameters: [String: Datum]
+
+    init(sourceCount: Int, variableCount: Int, parameters: [String: Datum]) {
+        sources = Array(repeating: nil, count: sourceCount)
+        variables = Array(repeating: nil, count: variableCount)
+        self.parameters = parameters
+    }
+}
+
+/// Shared operator semantics (comparisons, arithmetic, three-valued logic), used by the compiled
+/// operators and by the function library.
+enum Operators {
+    /// `=`: MISSING if either side is MISSING; null equals null (Couchbase Lite); numbers compare
+    /// numerically; different types are unequal.
+    static func equal(_ lhs: Datum?, _ rhs: Datum?, _ collation: Collation = .binary) -> Datum? {
+        guard let lhs, let rhs else { return nil }
+        if lhs.isNull || rhs.isNull { return .bool(lhs.isNull && rhs.isNull) }
+        return .bool(lhs.kind == rhs.kind && ValueOrder.compare(lhs, rhs, collation) == 0)
+    }
+
+    /// `<`, `<=`, `>`, `>=`: MISSING or null operands give MISSING or null; values of different
+    /// types compare in N1QL's type order.
+    static func compare(_ lhs: Datum?, _ rhs: Datum?, _ collation: Collation, _ accept: (Int) -> Bool) -> Datum? {
+        guard let lhs, let rhs else { return nil }
+        if lhs.isNull || rhs.isNull { return .null }
+        return .bool(accept(ValueOrder.compare(lhs, rhs, collation)))
+    }
+
+    static func and(_ lhs: Datum?, _ rhs: () throws -> Datum?) rethrows -> Datum? {
+        if let lhs, !lhs.isNull, !lhs.isTruthy { return .bool(false) }
+        let right = try rhs()
+        if let right, !right.isNull, !right.isTruthy { return .bool(false) }
+        guard let lhs, let right else { return nil }
+        if lhs.isNull || right.isNull { return .null }
+        return .bool(true)
+    }
+
+    static func or(_ lhs: Datum?, _ rhs: () throws -> Datum?) rethrows -> Datum? {
+        if let lhs, !lhs.isNull, lhs.isTruthy { return .bool(true) }
+        let right = try rhs()
+        if let right, !right.isNull, right.isTruthy { return .bool(true) }
+        if lhs?.isNull == true || right?.isNull == true { return .null }
+        if lhs == nil || right == nil { return nil }
+        return .bool(false)
+    }
+
+    static func not(_ operand: Datum?) -> Datum? {
+        guard let operand else { return nil }
+        return operand.isNull ? .null : .bool(!operand.isTruthy)
+    }
+
+    /// Arithmetic: MISSING and null propagate, non-numbers give null; integer op integer stays an
+    /// integer (`/` divides integers, as in Couchbase Lite) unless it overflows; division by zero
+    /// gives null.
+    static func arithmetic(_ op: Expression.BinaryOperator, _ lhs: Datum?, _ rhs: Datum?) -> Datum? {
+        guard let lhs, let rhs else { return nil }
+        if case .int(let a) = lhs, case .int(let b) = rhs {
+            switch op {
+            case .add:
+                let (result, overflow) = a.addingReportingOverflow(b)
+                return overflow ? .number(Double(a) + Double(b)) : .int(result)
+            case .subtract:
+                let (result, overflow) = a.subtractingReportingOverflow(b)
+                return overflow ? .number(Double(a) - Double(b)) : .int(result)
+            case .multiply:
+                let (result, overflow) = a.multipliedReportingOverflow(by: b)
+                return overflow ? .number(Double(a) * Double(b)) : .int(result)
+            case .divide:
+                guard b != 0 else { return .null }
+                let (result, overflow) = a.dividedReportingOverflow(by: b)
+                return overflow ? .number(Double(a) / Double(b)) : .int(result)
+            case .modulo:
+                guard b != 0 else { return .null }
+                let (result, overflow) = a.remainderReportingOverflow(dividingBy: b)
+                return overflow ? .int(0) : .int(result)
+            default: return .null
+            }
+        }
+        guard let a = lhs.number, let b = rhs.number else { return .null }
+        switch op {
+        case .add: return .number(a + b)
+        case .subtract: return .number(a - b)
+        case .multiply: return .number(a * b)
+        case .divide: return b == 0 ? .null : .number(a / b)
+        case .modulo: return b == 0 ? .null : .number(a.truncatingRemainder(dividingBy: b))
+        default: return .null
+        }
+    }
+
+    /// `||`: strings only; MISSING and null propagate, other types give null.
+    static func concat(_ lhs: Datum?, _ rhs: Datum?) -> Datum? {
+        guard let lhs, let rhs else { return nil }
+        guard case .string(let a) = lhs, case .string(let b) = rhs else { return .null }
+        return .string(a + b)
+    }
+
+    /// The values ANY/EVERY iterate: an array's elements, a dictionary's values (in key order).
+    static func members(_ value: Datum?) -> [Datum] {
+        guard let value else { return [] }
+        if let elements = value.elements { return elements }
+        if let entries = value.entries { return ValueEncoder.sortedKeys(entries.keys).map { entries[$0]! } }
+        return []
+    }
+}
+
+/// LIKE matching: `%` any run, `_` one character, backslash escapes the next character.
+/// Case-sensitive unless a collation says otherwise.
+enum LikePattern {
+    static func matches(_ text: String, _ pattern: String, _ collation: Collation) -> Bool {
+        let subject = Array(collation.fold(text)), tokens = Array(collation.fold(pattern))
+        return match(subject[...], tokens[...])
+    }
+
+    private static func match(_ text: ArraySlice<Character>, _ pattern: ArraySlice<Character>) -> Bool {
+        var text = text, pattern = pattern
+        while let first = pattern.first {
+            switch first {
+            case "%":
+                pattern = pattern.dropFirst()
+                while pattern.first == "%" { pattern = pattern.dropFirst() }
+                if pattern.isEmpty { return true }
+                var rest = text
+                while true {
+                    if match(rest, pattern) { return true }
+                    guard !rest.isEmpty else { return false }
+                    rest = rest.dropFirst()
+                }
+            case "_":
+                guard !text.isEmpty else { return false }
+                text = text.dropFirst()
+                pattern = pattern.dropFirst()
+            default:
+                var literal = first
+                if first == "\\", pattern.count > 1 {
+                    pattern = pattern.dropFirst()
+                    literal = pattern.first!
+                }
+                guard text.first == literal else { return false }
+                text = text.dropFirst()
+                pattern = pattern.dropFirst()
+            }
+        }
+        return text.isEmpty
+    }
+}

@@ -1,0 +1,270 @@
+/// Runs a ``QueryPlan`` inside one LMDB read snapshot and returns the result rows.
+///
+/// The pipeline: the main ``DocumentScan``; JOINs (by hashing on an equality of the ON clause, else
+/// nested loops over the joined collection, read once per execution) and UNNESTs; WHERE; GROUP BY
+/// and aggregates in one pass (a hash table of groups); HAVING; projection; DISTINCT by hashing;
+/// ORDER BY (with a LIMIT, a heap of the best `offset + limit` rows: ``TopRows``); OFFSET and LIMIT. Without
+/// ORDER BY, grouping or DISTINCT the scan stops as soon as enough rows are found.
+struct Executor {
+    let plan: QueryPlan
+
+    struct Row {
+        var values: [Datum?]
+        var keys: [Datum?]
+        /// Arrival order: ties in ORDER BY keep it, so results are deterministic.
+        var ordinal: Int
+    }
+
+    func run(core: DatabaseCore, parameters: [String: Datum]) throws -> [[Value?]] {
+        let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
+        if !unset.isEmpty {
+            throw CouchetteError(.invalidQuery, "query parameter\(unset.count > 1 ? "s" : "") \(unset.map { "$" + $0 }.joined(separator: ", ")) \(unset.count > 1 ? "are" : "is") not set; set them with query.parameters")
+        }
+        for source in plan.sources {
+            if case .collection(let spec) = source.kind { try core.checkUsable(spec) }
+        }
+        let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
+        let limit = try plan.limit.map { try count($0, context, "LIMIT") }
+        let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
+        let now = Clock.nowMilliseconds()
+        var rows = try core.read { txn -> [Row] in
+            var sink = Sink(plan: plan, context: context, limit: limit, offset: offset)
+            let joined = try plan.stages.map { try prepare($0, txn, core.store, now, context) }
+            try plan.mainScan.forEach(txn, store: core.store, now: now) { binding in
+                context.sources[0] = binding
+                try emit(stage: 0, joined, context, &sink)
+                return !sink.isFull
+            }
+            return try sink.finish()
+        }
+        if !plan.order.isEmpty && limit == nil {  // with a LIMIT, the sink's heap returns them sorted
+            let order = plan.order
+            rows.sort { a, b in Executor.precedes(a, b, order) }
+        }
+        let window = rows.dropFirst(offset).prefix(limit ?? Int.max)
+        return window.map { row in row.values.map { $0?.value } }
+    }
+
+    private func count(_ evaluator: Evaluator, _ context: EvaluationContext, _ clause: String) throws -> Int {
+        switch try evaluator(context) {
+        case .int(let number)?: return Int(clamping: max(0, number))
+        case .double(let number)? where number.isFinite: return Int(max(0, number.rounded(.towardZero)))
+        case let other: throw CouchetteError(.invalidQuery, "\(clause) must be a number, got \(other.map { JSON.string(from: $0.value) } ?? "MISSING")")
+        }
+    }
+
+    // MARK: - Joins
+
+    /// A joined collection read once per execution, with its hash table when the ON clause has an
+    /// equality to hash on.
+    struct JoinedSource {
+        var bindings: [SourceBinding] = []
+        var buckets: [HashKey: [Int]]?
+    }
+
+    private func prepare(_ stage: Stage, _ txn: ReadTransaction, _ store: DocumentStore, _ now: UInt64,
+                         _ context: EvaluationContext) throws -> JoinedSource {
+        guard case .join(_, let source, let scan, _, let hash) = stage else { return JoinedSource() }
+        var joined = JoinedSource()
+        try scan.forEach(txn, store: store, now: now) { binding in
+            joined.bindings.append(binding)
+            return true
+        }
+        if let hash {
+            var buckets: [HashKey: [Int]] = [:]
+            for (index, binding) in joined.bindings.enumerated() {
+                context.sources[source] = binding
+                guard let key = try hash.inner(context) else { continue }  // MISSING never matches
+                buckets[HashKey(key), default: []].append(index)
+            }
+            context.sources[source] = nil
+            joined.buckets = buckets
+        }
+        return joined
+    }
+
+    private func emit(stage index: Int, _ joined: [JoinedSource], _ context: EvaluationContext, _ sink: inout Sink) throws {
+        guard index < plan.stages.count else {
+            try sink.accept()
+            return
+        }
+        switch plan.stages[index] {
+        case .unnest(let source, let evaluator):
+            for element in Operators.members(try evaluator(context)) where !sink.isFull {
+                context.sources[source] = .element(element)
+                try emit(stage: index + 1, joined, context, &sink)
+            }
+            context.sources[source] = nil
+        case .join(let kind, let source, _, let on, let hash):
+            let side = joined[index]
+            let candidates: [Int]
+            if let hash, let buckets = side.buckets {
+                candidates = try hash.outer(context).flatMap { buckets[HashKey($0)] } ?? []
+            } else {
+                candidates = Array(side.bindings.indices)
+            }
+            var matched = false
+            for candidate in candidates where !sink.isFull {
+                context.sources[source] = side.bindings[candidate]
+                if let on {
+                    guard let result = try on(context), !result.isNull, result.isTruthy else { continue }
+                }
+                matched = true
+                try emit(stage: index + 1, joined, context, &sink)
+            }
+            if kind == .left && !matched {
+                context.sources[source] = nil
+                try emit(stage: index + 1, joined, context, &sink)
+            }
+            context.sources[source] = nil
+        }
+    }
+
+    // MARK: - Sorting
+
+    static func precedes(_ a: Row, _ b: Row, _ order: [OrderKey]) -> Bool {
+        for (index, key) in order.enumerated() {
+            let comparison = ValueOrder.compare(a.keys[index], b.keys[index], key.collation)
+            if comparison != 0 { return key.descending ? comparison > 0 : comparison < 0 }
+        }
+        return a.ordinal < b.ordinal
+    }
+
+    // MARK: - Sink
+
+    /// Receives each joined row: filters, groups or projects it, de-duplicates, and keeps at most
+    /// what ORDER BY/LIMIT need.
+    struct Sink {
+        let plan: QueryPlan
+        let context: EvaluationContext
+        let limit: Int?
+        let offset: Int
+        var rows: [Row] = []
+        var ordinal = 0
+        var seen: Set<[HashKey]> = []
+        var groups: [[HashKey]: Int] = [:]
+        var groupStates: [(sources: [SourceBinding?], accumulators: [Accumulator])] = []
+
+        /// With ORDER BY and LIMIT: only the first `offset + limit` rows are kept.
+        var top: TopRows<Row>?
+
+        init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int) {
+            self.plan = plan
+            self.context = context
+            self.limit = limit
+            self.offset = offset
+            if let limit, !plan.order.isEmpty {
+                let order = plan.order
+                top = TopRows(capacity: offset.addingReportingOverflow(limit).overflow ? .max : offset + limit) { a, b in
+                    Executor.precedes(a, b, order)
+                }
+            }
+        }
+
+        /// True when no later row can change the result (no sort, grouping or DISTINCT pending).
+        var isFull: Bool {
+            guard let limit, plan.order.isEmpty, !plan.isAggregating else { return false }
+            return rows.count >= offset + limit
+        }
+
+        mutating func accept() throws {
+            if let filter = plan.filter {
+                guard let result = try filter(context), !result.isNull, result.isTruthy else { return }
+            }
+            if plan.isAggregating {
+                let key = try plan.groupKeys.map { HashKey(try $0(context)) }
+                let index: Int
+                if let existing = groups[key] {
+                    index = existing
+                } else {
+                    index = groupStates.count
+                    groups[key] = index
+                    groupStates.append((context.sources, plan.aggregates.map(Accumulator.init)))
+                }
+                for (slot, aggregate) in plan.aggregates.enumerated() {
+                    groupStates[index].accumulators[slot].add(try aggregate.argument.map { try $0(context) } ?? .null)
+                }
+                return
+            }
+            try project()
+        }
+
+        private mutating func project() throws {
+            let values = try plan.columns.map { try $0(context) }
+            if plan.distinct {
+                guard seen.insert(values.map(HashKey.init)).inserted else { return }
+            }
+            let keys = try plan.order.map { try $0.evaluator(context) }
+            let row = Row(values: values, keys: keys, ordinal: ordinal)
+            ordinal += 1
+            if top != nil { top!.insert(row) } else { rows.append(row) }
+        }
+
+        mutating func finish() throws -> [Row] {
+            if plan.isAggregating { try finishGroups() }
+            return top?.sorted() ?? rows
+        }
+
+        private mutating func finishGroups() throws {
+            if groupStates.isEmpty && plan.groupKeys.isEmpty {
+                // Aggregates over no rows still give one row (COUNT(*) = 0).
+                groupStates.append((Array(repeating: nil, count: plan.sources.count), plan.aggregates.map(Accumulator.init)))
+            }
+            for state in groupStates {
+                context.sources = state.sources
+                context.aggregates = state.accumulators.map { $0.result }
+                if let having = plan.having {
+                    guard let result = try having(context), !result.isNull, result.isTruthy else { continue }
+                }
+                try project()
+            }
+        }
+    }
+}
+
+/// The running state of one aggregate in one group.
+struct Accumulator {
+    let plan: AggregatePlan
+    private var count = 0
+    private var numbers: [Datum] = []
+    private var best: Datum?
+    private var items: [Datum] = []
+    private var seen: Set<HashKey> = []
+
+    init(_ plan: AggregatePlan) { self.plan = plan }
+
+    mutating func add(_ value: Datum?) {
+        if plan.argument == nil {  // COUNT(*)
+            count += 1
+            return
+        }
+        guard let value else { return }
+        if plan.distinct && !seen.insert(HashKey(value)).inserted { return }
+        switch plan.kind {
+        case .count: if !value.isNull { count += 1 }
+        case .sum, .avg: if value.kind == .number { numbers.append(value) }
+        case .min, .max:
+            guard !value.isNull else { return }
+            if let current = best {
+                let order = ValueOrder.compare(value, current)
+                if plan.kind == .min ? order < 0 : order > 0 { best = value }
+            } else {
+                best = value
+            }
+        case .arrayAgg: items.append(value)
+        }
+    }
+
+    /// COUNT of nothing is 0, SUM 0; AVG, MIN and MAX of nothing are null.
+    var result: Datum? {
+        switch plan.kind {
+        case .count: return .int(Int64(count))
+        case .sum: return FunctionLibrary.sum(numbers)
+        case .avg:
+            guard !numbers.isEmpty else { return .null }
+            return .number(numbers.compactMap(\.number).reduce(0, +) / Double(numbers.count))
+        case .min, .max: return best ?? .null
+        case .arrayAgg: return .array(items)
+        }
+    }
+}

@@ -1,0 +1,343 @@
+import Foundation
+
+/// A scalar SQL++ function: how many arguments it takes and what it computes.
+struct QueryFunction: Sendable {
+    var arity: ClosedRange<Int>
+    /// When true (most functions), a MISSING argument makes the result MISSING and a null one
+    /// null, before `body` runs.
+    var propagatesMissingAndNull: Bool
+    var body: @Sendable ([Datum?]) throws -> Datum?
+}
+
+/// The scalar functions of Couchbase Lite's SQL++, by upper-case name (`IS_ARRAY` and `TO_ARRAY`
+/// spellings included). Aggregates (`COUNT`, `SUM`, …) are compiled separately.
+enum FunctionLibrary {
+    static let functions: [String: QueryFunction] = {
+        var table: [String: QueryFunction] = [:]
+        func strict(_ name: String, _ arity: ClosedRange<Int>, _ body: @escaping @Sendable ([Datum]) throws -> Datum?) {
+            table[name] = QueryFunction(arity: arity, propagatesMissingAndNull: true) { values in try body(values.map { $0! }) }
+        }
+        func lenient(_ name: String, _ arity: ClosedRange<Int>, _ body: @escaping @Sendable ([Datum?]) throws -> Datum?) {
+            table[name] = QueryFunction(arity: arity, propagatesMissingAndNull: false, body: body)
+        }
+        addMath(strict)
+        addStrings(strict)
+        addConditionals(lenient)
+        addArrays(strict, lenient)
+        addTypes(strict, lenient)
+        addRegex(strict)
+        DateFunctions.add(strict)
+        for name in Array(table.keys) where name.hasPrefix("IS") && !name.hasPrefix("IS_") && name != "ISATOM" || name.hasPrefix("TO") {
+            let underscored = name.hasPrefix("IS") ? "IS_" + name.dropFirst(2) : "TO_" + name.dropFirst(2)
+            table[String(underscored)] = table[name]
+        }
+        table["IS_ATOM"] = table["ISATOM"]
+        return table
+    }()
+
+    typealias Strict = (String, ClosedRange<Int>, @escaping @Sendable ([Datum]) throws -> Datum?) -> Void
+    typealias Lenient = (String, ClosedRange<Int>, @escaping @Sendable ([Datum?]) throws -> Datum?) -> Void
+
+    // MARK: - Math
+
+    private static func addMath(_ strict: Strict) {
+        func unary(_ name: String, _ operation: @escaping @Sendable (Double) -> Double) {
+            strict(name, 1...1) { values in values[0].number.map { .number(operation($0)) } ?? .null }
+        }
+        unary("ACOS", acos); unary("ASIN", asin); unary("ATAN", atan); unary("COS", cos); unary("SIN", sin)
+        unary("TAN", tan); unary("EXP", exp); unary("LN", log); unary("LOG", log10); unary("SQRT", sqrt)
+        unary("DEGREES") { $0 * 180 / .pi }
+        unary("RADIANS") { $0 * .pi / 180 }
+        strict("PI", 0...0) { _ in .double(.pi) }
+        strict("E", 0...0) { _ in .double(M_E) }
+        strict("ATAN2", 2...2) { values in
+            guard let y = values[0].number, let x = values[1].number else { return .null }
+            return .number(atan2(y, x))
+        }
+        strict("POWER", 2...2) { values in
+            guard let base = values[0].number, let exponent = values[1].number else { return .null }
+            return .number(pow(base, exponent))
+        }
+        strict("ABS", 1...1) { values in
+            switch values[0] {
+            case .int(let number): return number == .min ? .number(-Double(number)) : .int(abs(number))
+            case .double(let number): return .number(abs(number))
+            default: return .null
+            }
+        }
+        strict("SIGN", 1...1) { values in
+            guard let number = values[0].number else { return .null }
+            return .int(number > 0 ? 1 : number < 0 ? -1 : 0)
+        }
+        func rounding(_ name: String, _ rule: FloatingPointRoundingRule) {
+            strict(name, 1...2) { values in
+                if case .int = values[0], values.count == 1 { return values[0] }
+                guard let number = values[0].number else { return .null }
+                let digits = values.count > 1 ? (values[1].number.map { Int($0) } ?? 0) : 0
+                let scale = pow(10, Double(digits))
+                let result = (number * scale).rounded(rule) / scale
+                if digits <= 0, let exact = Int64(exactly: result) { return .int(exact) }
+                return .number(result)
+            }
+        }
+        rounding("ROUND", .toNearestOrAwayFromZero)
+        rounding("ROUND_EVEN", .toNearestOrEven)
+        rounding("TRUNC", .towardZero)
+        rounding("CEIL", .up)
+        rounding("FLOOR", .down)
+        strict("DIV", 2...2) { values in
+            guard let a = values[0].number, let b = values[1].number, b != 0 else { return .null }
+            return .number(a / b)
+        }
+        strict("IDIV", 2...2) { values in
+            guard let a = values[0].number, let b = values[1].number else { return .null }
+            let divisor = Int64(b.rounded(.towardZero))
+            guard divisor != 0 else { return .null }
+            return .int(Value.double(a).asInt64 / divisor)
+        }
+    }
+
+    // MARK: - Strings
+
+    private static func addStrings(_ strict: Strict) {
+        func text(_ name: String, _ operation: @escaping @Sendable (String) -> Datum) {
+            strict(name, 1...1) { values in values[0].string.map(operation) ?? .null }
+        }
+        text("LOWER") { .string($0.lowercased()) }
+        text("UPPER") { .string($0.uppercased()) }
+        text("LENGTH") { .int(Int64($0.count)) }
+        func trim(_ name: String, leading: Bool, trailing: Bool) {
+            strict(name, 1...2) { values in
+                guard let text = values[0].string else { return .null }
+                let characters: Set<Character>
+                if values.count > 1 {
+                    guard let set = values[1].string else { return .null }
+                    characters = Set(set)
+                } else {
+                    characters = [" ", "\t", "\n", "\r"]
+                }
+                var slice = Substring(text)
+                if leading { slice = slice.drop { characters.contains($0) } }
+                if trailing { while let last = slice.last, characters.contains(last) { slice = slice.dropLast() } }
+                return .string(String(slice))
+            }
+        }
+        trim("TRIM", leading: true, trailing: true)
+        trim("LTRIM", leading: true, trailing: false)
+        trim("RTRIM", leading: false, trailing: true)
+        strict("CONTAINS", 2...2) { values in
+            guard let text = values[0].string, let part = values[1].string else { return .null }
+            return .bool(part.isEmpty || text.contains(part))
+        }
+        strict("CONCAT", 2...Int.max) { values in
+            var result = ""
+            for value in values {
+                guard let text = value.string else { return .null }
+                result += text
+            }
+            return .string(result)
+        }
+    }
+
+    // MARK: - Conditionals
+
+    private static func addConditionals(_ lenient: Lenient) {
+        lenient("IFMISSING", 2...Int.max) { values in values.first { $0 != nil } ?? nil }
+        lenient("IFNULL", 2...Int.max) { values in
+            for value in values where value?.isNull != true { return value }
+            return .null
+        }
+        lenient("IFMISSINGORNULL", 2...Int.max) { values in
+            for case let value? in values where !value.isNull { return value }
+            return .null
+        }
+        lenient("MISSINGIF", 2...2) { values in
+            guard let a = values[0], let b = values[1] else { return nil }
+            if a.isNull || b.isNull { return .null }
+            return ValueOrder.compare(a, b) == 0 && a.kind == b.kind ? nil : a
+        }
+        lenient("NULLIF", 2...2) { values in
+            guard let a = values[0], let b = values[1] else { return nil }
+            if a.isNull || b.isNull { return .null }
+            return ValueOrder.compare(a, b) == 0 && a.kind == b.kind ? .null : a
+        }
+        lenient("GREATEST", 2...Int.max) { values in extreme(values, greatest: true) }
+        lenient("LEAST", 2...Int.max) { values in extreme(values, greatest: false) }
+    }
+
+    /// GREATEST/LEAST: MISSING or null if any argument is, else the extreme in N1QL order.
+    private static func extreme(_ values: [Datum?], greatest: Bool) -> Datum? {
+        var best: Datum?
+        for value in values {
+            guard let value else { return nil }
+            if value.isNull { return .null }
+            if let current = best {
+                let order = ValueOrder.compare(value, current)
+                if greatest ? order > 0 : order < 0 { best = value }
+            } else {
+                best = value
+            }
+        }
+        return best
+    }
+
+    // MARK: - Arrays
+
+    private static func addArrays(_ strict: Strict, _ lenient: Lenient) {
+        func array(_ name: String, _ arity: ClosedRange<Int> = 1...1, _ operation: @escaping @Sendable ([Datum], [Datum]) -> Datum?) {
+            strict(name, arity) { values in values[0].elements.map { operation($0, Array(values.dropFirst())) } ?? .null }
+        }
+        array("ARRAY_LENGTH") { elements, _ in .int(Int64(elements.count)) }
+        array("ARRAY_COUNT") { elements, _ in .int(Int64(elements.filter { !$0.isNull }.count)) }
+        array("ARRAY_SUM") { elements, _ in sum(elements) }
+        array("ARRAY_AVG") { elements, _ in
+            let numbers = elements.compactMap(\.number)
+            return numbers.isEmpty ? .null : .number(numbers.reduce(0, +) / Double(numbers.count))
+        }
+        array("ARRAY_MAX") { elements, _ in
+            elements.filter { !$0.isNull }.max { ValueOrder.compare($0, $1) < 0 } ?? .null
+        }
+        array("ARRAY_MIN") { elements, _ in
+            elements.filter { !$0.isNull }.min { ValueOrder.compare($0, $1) < 0 } ?? .null
+        }
+        array("ARRAY_IFNULL") { elements, _ in elements.first { !$0.isNull } ?? .null }
+        array("ARRAY_CONTAINS", 2...2) { elements, rest in
+            .bool(elements.contains { ValueOrder.compare($0, rest[0]) == 0 && $0.kind == rest[0].kind })
+        }
+        array("ARRAY_DISTINCT") { elements, _ in
+            var seen: Set<HashKey> = []
+            return .array(elements.filter { seen.insert(HashKey($0)).inserted })
+        }
+        lenient("ARRAY_OF", 0...Int.max) { values in .array(values.map { $0 ?? .null }) }
+    }
+
+    /// Sum of the numbers among `values`: an integer while every term is one.
+    static func sum(_ values: [Datum]) -> Datum {
+        var integer: Int64 = 0
+        var double = 0.0
+        var isInteger = true
+        for value in values {
+            switch value {
+            case .int(let number):
+                let (result, overflow) = integer.addingReportingOverflow(number)
+                if overflow { isInteger = false }
+                integer = result
+                double += Double(number)
+            case .double(let number):
+                isInteger = false
+                double += number
+            default: continue
+            }
+        }
+        return isInteger ? .int(integer) : .number(double)
+    }
+
+    // MARK: - Types
+
+    private static func addTypes(_ strict: Strict, _ lenient: Lenient) {
+        func test(_ name: String, _ predicate: @escaping @Sendable (Datum) -> Bool) {
+            strict(name, 1...1) { values in .bool(predicate(values[0])) }
+        }
+        test("ISARRAY") { $0.kind == .array }
+        test("ISOBJECT") { $0.kind == .object }
+        test("ISSTRING") { $0.kind == .string }
+        test("ISNUMBER") { $0.kind == .number }
+        test("ISBOOLEAN") { $0.kind == .boolean }
+        test("ISATOM") { [.boolean, .number, .string].contains($0.kind) }
+        lenient("TYPE", 1...1) { values in
+            guard let value = values[0] else { return .string("missing") }
+            switch value.kind {
+            case .missing: return .string("missing")
+            case .null: return .string("null")
+            case .boolean: return .string("boolean")
+            case .number: return .string("number")
+            case .string: return .string("string")
+            case .array: return .string("array")
+            case .object: return .string("object")
+            }
+        }
+        strict("TOARRAY", 1...1) { values in values[0].kind == .array ? values[0] : .array([values[0]]) }
+        strict("TOATOM", 1...1) { values in
+            let value = values[0]
+            switch value.kind {
+            case .array, .object:
+                guard value.containerCount == 1 else { return .null }
+                let single = value.elements?.first ?? value.entries?.values.first
+                return single.map { [.boolean, .number, .string].contains($0.kind) ? $0 : .null } ?? .null
+            default: return value
+            }
+        }
+        strict("TOBOOLEAN", 1...1) { values in
+            switch values[0] {
+            case .bool: return values[0]
+            case .int(let number): return .bool(number != 0)
+            case .double(let number): return .bool(number != 0 && !number.isNaN)
+            case .string(let text): return .bool(!text.isEmpty)
+            default: return .bool((values[0].containerCount ?? 0) > 0)
+            }
+        }
+        strict("TONUMBER", 1...1) { values in
+            switch values[0] {
+            case .int, .double: return values[0]
+            case .bool(let flag): return .int(flag ? 1 : 0)
+            case .string(let text):
+                let trimmed = text.trimmingCharacters(in: .whitespaces)
+                if let integer = Int64(trimmed) { return .int(integer) }
+                if let double = Double(trimmed), double.isFinite { return .double(double) }
+                return .null
+            default: return .null
+            }
+        }
+        strict("TOOBJECT", 1...1) { values in values[0].kind == .object ? values[0] : .object([:]) }
+        strict("TOSTRING", 1...1) { values in
+            switch values[0] {
+            case .string: return values[0]
+            case .bool(let flag): return .string(flag ? "true" : "false")
+            case .int, .double: return .string(JSON.string(from: values[0].value))
+            default: return .null
+            }
+        }
+    }
+
+    // MARK: - Regular expressions
+
+    private static func addRegex(_ strict: Strict) {
+        func regex(_ name: String, _ arity: ClosedRange<Int>, _ operation: @escaping @Sendable (String, NSRegularExpression, [Datum]) -> Datum) {
+            strict(name, arity) { values in
+                guard let text = values[0].string, let pattern = values[1].string else { return .null }
+                guard let expression = try? NSRegularExpression(pattern: pattern) else {
+                    throw CouchetteError(.invalidQuery, "\(name)(): invalid regular expression '\(pattern)'")
+                }
+                return operation(text, expression, Array(values.dropFirst(2)))
+            }
+        }
+        regex("REGEXP_CONTAINS", 2...2) { text, expression, _ in
+            .bool(expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil)
+        }
+        regex("REGEXP_LIKE", 2...2) { text, expression, _ in
+            let range = NSRange(text.startIndex..., in: text)
+            guard let match = expression.firstMatch(in: text, options: [.anchored], range: range) else { return .bool(false) }
+            return .bool(match.range == range)
+        }
+        regex("REGEXP_POSITION", 2...2) { text, expression, _ in
+            guard let match = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+                  let range = Range(match.range, in: text) else { return .int(-1) }
+            return .int(Int64(text.distance(from: text.startIndex, to: range.lowerBound)))
+        }
+        regex("REGEXP_REPLACE", 3...4) { text, expression, rest in
+            guard let replacement = rest[0].string else { return .null }
+            var limit = rest.count > 1 ? Int(rest[1].number ?? -1) : -1
+            if limit < 0 { limit = Int.max }
+            var result = ""
+            var last = text.startIndex
+            for match in expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).prefix(limit) {
+                guard let range = Range(match.range, in: text) else { continue }
+                result += text[last..<range.lowerBound]
+                result += expression.replacementString(for: match, in: text, offset: 0, template: replacement)
+                last = range.upperBound
+            }
+            result += text[last...]
+            return .string(result)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// Values for a query's `$name` parameters.
+///
+/// Setters accept anything a document can store (strings, numbers, booleans, dates as ISO-8601
+/// strings, arrays, dictionaries, nil/`NSNull` for null). A value that cannot be stored is
+/// reported by the next ``Query/execute()`` with `.invalidParameter` naming the parameter.
+///
+/// ```swift
+/// let query = try db.createQuery("SELECT title FROM tasks WHERE done = $done")
+/// query.parameters = Parameters().setBoolean(false, forName: "done")
+/// ```
+///
+/// Thread-safe; ``Query`` keeps its own copy when assigned, so later changes to this object do
+/// not affect the query until it is assigned again.
+public final class Parameters: Sendable {
+    enum Entry: Sendable {
+        case value(Value)
+        case unsupported(String)
+    }
+
+    private let entries: Locked<[String: Entry]>
+
+    public init() { entries = Locked([:]) }
+
+    init(entries: [String: Entry]) { self.entries = Locked(entries) }
+
+    /// A copy with the same values.
+    func copy() -> Parameters { Parameters(entries: entries.withLock { $0 }) }
+
+    /// Sets a parameter (the name without `$`).
+    @discardableResult
+    public func setValue(_ value: Any?, forName name: String) -> Parameters {
+        let entry: Entry
+        switch ValueConversion.convert(value) {
+        case .value(let converted): entry = .value(converted)
+        case .unsupported(let reason): entry = .unsupported(reason)
+        }
+        entries.withLock { $0[name] = entry }
+        return self
+    }
+
+    @discardableResult public func setString(_ value: String?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setInt(_ value: Int, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setInt64(_ value: Int64, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setDouble(_ value: Double, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setFloat(_ value: Float, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setBoolean(_ value: Bool, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setDate(_ value: Date?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setArray(_ value: [Any]?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setDictionary(_ value: [String: Any]?, forName name: String) -> Parameters { setValue(value, forName: name) }
+
+    /// The value set for `name` (plain Swift values: `NSNull` for null), or nil when unset.
+    public func value(forName name: String) -> Any? {
+        guard case .value(let value)? = entries.withLock({ $0[name] }) else { return nil }
+        return ValueConversion.plain(value)
+    }
+
+    /// The values for an execution; throws for a value that could not be stored.
+    func resolved() throws -> [String: Datum] {
+        try entries.withLock { $0 }.mapValues { entry in
+            switch entry {
+            case .value(let value): return Datum(value)
+            case .unsupported(let reason): throw CouchetteError(.invalidParameter, "query parameter cannot be used: \(reason)")
+            }
+        }
+    }
+}

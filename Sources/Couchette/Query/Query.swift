@@ -1,0 +1,60 @@
+/// A compiled SQL++ query, created by ``Database/createQuery(_:)``.
+///
+/// The text is parsed and compiled once, when the query is created; every ``execute()`` reuses
+/// the compiled plan and reads one consistent snapshot of the database, on the caller's thread
+/// (no hop through the database actor, no waiting for writes).
+///
+/// ```swift
+/// let query = try db.createQuery("SELECT meta().id AS id, title FROM _default.tasks WHERE done = $done")
+/// query.parameters = Parameters().setBoolean(false, forName: "done")
+/// for result in try await query.execute() {
+///     print(result.string(forKey: "id") ?? "", result.string(forKey: "title") ?? "")
+/// }
+/// ```
+///
+/// - Throws (from `execute()`): `.invalidQuery` when a `$parameter` the query uses is not set,
+///   `.invalidParameter` when a parameter value cannot be used, `.notOpen` when the database is
+///   closed or a queried collection was deleted.
+public final class Query: Sendable {
+    let core: DatabaseCore
+    let plan: QueryPlan
+    /// The SQL++ text the query was created from.
+    public let text: String
+    private let storedParameters = Locked<Parameters?>(nil)
+
+    init(core: DatabaseCore, text: String, plan: QueryPlan) {
+        self.core = core
+        self.text = text
+        self.plan = plan
+    }
+
+    /// The values of the query's `$parameters`. Assigning stores a copy: later changes to the
+    /// `Parameters` object have no effect until it is assigned again.
+    public var parameters: Parameters? {
+        get { storedParameters.withLock { $0 } }
+        set {
+            let copy = newValue?.copy()
+            storedParameters.withLock { $0 = copy }
+        }
+    }
+
+    /// The names of the result columns, in order.
+    public var columnNames: [String] { plan.columnNames }
+
+    /// Runs the query against the current contents of the database.
+    public func execute() async throws -> ResultSet {
+        try executeNow()
+    }
+
+    func executeNow() throws -> ResultSet {
+        let values = try storedParameters.withLock { $0 }?.resolved() ?? [:]
+        let rows = try Executor(plan: plan).run(core: core, parameters: values)
+        return ResultSet(columns: ColumnNames(plan.columnNames), rows: rows)
+    }
+
+    /// A description of how the query runs: the scans, joins and the steps after them.
+    public func explain() async throws -> String {
+        try core.checkOpen()
+        return plan.explanation
+    }
+}

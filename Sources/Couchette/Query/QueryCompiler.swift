@@ -1,0 +1,656 @@
+/// Turns a parsed ``SelectStatement`` into a ``QueryPlan``: resolves collections and names,
+/// assigns slots to ANY/EVERY variables and aggregates, names the result columns, and builds the
+/// tree of ``Evaluator`` closures.
+///
+/// Name resolution, for a path `a.b.c`: an ANY/EVERY variable `a`; else a FROM/JOIN/UNNEST alias
+/// `a` (case-insensitive, as in Couchbase Lite), or `scope.collection` for an unaliased source;
+/// else (outside the result list) a result alias `a`; else the property `a.b.c` of the main
+/// (FROM) document.
+struct QueryCompiler {
+    typealias CollectionLookup = (_ scope: String, _ name: String) throws -> CollectionSpec?
+
+    private let databaseName: String
+    private let lookup: CollectionLookup
+    private var sources: [SourcePlan] = []
+    private var variables: [(name: String, slot: Int)] = []
+    private var variableCount = 0
+    private var aggregates: [AggregatePlan] = []
+    private var parameterNames: Set<String> = []
+    private var resultAliases: [(String, Expression)] = []
+    /// Sources referenced while compiling the current expression (for hash-join analysis).
+    private var referencedSources: Set<Int> = []
+    /// Where aggregates may appear: nil when they may, else the clause name for the error.
+    private var aggregateBan: String? = nil
+    private var expandingAliases: Set<String> = []
+
+    init(databaseName: String, lookup: @escaping CollectionLookup) {
+        self.databaseName = databaseName
+        self.lookup = lookup
+    }
+
+    static func compile(_ statement: SelectStatement, databaseName: String, lookup: @escaping CollectionLookup) throws -> QueryPlan {
+        var compiler = QueryCompiler(databaseName: databaseName, lookup: lookup)
+        return try compiler.compile(statement)
+    }
+
+    private func invalid(_ message: String) -> CouchetteError { CouchetteError(.invalidQuery, message) }
+
+    // MARK: - Statement
+
+    private mutating func compile(_ statement: SelectStatement) throws -> QueryPlan {
+        let main = try resolve(statement.from)
+        sources.append(main.plan)
+        var collections: [Int: CollectionSpec] = [0: main.spec]
+        for join in statement.joins {
+            switch join {
+            case .join(_, let source, _):
+                let resolved = try resolve(source)
+                collections[sources.count] = resolved.spec
+                sources.append(resolved.plan)
+            case .unnest(let value, let alias):
+                let name = alias ?? lastPathComponent(value) ?? "$unnest\(sources.count)"
+                sources.append(SourcePlan(kind: .unnest, alias: name, columnName: name, hasExplicitAlias: alias != nil))
+            }
+        }
+        try checkDistinctAliases()
+        disambiguateColumnNames()
+        for item in statement.results {
+            if let alias = item.alias, case .expression(let value) = item.kind { resultAliases.append((alias, value)) }
+        }
+
+        // JOIN conditions and UNNEST sources may only see the sources before them (and their own).
+        var pendingStages: [(Int, JoinClause)] = []
+        for (offset, join) in statement.joins.enumerated() { pendingStages.append((offset + 1, join)) }
+
+        aggregateBan = "WHERE"
+        let filter = try statement.whereClause.map { try compileExpression($0) }
+        aggregateBan = "GROUP BY"
+        let groupKeys = try statement.groupBy.map { try compileExpression($0) }
+        aggregateBan = nil
+        let having = try statement.having.map { try compileExpression($0) }
+
+        var columns: [Evaluator] = []
+        var names: [(name: String, explicit: Bool)] = []
+        for item in statement.results {
+            // A result expression may use the other results' aliases, not its own (as in LiteCore).
+            if let alias = item.alias { expandingAliases.insert(alias.lowercased()) }
+            defer { if let alias = item.alias { expandingAliases.remove(alias.lowercased()) } }
+            switch item.kind {
+            case .star:
+                // `*` is the main source's body; with JOINs or UNNESTs, one column per source.
+                for source in (item.alias == nil ? Array(sources.indices) : [0]) {
+                    columns.append { context in context.sources[source]?.body }
+                    names.append((item.alias ?? sources[source].columnName, item.alias != nil))
+                }
+            case .expression(let value):
+                if case .allProperties(let base) = value {
+                    let source = try sourceIndex(of: base)
+                    columns.append { context in context.sources[source]?.body }
+                    names.append((item.alias ?? sources[source].columnName, item.alias != nil))
+                } else {
+                    columns.append(try compileExpression(value))
+                    names.append((item.alias ?? columnName(of: value) ?? "", item.alias != nil))
+                }
+            }
+        }
+        let order = try statement.orderBy.map { item -> OrderKey in
+            var value = item.expression
+            var collation = Collation.binary
+            if case .collate(let inner, let explicit) = value {
+                value = inner
+                collation = explicit
+            }
+            return OrderKey(evaluator: try compileExpression(value), descending: item.descending, collation: collation)
+        }
+        aggregateBan = "LIMIT or OFFSET"
+        let limit = try statement.limit.map { try compileCount($0, "LIMIT") }
+        let offset = try statement.offset.map { try compileCount($0, "OFFSET") }
+
+        var stages: [Stage] = []
+        for (index, join) in pendingStages {
+            switch join {
+            case .join(let kind, _, let on):
+                aggregateBan = "ON"
+                var hash: HashCondition?
+                var condition: Evaluator?
+                if let on {
+                    condition = try compileExpression(on)
+                    hash = try hashCondition(on, joined: index)
+                }
+                let spec = collections[index]!
+                stages.append(.join(kind, source: index, scan: CollectionScan(collection: spec, includeDeleted: false),
+                                    on: condition, hash: hash))
+            case .unnest(let value, _):
+                aggregateBan = "UNNEST"
+                stages.append(.unnest(source: index, try compileExpression(value)))
+            }
+        }
+        // Deleted documents become visible once META().deleted is read (sources marked meanwhile).
+        stages = stages.map { stage in
+            guard case .join(let kind, let source, _, let on, let hash) = stage, case .collection(let spec) = sources[source].kind else { return stage }
+            return .join(kind, source: source, scan: CollectionScan(collection: spec, includeDeleted: sources[source].includeDeleted), on: on, hash: hash)
+        }
+        let mainScan = CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted)
+
+        let columnNames = try uniqueColumnNames(names)
+        let aggregating = !groupKeys.isEmpty || !aggregates.isEmpty
+        if having != nil && !aggregating { throw invalid("HAVING requires GROUP BY or an aggregate function") }
+
+        var explanation = [mainScan.description + " AS \(sources[0].alias)"]
+        for stage in stages {
+            switch stage {
+            case .join(let kind, let source, let scan, _, let hash):
+                explanation.append("\(kind.rawValue) JOIN \(scan) AS \(sources[source].alias) (\(hash == nil ? "nested loop" : "hash"))")
+            case .unnest(let source, _):
+                explanation.append("UNNEST AS \(sources[source].alias)")
+            }
+        }
+        if filter != nil { explanation.append("FILTER") }
+        if aggregating { explanation.append("GROUP (\(groupKeys.count) keys, \(aggregates.count) aggregates)") }
+        if having != nil { explanation.append("HAVING") }
+        explanation.append("PROJECT " + columnNames.joined(separator: ", "))
+        if statement.distinct { explanation.append("DISTINCT (hash)") }
+        if !order.isEmpty { explanation.append("SORT (\(order.count) keys\(limit != nil ? ", top-k" : ""))") }
+        if limit != nil || offset != nil { explanation.append("LIMIT/OFFSET") }
+
+        return QueryPlan(sources: sources, mainScan: mainScan, stages: stages, filter: filter, groupKeys: groupKeys,
+                         aggregates: aggregates, isAggregating: aggregating, having: having, columns: columns,
+                         columnNames: columnNames, order: order, distinct: statement.distinct, limit: limit,
+                         offset: offset, parameterNames: parameterNames, variableCount: variableCount,
+                         explanation: explanation.joined(separator: "\n"))
+    }
+
+    /// LIMIT and OFFSET: an integer expression; negative values count as 0.
+    private mutating func compileCount(_ value: Expression, _ clause: String) throws -> Evaluator {
+        if case .literal(let literal) = value {
+            guard case .int(let number) = literal else { throw invalid("\(clause) must be an integer, not \(JSON.string(from: literal))") }
+            let count = Datum.int(max(0, number))
+            return { _ in count }
+        }
+        return try compileExpression(value)
+    }
+
+    // MARK: - Sources
+
+    private func resolve(_ source: DataSource) throws -> (spec: CollectionSpec, plan: SourcePlan) {
+        let defaultName = Catalog.defaultName
+        var scope = defaultName, name: String, columnName: String
+        if source.path.count == 2 {
+            scope = source.path[0] == "_" ? defaultName : source.path[0]
+            name = source.path[1]
+            columnName = name
+        } else {
+            let only = source.path[0]
+            columnName = only
+            name = (only == "_" || only == defaultName || only == databaseName) ? defaultName : only
+        }
+        guard let spec = try lookup(scope, name) else {
+            throw invalid("no collection '\(source.path.joined(separator: "."))' in database '\(databaseName)' (FROM/JOIN at offset \(source.offset))")
+        }
+        let plan = SourcePlan(kind: .collection(spec), alias: source.alias ?? columnName,
+                              columnName: source.alias ?? columnName, hasExplicitAlias: source.alias != nil)
+        return (spec, plan)
+    }
+
+    private func checkDistinctAliases() throws {
+        var seen: Set<String> = []
+        for source in sources where !seen.insert(source.alias.lowercased()).inserted {
+            throw invalid("duplicate source alias '\(source.alias)': give each JOIN an alias with AS")
+        }
+    }
+
+    /// Two unaliased collections of the same name in different scopes: columns get `scope.name`.
+    private mutating func disambiguateColumnNames() {
+        for index in sources.indices where !sources[index].hasExplicitAlias {
+            guard case .collection(let spec) = sources[index].kind else { continue }
+            let clash = sources.indices.contains { $0 != index && sources[$0].columnName == sources[index].columnName }
+            if clash { sources[index].columnName = spec.fullName }
+        }
+    }
+
+    /// The source that `base` (in `base.*` or `META(base)`) names.
+    private func sourceIndex(of base: Expression) throws -> Int {
+        if case .identifier(let name) = base, let index = source(named: name) { return index }
+        if case .member(.identifier(let scope), let name) = base,
+           let index = sources.firstIndex(where: { source in
+               guard !source.hasExplicitAlias, case .collection(let spec) = source.kind else { return false }
+               return spec.scope.lowercased() == scope.lowercased() && spec.name.lowercased() == name.lowercased()
+           }) { return index }
+        throw invalid("'\(describe(base)).*' does not name a FROM, JOIN or UNNEST alias")
+    }
+
+    private func source(named name: String) -> Int? {
+        let lowered = name.lowercased()
+        return sources.firstIndex { $0.alias.lowercased() == lowered }
+    }
+
+    // MARK: - Column names
+
+    /// Couchbase Lite's rule: the last component of a property path, `id` etc. for META().id,
+    /// nil (to become `$1`, `$2`, …) for anything else.
+    private func columnName(of value: Expression) -> String? {
+        switch value {
+        case .identifier(let name): return source(named: name) != nil ? sources[source(named: name)!].columnName : name
+        case .member(.meta, let field): return field
+        case .member(_, let key): return key
+        case .subscripted(let base, _): return columnName(of: base)
+        case .collate(let inner, _): return columnName(of: inner)
+        default: return nil
+        }
+    }
+
+    private func lastPathComponent(_ value: Expression) -> String? {
+        switch value {
+        case .identifier(let name): name
+        case .member(_, let key): key
+        default: nil
+        }
+    }
+
+    private func uniqueColumnNames(_ names: [(name: String, explicit: Bool)]) throws -> [String] {
+        var used: Set<String> = []
+        var result: [String] = []
+        for (name, explicit) in names where explicit {
+            guard used.insert(name).inserted else { throw invalid("duplicate column name '\(name)'") }
+        }
+        var unnamed = 0
+        for (name, explicit) in names {
+            if explicit {
+                result.append(name)
+                continue
+            }
+            var candidate = name
+            if name.isEmpty {
+                repeat {
+                    unnamed += 1
+                    candidate = "$\(unnamed)"
+                } while used.contains(candidate)
+            } else {
+                var suffix = 1
+                while used.contains(candidate) {
+                    suffix += 1
+                    candidate = "\(name) #\(suffix)"
+                }
+            }
+            used.insert(candidate)
+            result.append(candidate)
+        }
+        return result
+    }
+
+    // MARK: - Joins
+
+    /// Finds `outer = inner` among the top-level ANDs of ON, where `inner` reads only the joined
+    /// source and `outer` only earlier ones.
+    private mutating func hashCondition(_ on: Expression, joined: Int) throws -> HashCondition? {
+        var conjuncts: [Expression] = []
+        func split(_ value: Expression) {
+            if case .binary(.and, let a, let b) = value { split(a); split(b) } else { conjuncts.append(value) }
+        }
+        split(on)
+        for conjunct in conjuncts {
+            guard case .binary(.equal, let a, let b) = conjunct else { continue }
+            if case .collate = a { continue }
+            if case .collate = b { continue }
+            let (left, leftSources) = try compileTracking(a)
+            let (right, rightSources) = try compileTracking(b)
+            if leftSources == [joined], !rightSources.isEmpty, rightSources.allSatisfy({ $0 < joined }) {
+                return HashCondition(outer: right, inner: left)
+            }
+            if rightSources == [joined], !leftSources.isEmpty, leftSources.allSatisfy({ $0 < joined }) {
+                return HashCondition(outer: left, inner: right)
+            }
+        }
+        return nil
+    }
+
+    private mutating func compileTracking(_ value: Expression) throws -> (Evaluator, Set<Int>) {
+        let saved = referencedSources
+        referencedSources = []
+        defer { referencedSources = saved }
+        let evaluator = try compileExpression(value)
+        return (evaluator, referencedSources)
+    }
+
+    // MARK: - Expressions
+
+    enum PathStep {
+        case key(String)
+        case index(Expression)
+    }
+
+    /// Splits `a.b[0].c` into its root and steps.
+    private func path(_ value: Expression) -> (root: Expression, steps: [PathStep]) {
+        switch value {
+        case .member(let base, let key):
+            let (root, steps) = path(base)
+            return (root, steps + [.key(key)])
+        case .subscripted(let base, let index):
+            let (root, steps) = path(base)
+            return (root, steps + [.index(index)])
+        default:
+            return (value, [])
+        }
+    }
+
+    mutating func compileExpression(_ value: Expression) throws -> Evaluator {
+        switch value {
+        case .literal(let literal):
+            let datum = Datum(literal)
+            return { _ in datum }
+        case .missing:
+            return { _ in nil }
+        case .parameter(let name):
+            parameterNames.insert(name)
+            return { context in context.parameters[name] }
+        case .identifier, .member, .subscripted, .meta:
+            return try compilePath(value)
+        case .allProperties(let base):
+            throw invalid("'\(describe(base)).*' is only allowed in the result list")
+        case .array(let elements):
+            let evaluators = try elements.map { try compileExpression($0) }
+            return { context in .array(try evaluators.map { try $0(context) ?? .null }) }
+        case .object(let entries):
+            let evaluators = try entries.map { ($0.0, try compileExpression($0.1)) }
+            return { context in
+                var result: [String: Datum] = [:]
+                for (key, evaluator) in evaluators { result[key] = try evaluator(context) }
+                return .object(result)
+            }
+        case .unary(.negate, let operand):
+            let evaluator = try compileExpression(operand)
+            return { context in Operators.arithmetic(.subtract, .int(0), try evaluator(context)) }
+        case .unary(.not, let operand):
+            let evaluator = try compileExpression(operand)
+            return { context in Operators.not(try evaluator(context)) }
+        case .binary(let op, let lhs, let rhs):
+            return try compileBinary(op, lhs, rhs)
+        case .isTest(let operand, let test, let negated):
+            let evaluator = try compileExpression(operand)
+            return { context in
+                let value = try evaluator(context)
+                let result: Bool?
+                switch test {
+                case .null: result = value.map { $0.isNull }
+                case .missing: result = value == nil
+                case .valued: result = value.map { !$0.isNull } ?? false
+                }
+                guard let result else { return nil }
+                return .bool(negated ? !result : result)
+            }
+        case .like(let subject, let pattern, let negated):
+            let collation = collationOf(subject, pattern)
+            let left = try compileExpression(subject), right = try compileExpression(pattern)
+            return { context in
+                guard let text = try left(context), let pattern = try right(context) else { return nil }
+                guard case .string(let a) = text, case .string(let b) = pattern else { return .null }
+                return .bool(LikePattern.matches(a, b, collation) != negated)
+            }
+        case .inArray(let needle, let haystack, let negated):
+            let collation = collationOf(needle, haystack)
+            let left = try compileExpression(needle), right = try compileExpression(haystack)
+            return { context in
+                guard let value = try left(context), let list = try right(context) else { return nil }
+                guard let elements = list.elements else { return .null }
+                if value.isNull { return .null }
+                let found = elements.contains { element in
+                    if case .bool(true)? = Operators.equal(value, element, collation) { return true }
+                    return false
+                }
+                return .bool(found != negated)
+            }
+        case .between(let subject, let low, let high, let negated):
+            let collation = collationOf(subject, low, high)
+            let value = try compileExpression(subject), lower = try compileExpression(low), upper = try compileExpression(high)
+            return { context in
+                let x = try value(context)
+                let result = try Operators.and(Operators.compare(x, try lower(context), collation) { $0 >= 0 }) {
+                    Operators.compare(x, try upper(context), collation) { $0 <= 0 }
+                }
+                return negated ? Operators.not(result) : result
+            }
+        case .caseWhen(let subject, let whens, let otherwise):
+            let subjectEvaluator = try subject.map { try compileExpression($0) }
+            let branches = try whens.map { (try compileExpression($0.0), try compileExpression($0.1)) }
+            let fallback = try otherwise.map { try compileExpression($0) }
+            return { context in
+                let subjectValue = try subjectEvaluator?(context)
+                for (condition, result) in branches {
+                    let test = try condition(context)
+                    let matched: Bool
+                    if subjectEvaluator != nil {
+                        if case .bool(true)? = Operators.equal(subjectValue, test) { matched = true } else { matched = false }
+                    } else {
+                        matched = test.map { !$0.isNull && $0.isTruthy } ?? false
+                    }
+                    if matched { return try result(context) }
+                }
+                return try fallback?(context) ?? (fallback == nil ? .null : nil)
+            }
+        case .quantified(let quantifier, let variable, let source, let condition):
+            let collection = try compileExpression(source)
+            let slot = variableCount
+            variableCount += 1
+            variables.append((variable, slot))
+            defer { variables.removeLast() }
+            let test = try compileExpression(condition)
+            return { context in
+                let members = Operators.members(try collection(context))
+                let saved = context.variables[slot]
+                defer { context.variables[slot] = saved }
+                switch quantifier {
+                case .any:
+                    for member in members {
+                        context.variables[slot] = member
+                        if let result = try test(context), !result.isNull, result.isTruthy { return .bool(true) }
+                    }
+                    return .bool(false)
+                case .every, .anyAndEvery:
+                    if quantifier == .anyAndEvery && members.isEmpty { return .bool(false) }
+                    for member in members {
+                        context.variables[slot] = member
+                        if let result = try test(context), !result.isNull, !result.isTruthy { return .bool(false) }
+                    }
+                    return .bool(true)
+                }
+            }
+        case .exists(let operand):
+            let evaluator = try compileExpression(operand)
+            return { context in
+                guard let value = try evaluator(context) else { return .bool(false) }
+                return .bool((value.containerCount ?? 0) > 0 && value.kind == .array)
+            }
+        case .function(let name, let arguments, let distinct, let star, let offset):
+            return try compileFunction(name, arguments, distinct: distinct, star: star, offset: offset)
+        case .collate(let inner, _):
+            return try compileExpression(inner)
+        }
+    }
+
+    private func collationOf(_ operands: Expression...) -> Collation {
+        for operand in operands { if case .collate(_, let collation) = operand { return collation } }
+        return .binary
+    }
+
+    private mutating func compileBinary(_ op: Expression.BinaryOperator, _ lhs: Expression, _ rhs: Expression) throws -> Evaluator {
+        let collation = collationOf(lhs, rhs)
+        let left = try compileExpression(lhs), right = try compileExpression(rhs)
+        switch op {
+        case .and: return { context in try Operators.and(try left(context)) { try right(context) } }
+        case .or: return { context in try Operators.or(try left(context)) { try right(context) } }
+        case .equal: return { context in Operators.equal(try left(context), try right(context), collation) }
+        case .notEqual: return { context in Operators.not(Operators.equal(try left(context), try right(context), collation)) }
+        case .less: return { context in Operators.compare(try left(context), try right(context), collation) { $0 < 0 } }
+        case .lessOrEqual: return { context in Operators.compare(try left(context), try right(context), collation) { $0 <= 0 } }
+        case .greater: return { context in Operators.compare(try left(context), try right(context), collation) { $0 > 0 } }
+        case .greaterOrEqual: return { context in Operators.compare(try left(context), try right(context), collation) { $0 >= 0 } }
+        case .concat: return { context in Operators.concat(try left(context), try right(context)) }
+        case .add, .subtract, .multiply, .divide, .modulo:
+            return { context in Operators.arithmetic(op, try left(context), try right(context)) }
+        }
+    }
+
+    // MARK: - Paths
+
+    private mutating func compilePath(_ value: Expression) throws -> Evaluator {
+        var (root, steps) = path(value)
+        let base: Evaluator
+        switch root {
+        case .identifier(let name):
+            if let variable = variables.last(where: { $0.name == name }) {
+                let slot = variable.slot
+                base = { context in context.variables[slot] }
+            } else if let index = source(named: name) {
+                referencedSources.insert(index)
+                base = { context in context.sources[index]?.body }
+            } else if let index = scopedSource(name, steps) {
+                referencedSources.insert(index)
+                steps.removeFirst()
+                base = { context in context.sources[index]?.body }
+            } else if let aliased = resultAliases.first(where: { $0.0.lowercased() == name.lowercased() }),
+                      !expandingAliases.contains(name.lowercased()) {
+                expandingAliases.insert(name.lowercased())
+                defer { expandingAliases.remove(name.lowercased()) }
+                base = try compileExpression(aliased.1)
+            } else {
+                referencedSources.insert(0)
+                steps.insert(.key(name), at: 0)
+                base = { context in context.sources[0]?.body }
+            }
+        case .meta(let alias):
+            let index = try alias.map { name -> Int in
+                guard let index = source(named: name) else { throw invalid("META(\(name)): '\(name)' is not a FROM or JOIN alias") }
+                return index
+            } ?? 0
+            guard case .collection = sources[index].kind else { throw invalid("META(\(alias ?? "")): an UNNEST alias has no metadata") }
+            referencedSources.insert(index)
+            if case .key(let field)? = steps.first {
+                steps.removeFirst()
+                base = try metaField(field, source: index)
+            } else {
+                let fields = ["id", "sequence", "deleted", "expiration", "revisionID"]
+                let evaluators = try fields.map { ($0, try metaField($0, source: index)) }
+                base = { context in
+                    guard context.sources[index] != nil else { return nil }
+                    var result: [String: Datum] = [:]
+                    for (name, evaluator) in evaluators { result[name] = try evaluator(context) }
+                    return .object(result)
+                }
+            }
+        default:
+            base = try compileExpression(root)
+        }
+        if steps.isEmpty { return base }
+        let compiledSteps: [CompiledStep] = try steps.map { step in
+            switch step {
+            case .key(let key): return .key(key)
+            case .index(.literal(.int(let number))): return .index(Int(clamping: number))
+            case .index(.literal(.string(let key))): return .key(key)
+            case .index(let expression): return .dynamic(try compileExpression(expression))
+            }
+        }
+        return { context in
+            guard var current = try base(context) else { return nil }
+            for step in compiledSteps {
+                let next: Datum?
+                switch step {
+                case .key(let key): next = current.member(key)
+                case .index(let position): next = current.element(position)
+                case .dynamic(let evaluator):
+                    switch try evaluator(context) {
+                    case .int(let position)?: next = current.element(Int(clamping: position))
+                    case .double(let position)? where position == position.rounded(): next = current.element(Int(position))
+                    case .string(let key)?: next = current.member(key)
+                    default: next = nil
+                    }
+                }
+                guard let next else { return nil }
+                current = next
+            }
+            return current
+        }
+    }
+
+    private enum CompiledStep {
+        case key(String)
+        case index(Int)
+        case dynamic(Evaluator)
+    }
+
+    /// `scope.collection.path` for an unaliased source.
+    private func scopedSource(_ name: String, _ steps: [PathStep]) -> Int? {
+        guard case .key(let second)? = steps.first else { return nil }
+        return sources.firstIndex { source in
+            guard !source.hasExplicitAlias, case .collection(let spec) = source.kind else { return false }
+            return spec.scope.lowercased() == name.lowercased() && spec.name.lowercased() == second.lowercased()
+        }
+    }
+
+    private mutating func metaField(_ field: String, source index: Int) throws -> Evaluator {
+        switch field.lowercased() {
+        case "id": return { context in context.sources[index].map { .string($0.id) } }
+        case "sequence": return { context in context.sources[index].map { .int(Int64(clamping: $0.sequence)) } }
+        case "revisionid": return { context in context.sources[index].map { .string($0.revisionID) } }
+        case "deleted":
+            sources[index].includeDeleted = true
+            return { context in context.sources[index].map { .bool($0.isDeleted) } }
+        case "expiration":
+            return { context in
+                guard let binding = context.sources[index], binding.expiration != 0 else { return nil }
+                return .int(Int64(clamping: binding.expiration))
+            }
+        default:
+            throw invalid("META() has no property '\(field)' (use id, sequence, revisionID, deleted or expiration)")
+        }
+    }
+
+    // MARK: - Functions
+
+    private mutating func compileFunction(_ name: String, _ arguments: [Expression], distinct: Bool, star: Bool, offset: Int) throws -> Evaluator {
+        if let kind = AggregateKind(rawValue: name) {
+            if let clause = aggregateBan { throw invalid("aggregate \(name)() is not allowed in \(clause) (offset \(offset))") }
+            if star && kind != .count { throw invalid("\(name)(*) is not allowed; only COUNT(*) (offset \(offset))") }
+            guard star || arguments.count == 1 else { throw invalid("\(name)() takes one argument, got \(arguments.count) (offset \(offset))") }
+            aggregateBan = "the argument of \(name)()"
+            defer { aggregateBan = nil }
+            let argument = star ? nil : try compileExpression(arguments[0])
+            let slot = aggregates.count
+            aggregates.append(AggregatePlan(kind: kind, argument: argument, distinct: distinct))
+            return { context in context.aggregates[slot] }
+        }
+        guard !star, !distinct else { throw invalid("\(name)(\(star ? "*" : "DISTINCT …")) is only allowed for aggregates (offset \(offset))") }
+        guard let function = FunctionLibrary.functions[name] else {
+            throw invalid("unknown function \(name)() at offset \(offset)")
+        }
+        guard function.arity.contains(arguments.count) else {
+            let expected = function.arity.lowerBound == function.arity.upperBound ? "\(function.arity.lowerBound)"
+                : function.arity.upperBound == Int.max ? "at least \(function.arity.lowerBound)"
+                : "\(function.arity.lowerBound) to \(function.arity.upperBound)"
+            throw invalid("\(name)() takes \(expected) arguments, got \(arguments.count) (offset \(offset))")
+        }
+        let evaluators = try arguments.map { try compileExpression($0) }
+        let body = function.body
+        if function.propagatesMissingAndNull {
+            return { context in
+                var values: [Datum?] = []
+                values.reserveCapacity(evaluators.count)
+                var sawNull = false
+                for evaluator in evaluators {
+                    guard let value = try evaluator(context) else { return nil }
+                    if value.isNull { sawNull = true }
+                    values.append(value)
+                }
+                return sawNull ? .null : try body(values)
+            }
+        }
+        return { context in try body(try evaluators.map { try $0(context) }) }
+    }
+
+    private func describe(_ value: Expression) -> String {
+        switch value {
+        case .identifier(let name): name
+        case .member(let base, let key): describe(base) + "." + key
+        default: "expression"
+        }
+    }
+}

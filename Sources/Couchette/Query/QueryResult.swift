@@ -1,0 +1,97 @@
+import Foundation
+
+/// One row of a query's results: its columns by index or by name.
+///
+/// Column names follow Couchbase Lite: the `AS` alias; else a property path's last component;
+/// `META().id` gives `id`; `*` gives the FROM alias or collection name; other expressions `$1`,
+/// `$2`, … (counted among unnamed columns only); a repeated name gets ` #2`, ` #3`, …
+///
+/// A MISSING column (a property the document lacks) reads as nil and is left out of
+/// ``toDictionary()`` and ``toJSON()``; JSON null reads as `NSNull()`. Dictionaries and arrays
+/// come back as ``DictionaryObject`` and ``ArrayObject``. The typed getters (`string(at:)`,
+/// `int(forKey:)`, `contains(key:)`, …) come from ``ArrayProtocol`` and ``DictionaryProtocol``,
+/// with Couchbase Lite's coercions.
+///
+/// ```swift
+/// for result in try await query.execute() {
+///     print(result.string(forKey: "title") ?? "", result.int(at: 1))
+/// }
+/// ```
+public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
+    let columns: ColumnNames
+    let values: [Value?]
+
+    /// Number of columns.
+    public var count: Int { columns.names.count }
+    /// Column names, in column order (MISSING columns included).
+    public var keys: [String] { columns.names }
+
+    /// The value of column `index`: nil for MISSING or out of range.
+    public func value(at index: Int) -> Any? {
+        guard values.indices.contains(index), let value = values[index] else { return nil }
+        switch value {
+        case .array, .dictionary:
+            guard let bytes = try? ValueEncoder.encode(value) else { return ValueConversion.plain(value) }
+            return ImmutableValues.wrap(EncodedValue(bytes: bytes))
+        default:
+            return ValueConversion.plain(value)
+        }
+    }
+
+    /// The value of the column named `key`: nil for MISSING or an unknown name.
+    public func value(forKey key: String) -> Any? { columns.index[key].flatMap(value(at:)) }
+
+    public func array(at index: Int) -> ArrayObject? { value(at: index) as? ArrayObject }
+    public func dictionary(at index: Int) -> DictionaryObject? { value(at: index) as? DictionaryObject }
+    public subscript(index: Int) -> Fragment { Fragment(value(at: index)) }
+    public func array(forKey key: String) -> ArrayObject? { value(forKey: key) as? ArrayObject }
+    public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
+    public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
+
+    /// Every column as plain Swift values, in column order; MISSING columns as `NSNull()` (an
+    /// `[Any]` cannot hold nil).
+    public func toArray() -> [Any] { values.map { $0.map(ValueConversion.plain) ?? NSNull() } }
+
+    /// The columns by name as plain Swift values; MISSING columns are left out.
+    public func toDictionary() -> [String: Any] {
+        var result: [String: Any] = [:]
+        for (name, value) in zip(columns.names, values) {
+            if let value { result[name] = ValueConversion.plain(value) }
+        }
+        return result
+    }
+
+    /// A compact JSON object with the columns in order, MISSING ones left out: integers without
+    /// a decimal point, doubles in shortest round-trip form, `/` not escaped.
+    public func toJSON() -> String {
+        var output = "{"
+        var first = true
+        for (name, value) in zip(columns.names, values) {
+            guard let value else { continue }
+            if !first { output += "," }
+            first = false
+            JSON.writeString(name, to: &output)
+            output += ":"
+            JSON.write(value, to: &output)
+        }
+        return output + "}"
+    }
+
+    /// The row as a `Value` dictionary (MISSING columns left out).
+    var dictionaryValue: [String: Value] {
+        var result: [String: Value] = [:]
+        for (name, value) in zip(columns.names, values) { result[name] = value }
+        return result
+    }
+}
+
+/// Column names shared by every row of a result set, with a by-name index.
+final class ColumnNames: Sendable {
+    let names: [String]
+    let index: [String: Int]
+
+    init(_ names: [String]) {
+        self.names = names
+        index = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+}
