@@ -22,6 +22,14 @@ public protocol BenchmarkEngine: AnyObject {
     func readEach(_ ids: [String]) async throws -> Int
     /// Increments the `visits` field of each document, all in one transaction.
     func incrementVisits(_ ids: [String], updated: [String: String]) async throws
+    /// Reads every document of the store, each decoded to a dictionary; returns how many.
+    func iterateAll() async throws -> Int
+    /// Stores the tasks, encoded from their model objects, in one transaction.
+    func saveModels(_ tasks: [BenchTask]) async throws
+    /// Stores the same tasks built as plain documents (no Codable), in one transaction.
+    func saveTaskDocuments(_ tasks: [BenchTask]) async throws
+    /// Reads each task back into a model object; returns the sum of their priorities.
+    func readModels(_ ids: [String]) async throws -> Int
     /// Every stored document as JSON with sorted keys, for checking that engines agree.
     func contents() async throws -> [String: String]
     /// Bytes the store occupies on disk.

@@ -62,16 +62,58 @@ public final class CouchetteEngine: BenchmarkEngine {
     }
 
     public func contents() async throws -> [String: String] {
-        var result: [String: String] = [:]
-        var number = 0
-        while let document = try await collection.document(id: DocumentGenerator.id(number)) {
-            result[document.id] = canonicalJSON(document.toDictionary())
-            number += 1
+        let results = try await database.createQuery("SELECT meta().id AS id, * FROM _").execute()
+        var contents: [String: String] = [:]
+        for row in results {
+            guard let id = row.string(forKey: "id"), let body = row.toDictionary()["_"] as? [String: Any] else { continue }
+            contents[id] = canonicalJSON(body)
         }
-        return result
+        return contents
     }
 
     public func diskSize() throws -> UInt64 { directorySize(database.path) }
 
     public func close() async throws { try await database.close() }
+}
+
+extension CouchetteEngine {
+    public func iterateAll() async throws -> Int {
+        let results = try await database.createQuery("SELECT meta().id, * FROM _").execute()
+        var count = 0
+        for row in results where !row.toDictionary().isEmpty { count += 1 }
+        return count
+    }
+
+    public func saveModels(_ tasks: [BenchTask]) async throws {
+        let collection = self.collection
+        try await database.inBatch { batch in
+            for task in tasks { try batch.save(from: task, in: collection) }
+        }
+    }
+
+    public func saveTaskDocuments(_ tasks: [BenchTask]) async throws {
+        let collection = self.collection
+        try await database.inBatch { batch in
+            for task in tasks {
+                let document = MutableDocument(id: task.id)
+                    .setString(task.title, forKey: "title")
+                    .setBoolean(task.completed, forKey: "completed")
+                    .setInt(task.priority, forKey: "priority")
+                    .setValue(task.tags, forKey: "tags")
+                    .setDate(task.createdAt, forKey: "createdAt")
+                try batch.save(document: document, in: collection)
+            }
+        }
+    }
+
+    public func readModels(_ ids: [String]) async throws -> Int {
+        var total = 0
+        for id in ids {
+            guard let task = try await collection.document(id: id, as: BenchTask.self) else {
+                throw BenchmarkError.engine("couchette lost \(id)")
+            }
+            total += task.priority
+        }
+        return total
+    }
 }

@@ -45,7 +45,45 @@ public final class LMDBEngine: BenchmarkEngine {
     }
 
     public func insertAll(_ documents: [DocumentGenerator.GeneratedDocument]) async throws {
-        try write { txn in for document in documents { try put(txn, document.id, document.json) } }
+        try insertEncoded(documents.map { ($0.id, $0.json) })
+    }
+
+    /// Stores pre-encoded (id, JSON) pairs in one transaction.
+    func insertEncoded(_ entries: [(String, String)]) throws {
+        try write { txn in for (id, json) in entries { try put(txn, id, json) } }
+    }
+
+    /// The stored bytes of `id` (copied out), or nil.
+    func value(of id: String) throws -> Data? {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "begin read")
+        defer { mdb_txn_abort(txn) }
+        var idBytes = Array(id.utf8)
+        return idBytes.withUnsafeMutableBytes { key in
+            var k = MDB_val(mv_size: key.count, mv_data: key.baseAddress)
+            var v = MDB_val()
+            guard mdb_get(txn, dbi, &k, &v) == 0 else { return nil }
+            return Data(bytes: v.mv_data, count: v.mv_size)
+        }
+    }
+
+    /// Visits every stored (id, bytes) pair in key order; the bytes are valid during the call only.
+    func forEachEntry(_ body: (String, Data) throws -> Void) throws {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "begin read")
+        defer { mdb_txn_abort(txn) }
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, dbi, &cursor), "cursor")
+        defer { mdb_cursor_close(cursor) }
+        var k = MDB_val()
+        var v = MDB_val()
+        var rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST)
+        while rc == 0 {
+            let id = String(decoding: UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), as: UTF8.self)
+            let value = Data(bytesNoCopy: v.mv_data, count: v.mv_size, deallocator: .none)
+            try body(id, value)
+            rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
+        }
     }
 
     /// LMDB has one writer; concurrent writers would only queue, so this is serial.
@@ -56,17 +94,7 @@ public final class LMDBEngine: BenchmarkEngine {
     public func readEach(_ ids: [String]) async throws -> Int {
         var bytes = 0
         for id in ids {
-            var txn: OpaquePointer?
-            try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "begin read")
-            defer { mdb_txn_abort(txn) }
-            var idBytes = Array(id.utf8)
-            let copy: [UInt8]? = idBytes.withUnsafeMutableBytes { key in
-                var k = MDB_val(mv_size: key.count, mv_data: key.baseAddress)
-                var v = MDB_val()
-                guard mdb_get(txn, dbi, &k, &v) == 0 else { return nil }
-                return Array(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
-            }
-            guard let copy else { throw BenchmarkError.engine("lmdb lost \(id)") }
+            guard let copy = try value(of: id) else { throw BenchmarkError.engine("lmdb lost \(id)") }
             bytes += copy.count
         }
         return bytes
@@ -83,21 +111,7 @@ public final class LMDBEngine: BenchmarkEngine {
 
     public func contents() async throws -> [String: String] {
         var result: [String: String] = [:]
-        var txn: OpaquePointer?
-        try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "begin read")
-        defer { mdb_txn_abort(txn) }
-        var cursor: OpaquePointer?
-        try check(mdb_cursor_open(txn, dbi, &cursor), "cursor")
-        defer { mdb_cursor_close(cursor) }
-        var k = MDB_val()
-        var v = MDB_val()
-        var rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST)
-        while rc == 0 {
-            let id = String(decoding: UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), as: UTF8.self)
-            let json = String(decoding: UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size), as: UTF8.self)
-            result[id] = canonicalJSON(text: json)
-            rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
-        }
+        try forEachEntry { id, value in result[id] = canonicalJSON(text: String(decoding: value, as: UTF8.self)) }
         return result
     }
 
@@ -106,5 +120,39 @@ public final class LMDBEngine: BenchmarkEngine {
     public func close() async throws {
         mdb_env_close(env)
         env = nil
+    }
+}
+
+extension LMDBEngine {
+    public func iterateAll() async throws -> Int {
+        var count = 0
+        try forEachEntry { _, value in
+            if (try? JSONSerialization.jsonObject(with: value)) is [String: Any] { count += 1 }
+        }
+        return count
+    }
+
+    public func saveModels(_ tasks: [BenchTask]) async throws {
+        let encoder = BenchTask.jsonEncoder()
+        let encoded = try tasks.map { ($0.id ?? "", String(decoding: try encoder.encode($0.body), as: UTF8.self)) }
+        try insertEncoded(encoded)
+    }
+
+    public func saveTaskDocuments(_ tasks: [BenchTask]) async throws {
+        let encoded = try tasks.map { task in
+            let data = try JSONSerialization.data(withJSONObject: task.properties, options: [.sortedKeys, .withoutEscapingSlashes])
+            return (task.id ?? "", String(decoding: data, as: UTF8.self))
+        }
+        try insertEncoded(encoded)
+    }
+
+    public func readModels(_ ids: [String]) async throws -> Int {
+        let decoder = BenchTask.jsonDecoder()
+        var total = 0
+        for id in ids {
+            guard let data = try value(of: id) else { throw BenchmarkError.engine("lmdb lost \(id)") }
+            total += BenchTask(id: id, body: try decoder.decode(BenchTask.Body.self, from: data)).priority
+        }
+        return total
     }
 }

@@ -17,9 +17,9 @@ public final class SQLiteEngine: BenchmarkEngine {
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=\(durable ? "FULL" : "NORMAL")")
         try execute("CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID")
-        insert = try prepare("INSERT OR REPLACE INTO docs (id, body) VALUES (?, ?)")
-        select = try prepare("SELECT body FROM docs WHERE id = ?")
-        update = try prepare("UPDATE docs SET body = json_set(body, '$.visits', json_extract(body, '$.visits') + 1) WHERE id = ?")
+        insert = try prepareStatement("INSERT OR REPLACE INTO docs (id, body) VALUES (?, ?)")
+        select = try prepareStatement("SELECT body FROM docs WHERE id = ?")
+        update = try prepareStatement("UPDATE docs SET body = json_set(body, '$.visits', json_extract(body, '$.visits') + 1) WHERE id = ?")
     }
 
     deinit {
@@ -33,7 +33,7 @@ public final class SQLiteEngine: BenchmarkEngine {
         }
     }
 
-    private func prepare(_ sql: String) throws -> OpaquePointer? {
+    func prepareStatement(_ sql: String) throws -> OpaquePointer? {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
             throw BenchmarkError.engine("sqlite: \(sql): \(String(cString: sqlite3_errmsg(db)))")
@@ -42,7 +42,7 @@ public final class SQLiteEngine: BenchmarkEngine {
     }
 
     /// Binds the texts (valid only during the call, hence SQLITE_STATIC inside withCString) and steps.
-    private func run(_ statement: OpaquePointer?, _ texts: [String], row: ((OpaquePointer?) -> Void)? = nil) throws {
+    func step(_ statement: OpaquePointer?, _ texts: [String], row: ((OpaquePointer?) -> Void)? = nil) throws {
         defer { sqlite3_reset(statement) }
         func bind(_ index: Int) throws {
             if index == texts.count {
@@ -62,46 +62,65 @@ public final class SQLiteEngine: BenchmarkEngine {
         try bind(0)
     }
 
-    public func insertAll(_ documents: [DocumentGenerator.GeneratedDocument]) async throws {
+    func transaction(_ body: () throws -> Void) throws {
         try execute("BEGIN")
-        for document in documents { try run(insert, [document.id, document.json]) }
+        do {
+            try body()
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
         try execute("COMMIT")
+    }
+
+    func insertDocument(id: String, json: String) throws {
+        try step(insert, [id, json])
+    }
+
+    /// The stored JSON of `id`, or nil.
+    func body(of id: String) throws -> Data? {
+        var data: Data?
+        try step(select, [id]) { statement in
+            let length = Int(sqlite3_column_bytes(statement, 0))
+            if let text = sqlite3_column_blob(statement, 0) { data = Data(bytes: text, count: length) }
+        }
+        return data
+    }
+
+    public func insertAll(_ documents: [DocumentGenerator.GeneratedDocument]) async throws {
+        try transaction {
+            for document in documents { try insertDocument(id: document.id, json: document.json) }
+        }
     }
 
     /// SQLite has one writer per database; concurrent writers would only queue, so this is serial.
     public func saveEach(_ documents: [DocumentGenerator.GeneratedDocument], writers: Int) async throws {
-        for document in documents { try run(insert, [document.id, document.json]) }
+        for document in documents { try insertDocument(id: document.id, json: document.json) }
     }
 
     public func readEach(_ ids: [String]) async throws -> Int {
         var keys = 0
         for id in ids {
-            var found = false
-            try run(select, [id]) { statement in
-                let length = Int(sqlite3_column_bytes(statement, 0))
-                guard let text = sqlite3_column_blob(statement, 0) else { return }
-                let data = Data(bytes: text, count: length)
-                if let dictionary = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
-                    keys += dictionary.count
-                    found = true
-                }
+            guard let data = try body(of: id),
+                  let dictionary = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw BenchmarkError.engine("sqlite lost \(id)")
             }
-            guard found else { throw BenchmarkError.engine("sqlite lost \(id)") }
+            keys += dictionary.count
         }
         return keys
     }
 
     public func incrementVisits(_ ids: [String], updated: [String: String]) async throws {
-        try execute("BEGIN")
-        for id in ids { try run(update, [id]) }
-        try execute("COMMIT")
+        try transaction {
+            for id in ids { try step(update, [id]) }
+        }
     }
 
     public func contents() async throws -> [String: String] {
-        let all = try prepare("SELECT id, body FROM docs")
+        let all = try prepareStatement("SELECT id, body FROM docs")
         defer { sqlite3_finalize(all) }
         var result: [String: String] = [:]
-        try run(all, []) { statement in
+        try step(all, []) { statement in
             let id = String(cString: sqlite3_column_text(statement, 0))
             result[id] = canonicalJSON(text: String(cString: sqlite3_column_text(statement, 1)))
         }
@@ -120,5 +139,48 @@ public final class SQLiteEngine: BenchmarkEngine {
         update = nil
         sqlite3_close(db)
         db = nil
+    }
+}
+
+extension SQLiteEngine {
+    public func iterateAll() async throws -> Int {
+        let all = try prepareStatement("SELECT id, body FROM docs")
+        defer { sqlite3_finalize(all) }
+        var count = 0
+        try step(all, []) { statement in
+            let length = Int(sqlite3_column_bytes(statement, 1))
+            guard let text = sqlite3_column_blob(statement, 1) else { return }
+            if (try? JSONSerialization.jsonObject(with: Data(bytes: text, count: length))) is [String: Any] { count += 1 }
+        }
+        return count
+    }
+
+    public func saveModels(_ tasks: [BenchTask]) async throws {
+        let encoder = BenchTask.jsonEncoder()
+        try transaction {
+            for task in tasks {
+                let json = String(decoding: try encoder.encode(task.body), as: UTF8.self)
+                try insertDocument(id: task.id ?? "", json: json)
+            }
+        }
+    }
+
+    public func saveTaskDocuments(_ tasks: [BenchTask]) async throws {
+        try transaction {
+            for task in tasks {
+                let data = try JSONSerialization.data(withJSONObject: task.properties, options: [.sortedKeys, .withoutEscapingSlashes])
+                try insertDocument(id: task.id ?? "", json: String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+
+    public func readModels(_ ids: [String]) async throws -> Int {
+        let decoder = BenchTask.jsonDecoder()
+        var total = 0
+        for id in ids {
+            guard let data = try body(of: id) else { throw BenchmarkError.engine("sqlite lost \(id)") }
+            total += BenchTask(id: id, body: try decoder.decode(BenchTask.Body.self, from: data)).priority
+        }
+        return total
     }
 }

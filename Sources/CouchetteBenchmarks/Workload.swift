@@ -98,6 +98,45 @@ public struct Workload: Sendable {
             try await store.close()
             return WorkloadResult(samples: samples, contents: contents)
         },
+        Workload(name: "iterate", summary: "read every document, each decoded to a dictionary") { engine, context in
+            let documents = DocumentGenerator().documents(count: context.size)
+            let store = try await engine.init(directory: try freshFolder(context, 0), durable: false)
+            try await store.insertAll(documents)
+            var samples: [Sample] = []
+            for _ in 0..<context.runs {
+                var seen = 0
+                let seconds = try await time { seen = try await store.iterateAll() }
+                guard seen == documents.count else { throw BenchmarkError.engine("\(engine.name) iterated \(seen) of \(documents.count)") }
+                samples.append(Sample(seconds: seconds, ops: seen))
+            }
+            let contents = context.captureContents ? try await store.contents() : nil
+            try await store.close()
+            return WorkloadResult(samples: samples, contents: contents)
+        },
+        Workload(name: "codable-save", summary: "save N TodoTask models in one transaction (SQLite, LMDB: JSONEncoder)") { engine, context in
+            try await saveTasks(engine, context) { store, tasks in try await store.saveModels(tasks) }
+        },
+        Workload(name: "document-save", summary: "the same tasks as plain documents, no Codable (SQLite, LMDB: JSONSerialization)") { engine, context in
+            try await saveTasks(engine, context) { store, tasks in try await store.saveTaskDocuments(tasks) }
+        },
+        Workload(name: "codable-read", summary: "read N TodoTask models by id in random order (SQLite, LMDB: JSONDecoder)") { engine, context in
+            let tasks = BenchTask.generate(count: context.size)
+            let store = try await engine.init(directory: try freshFolder(context, 0), durable: false)
+            try await store.saveModels(tasks)
+            var random = SplitMix64(seed: 42)
+            let ids = tasks.compactMap(\.id).shuffled(using: &random)
+            let expected = tasks.reduce(0) { $0 + $1.priority }
+            var samples: [Sample] = []
+            for _ in 0..<context.runs {
+                var total = 0
+                let seconds = try await time { total = try await store.readModels(ids) }
+                guard total == expected else { throw BenchmarkError.engine("\(engine.name) read wrong priorities") }
+                samples.append(Sample(seconds: seconds, ops: ids.count))
+            }
+            let contents = context.captureContents ? try await store.contents() : nil
+            try await store.close()
+            return WorkloadResult(samples: samples, contents: contents)
+        },
         Workload(name: "open", summary: "open a database of N documents and read one") { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
             let folder = try freshFolder(context, 0)
@@ -128,6 +167,21 @@ public struct Workload: Sendable {
             return WorkloadResult(samples: [Sample(seconds: 0, ops: documents.count, bytes: bytes)], contents: contents)
         },
     ]
+
+    private static func saveTasks(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext,
+                                  _ save: (any BenchmarkEngine, [BenchTask]) async throws -> Void) async throws -> WorkloadResult {
+        var samples: [Sample] = []
+        var contents: [String: String]?
+        for run in 0..<context.runs {
+            let tasks = BenchTask.generate(count: context.size)  // fresh objects: saving binds them
+            let store = try await engine.init(directory: try freshFolder(context, run), durable: true)
+            let seconds = try await time { try await save(store, tasks) }
+            samples.append(Sample(seconds: seconds, ops: tasks.count))
+            if context.captureContents && run == context.runs - 1 { contents = try await store.contents() }
+            try await store.close()
+        }
+        return WorkloadResult(samples: samples, contents: contents)
+    }
 
     private static func singleSaves(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, count: Int,
                                     durable: Bool, writers: Int) async throws -> WorkloadResult {
