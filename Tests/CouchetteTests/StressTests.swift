@@ -26,6 +26,9 @@ struct StressTests {
                             let value = try await collection.document(id: "anchor")?.string(forKey: "v")
                             #expect(value == "steady")
                             reads += 1
+                            // Reads never suspend: yield so the writer's task gets a thread too
+                            // (the cooperative pool has as many threads as cores).
+                            await Task.yield()
                         }
                         return reads
                     }

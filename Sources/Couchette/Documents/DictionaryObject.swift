@@ -21,7 +21,7 @@ public struct DictionaryObject: DictionaryProtocol, Sendable, Equatable {
     public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
     public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
 
-    public func toDictionary() -> [String: Any] { ValueConversion.plain(encoded) as? [String: Any] ?? [:] }
+    public func toDictionary() -> [String: Any] { ValueConversion.plainDictionary(encoded) }
     public func toJSON() -> String { JSON.string(from: encoded.decode()) }
     /// A mutable copy.
     public func toMutable() -> MutableDictionaryObject { MutableDictionaryObject(encoded: encoded) }
@@ -47,7 +47,7 @@ public struct ArrayObject: ArrayProtocol, Sendable, Equatable {
     public func dictionary(at index: Int) -> DictionaryObject? { value(at: index) as? DictionaryObject }
     public subscript(index: Int) -> Fragment { Fragment(value(at: index)) }
 
-    public func toArray() -> [Any] { ValueConversion.plain(encoded) as? [Any] ?? [] }
+    public func toArray() -> [Any] { ValueConversion.plainArray(encoded) }
     public func toJSON() -> String { JSON.string(from: encoded.decode()) }
     public func toMutable() -> MutableArrayObject { MutableArrayObject(encoded: encoded) }
 
@@ -62,7 +62,7 @@ enum ImmutableValues {
         switch encoded.tag {
         case ValueTag.dictionary, ValueTag.narrowDictionary: DictionaryObject(encoded: encoded)
         case ValueTag.array, ValueTag.narrowArray: ArrayObject(encoded: encoded)
-        default: ValueConversion.plain(encoded.decode())
+        default: ValueConversion.plain(encoded)
         }
     }
 }

@@ -53,7 +53,7 @@ public final class Document: DictionaryProtocol, Sendable {
     public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
     public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
 
-    public func toDictionary() -> [String: Any] { ValueConversion.plain(root) as? [String: Any] ?? [:] }
+    public func toDictionary() -> [String: Any] { ValueConversion.plainDictionary(root) }
     /// The properties as compact JSON (without `_id` or `_rev`).
     public func toJSON() -> String { JSON.string(from: root.decode()) }
 

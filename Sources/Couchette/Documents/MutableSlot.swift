@@ -83,7 +83,7 @@ enum MutableSlot {
                 slot = .array(object)
                 return object
             }
-            return ValueConversion.plain(encoded.decode())
+            return ValueConversion.plain(encoded)
         case .dictionary(let object): return object
         case .array(let object): return object
         case .invalid: return nil

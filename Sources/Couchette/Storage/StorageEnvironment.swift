@@ -23,6 +23,17 @@ final class StorageEnvironment: @unchecked Sendable {
     private var isClosed = false
     private let gate = ResizeGate()
     private let lockFile: Int32
+    /// Reset read transactions kept for reuse (`mdb_txn_renew` is much cheaper than a new
+    /// transaction). They hold no snapshot; all are aborted before the map or file changes.
+    private let idleReaders = Locked<[ReaderHandle]>([])
+    private static let maximumIdleReaders = 16
+
+    /// An `MDB_txn*` of a reset read transaction, handed between threads (MDB_NOTLS allows it).
+    private struct ReaderHandle: @unchecked Sendable {
+        // @unchecked: a reset LMDB read transaction is owned by exactly one holder at a time —
+        // the idle list or the thread that took it out of the list.
+        let txn: OpaquePointer
+    }
 
     /// The sub-databases every Couchette environment has. Key layouts are described where used.
     struct Tables: Sendable, Equatable {
@@ -58,7 +69,10 @@ final class StorageEnvironment: @unchecked Sendable {
     }
 
     deinit {
-        if !isClosed { mdb_env_close(env) }
+        if !isClosed {
+            dropIdleReaders()
+            mdb_env_close(env)
+        }
         Glibc.close(lockFile)
     }
 
@@ -109,10 +123,9 @@ final class StorageEnvironment: @unchecked Sendable {
             do {
                 return try gate.withShared {
                     try checkOpen()
-                    var txn: OpaquePointer?
-                    try StorageError.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "beginning a read")
-                    defer { mdb_txn_abort(txn) }
-                    return try body(ReadTransaction(txn: txn!))
+                    let txn = try beginRead()
+                    defer { endRead(txn) }
+                    return try body(ReadTransaction(txn: txn))
                 }
             } catch StorageError.mapResized {
                 try adoptNewMapSize()
@@ -120,6 +133,38 @@ final class StorageEnvironment: @unchecked Sendable {
                 throw error.couchetteError
             }
         }
+    }
+
+    /// A read transaction: a renewed idle one when there is one, else a new one.
+    private func beginRead() throws -> OpaquePointer {
+        if let idle = idleReaders.withLock({ $0.popLast() }) {
+            let rc = mdb_txn_renew(idle.txn)
+            if rc == MDB_SUCCESS { return idle.txn }
+            mdb_txn_abort(idle.txn)
+            try StorageError.check(rc, "renewing a read")
+        }
+        var txn: OpaquePointer?
+        try StorageError.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "beginning a read")
+        return txn!
+    }
+
+    private func endRead(_ txn: OpaquePointer) {
+        mdb_txn_reset(txn)
+        let kept = idleReaders.withLock { idle in
+            guard idle.count < Self.maximumIdleReaders else { return false }
+            idle.append(ReaderHandle(txn: txn))
+            return true
+        }
+        if !kept { mdb_txn_abort(txn) }
+    }
+
+    /// Aborts every idle read transaction; called with the gate held exclusively.
+    private func dropIdleReaders() {
+        let idle = idleReaders.withLock { idle in
+            defer { idle.removeAll() }
+            return idle
+        }
+        for reader in idle { mdb_txn_abort(reader.txn) }
     }
 
     /// Runs `body` in a write transaction and commits it. If the map fills up, the transaction is
@@ -177,6 +222,7 @@ final class StorageEnvironment: @unchecked Sendable {
 
     private func growMap() throws {
         try gate.withExclusive {
+            dropIdleReaders()
             var info = MDB_envinfo()
             mdb_env_info(env, &info)
             guard info.me_mapsize < Self.maximumMapSize else {
@@ -189,6 +235,7 @@ final class StorageEnvironment: @unchecked Sendable {
 
     private func adoptNewMapSize() throws {
         try gate.withExclusive {
+            dropIdleReaders()
             try StorageError.check(mdb_env_set_mapsize(env, 0), "adopting the map size")
         }
     }
@@ -213,6 +260,7 @@ final class StorageEnvironment: @unchecked Sendable {
                 throw CouchetteError(.busy, "cannot compact \(path): another process has it open")
             }
             defer { flock(lockFile, LOCK_SH) }
+            dropIdleReaders()
             let temporary = path + "/compact.tmp"
             try? FileManager.default.removeItem(atPath: temporary)
             try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: false)
@@ -250,6 +298,7 @@ final class StorageEnvironment: @unchecked Sendable {
     func close() {
         gate.withExclusive {
             guard !isClosed else { return }
+            dropIdleReaders()
             mdb_env_close(env)
             isClosed = true
         }

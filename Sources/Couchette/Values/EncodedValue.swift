@@ -60,6 +60,16 @@ struct EncodedValue: Sendable {
         return (0..<count).compactMap { index in slot(index * 2).flatMap { readKey(at: offset + $0) } }
     }
 
+    /// Visits the entries of a dictionary in encoded order, without collecting them.
+    func forEachEntry(_ body: (String, EncodedValue) throws -> Void) rethrows {
+        guard isDictionary else { return }
+        for index in 0..<count {
+            guard let key = slot(index * 2).flatMap({ readKey(at: offset + $0) }),
+                  let value = slot(index * 2 + 1).map(child) else { continue }
+            try body(key, value)
+        }
+    }
+
     /// The entries of a dictionary, in encoded order.
     var entries: [(key: String, value: EncodedValue)] {
         guard isDictionary else { return [] }

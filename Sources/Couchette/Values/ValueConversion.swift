@@ -93,17 +93,34 @@ enum ValueConversion {
         }
     }
 
-    /// Like ``plain(_:)`` but straight from encoded bytes.
+    /// Like ``plain(_:)`` but straight from encoded bytes, with nothing decoded twice.
     static func plain(_ encoded: EncodedValue) -> Any {
         switch encoded.tag {
-        case ValueTag.array, ValueTag.narrowArray: return (0..<encoded.count).map { encoded.element(at: $0).map(plain) ?? NSNull() }
-        case ValueTag.dictionary, ValueTag.narrowDictionary:
-            var result: [String: Any] = [:]
-            for (key, value) in encoded.entries { result[key] = plain(value) }
-            return result
-        default: return plain(encoded.decode())
+        case ValueTag.array, ValueTag.narrowArray: return plainArray(encoded)
+        case ValueTag.dictionary, ValueTag.narrowDictionary: return plainDictionary(encoded)
+        case ValueTag.string: return encoded.string ?? NSNull()
+        case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: return encoded.integer.map { Int($0) } ?? NSNull()
+        case ValueTag.double: return encoded.double ?? NSNull()
+        case ValueTag.trueValue: return true
+        case ValueTag.falseValue: return false
+        default: return NSNull()
         }
     }
+
+    /// The `[String: Any]` form of an encoded dictionary (empty for anything else).
+    static func plainDictionary(_ encoded: EncodedValue) -> [String: Any] {
+        var result: [String: Any] = [:]
+        result.reserveCapacity(encoded.count)
+        encoded.forEachEntry { key, value in result[key] = plain(value) }
+        return result
+    }
+
+    /// The `[Any]` form of an encoded array (empty for anything else).
+    static func plainArray(_ encoded: EncodedValue) -> [Any] {
+        guard encoded.isArray else { return [] }
+        return (0..<encoded.count).map { encoded.element(at: $0).map(plain) ?? NSNull() }
+    }
+
 }
 
 extension ValueConversion {
