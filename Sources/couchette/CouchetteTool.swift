@@ -60,7 +60,7 @@ enum CouchetteTool {
         case let error as CouchetteError:
             switch error.code {
             case .invalidQuery: "invalid query: \(error.message)"
-            case .notFound: error.message
+            case .notFound, .invalidParameter, .conflict: error.message
             default: "\(error.message) (\(error.code))"
             }
         case let error as ToolError: error.description

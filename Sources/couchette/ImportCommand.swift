@@ -92,6 +92,9 @@ struct Importer {
 
     /// The document a record describes: its id from `_id`, else `idKey`, else generated.
     func document(from text: String) throws -> MutableDocument {
+        guard text.hasPrefix("{") else {
+            throw ToolError("expected a JSON object, found \(text.prefix(20))\(text.count > 20 ? "…" : "")")
+        }
         let parsed = try MutableDocument(id: nil, json: text)
         var id: String?
         var dropped: Set<String> = ["_id", "_rev"]
