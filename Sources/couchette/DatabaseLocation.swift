@@ -11,6 +11,7 @@ struct DatabaseLocation: Equatable {
     static let suffix = ".couchette"
 
     init(_ argument: String) throws {
+        guard !argument.isEmpty else { throw UsageError("the database argument is empty") }
         var text = argument
         while text.count > 1 && text.hasSuffix("/") { text.removeLast() }
         let url = URL(fileURLWithPath: text)

@@ -101,6 +101,18 @@ import Testing
         #expect(missing.status == 1 && missing.stderr.contains("cannot read"))
     }
 
+    @Test func importsFromStandardInputAndAcceptsOptionEqualsValue() throws {
+        let directory = try TemporaryDirectory()
+        let db = directory.path + "/stdin"
+        let result = try CLI.run(["import", db, "-", "--id-key=id"], input: "{\"id\":1,\"a\":\"x\"}\n\n{\"id\":2}\n")
+        #expect(result.status == 0, "\(result.stderr)")
+        let query = try CLI.run(["query", db, "SELECT META().id, a FROM _default WHERE META().id = $id",
+                                 "--param=$id=\"1\"", "--format=json"])
+        #expect(query.stdout == "[{\"id\":\"1\",\"a\":\"x\"}]\n")
+        let empty = try CLI.run(["query", db, "SELECT a FROM _default WHERE a = 'none'", "--format", "json"])
+        #expect(empty.stdout == "[]\n")
+    }
+
     @Test func exportThenImportReproducesDocumentsAndRevisions() throws {
         let directory = try TemporaryDirectory()
         let source = directory.path + "/source"
@@ -249,6 +261,8 @@ import Testing
         #expect(try CLI.run(["export", db, "extra"]).status == 2)
         #expect(try CLI.run(["import", db, "f", "--batch-size", "0"]).status == 2)
         #expect(try CLI.run(["put", db, "a", "{}", "--collection", "a.b.c"]).status == 2)
+        #expect(try CLI.run(["info", ""]).status == 2)
+        #expect(try CLI.run(["put", db, "a", "{}", "--collection", "c", "--collection", "d"]).status == 2)
     }
 
     @Test func runtimeErrorsExitWithOne() throws {
