@@ -19,13 +19,6 @@ enum Terminal {
         standardErrorIsTerminal && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
     }
 
-    /// The terminal's width in columns (80 when unknown).
-    static var width: Int {
-        var size = winsize()
-        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-        return 80
-    }
-
     /// `text` in bold when `enabled`.
     static func bold(_ text: String, _ enabled: Bool) -> String { enabled ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
     /// `text` dimmed when `enabled`.
