@@ -27,13 +27,18 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CEditLine",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
         .target(
             name: "Couchette",
             dependencies: ["CLMDB", "CCrypto"]
         ),
         .executableTarget(
             name: "CouchetteCLI",
-            dependencies: ["Couchette"],
+            dependencies: ["Couchette", "CEditLine"],
             path: "Sources/couchette"
         ),
         // The benchmark: Couchette against raw LMDB and SQLite (the baseline only).

@@ -33,6 +33,12 @@ enum DemoCommand {
         }
         print("Saved \(titles.count) tasks in one batch; the collection holds \(try await tasks.count) documents")
 
+        let open = try database.createQuery(
+            "SELECT META().id AS id, title FROM _default.tasks WHERE completed = $done ORDER BY title")
+        open.parameters = Parameters().setBoolean(false, forName: "done")
+        print("SQL++: \(open.text)  ($done = false)")
+        for row in try await open.execute() { print("  \(row.toJSON())") }
+
         guard let first = try await tasks.document(id: "task-1") else { throw DemoError("task-1 vanished") }
         print("Read task-1 at revision \(first.revisionID ?? "?"): \(first.toJSON())")
 
@@ -58,6 +64,11 @@ enum DemoCommand {
         }
         try await tasks.purge(id: "task-3")
         print("Purged task-3; \(try await tasks.count) tasks remain")
+
+        let summary = try database.createQuery(
+            "SELECT completed, COUNT(*) AS tasks FROM _default.tasks GROUP BY completed ORDER BY completed")
+        print("SQL++: \(summary.text)")
+        for row in try await summary.execute() { print("  \(row.toJSON())") }
 
         try await tasks.setDocumentExpiration(id: "task-4", expiration: Date().addingTimeInterval(0.2))
         try await Task.sleep(for: .milliseconds(400))

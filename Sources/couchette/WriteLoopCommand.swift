@@ -6,7 +6,7 @@ import Foundation
 /// with SIGKILL and checks that every reported document survived.
 enum WriteLoopCommand {
     static let command = Command(
-        name: "write-loop", arguments: ["DIRECTORY", "NAME"],
+        name: "write-loop", arguments: [.init("DIRECTORY"), .init("NAME")],
         summary: "Save numbered documents until killed (used by the crash test)",
         options: [.init(name: "limit", valueName: "N", help: "stop after N documents (default: never)"),
                   .init(name: "prefix", valueName: "P", help: "name documents P-0, P-1, … (default: doc)")],

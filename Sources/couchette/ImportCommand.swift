@@ -1,0 +1,126 @@
+import Couchette
+import Foundation
+
+/// `couchette import DB FILE [--collection SCOPE.NAME] [--id-key KEY]`
+enum ImportCommand {
+    static let command = Command(
+        name: "import", arguments: [.database, .init("FILE", "JSON lines, or one JSON array of objects ('-' reads standard input)")],
+        summary: "Import JSON documents into a collection, committing in batches",
+        discussion: """
+            Each document's id is its '_id' field when present (its '_rev' is dropped), else the
+            --id-key field (removed from the body), else a generated one. Existing documents with
+            the same id are replaced. Creates the database and the collection when missing.
+            A malformed record stops the import with its line number; the batch it belongs to is not
+            written at all, earlier batches stay. Progress goes to standard error: a bar with the
+            rate and the time left on a terminal, plain lines otherwise.
+            """,
+        options: [
+            .collection,
+            .init(name: "id-key", valueName: "KEY", help: "take ids from this field when there is no _id"),
+            .init(name: "batch-size", valueName: "N", help: "documents per transaction (default: 1000)"),
+        ]
+    ) { arguments in
+        let batchSize = try arguments.options["batch-size"].map { text in
+            guard let size = Int(text), size > 0 else { throw UsageError("--batch-size needs a positive number, not '\(text)'") }
+            return size
+        } ?? 1000
+        let file = arguments.positional[1]
+        let reader = try JSONRecordReader(path: file)
+        let collectionName = try arguments.collectionName
+        try await withOpenDatabase(arguments.positional[0], create: true) { database in
+            let collection = try await collectionName.created(in: database)
+            let importer = Importer(collection: collection, idKey: arguments.options["id-key"], batchSize: batchSize)
+            try await importer.run(reader, file: file == "-" ? "standard input" : file)
+        }
+    }
+}
+
+/// Reads records, turns them into documents, and commits them a batch at a time.
+struct Importer {
+    let collection: Collection
+    let idKey: String?
+    let batchSize: Int
+
+    func run(_ reader: JSONRecordReader, file: String) async throws {
+        let progress = ProgressReporter(unit: "docs")
+        var imported = 0
+        var batch: [MutableDocument] = []
+        var batchLine = 1
+        func commit() async throws {
+            guard !batch.isEmpty else { return }
+            let documents = batch
+            let collection = collection
+            try await collection.database.inBatch { writer in
+                for document in documents { try writer.save(document: document, in: collection) }
+            }
+            imported += batch.count
+            batch.removeAll(keepingCapacity: true)
+            let (done, total) = reader.progress
+            progress.update(count: imported, fraction: total > 0 ? Double(done) / Double(total) : 1)
+        }
+        func failure(_ problem: String) -> ToolError {
+            progress.finish()
+            return ToolError("\(problem) (\(imported) document\(imported == 1 ? "" : "s") imported before it)")
+        }
+        do {
+            while let record = try reader.next() {
+                if batch.isEmpty { batchLine = record.line }
+                do {
+                    batch.append(try document(from: record.text))
+                } catch {
+                    throw BadRecord(message: "\(file), line \(record.line): \(CouchetteTool.describe(error)); "
+                                    + "nothing from line \(batchLine) on was written")
+                }
+                if batch.count >= batchSize { try await commit() }
+            }
+            try await commit()
+        } catch let error as BadRecord {
+            throw failure(error.message)
+        } catch let error as ToolError {
+            throw failure("\(file), \(error)")
+        } catch {
+            throw failure("\(CouchetteTool.describe(error)); nothing from line \(batchLine) on was written")
+        }
+        progress.finish()
+        print("Imported \(imported) document\(imported == 1 ? "" : "s") into \(collection.fullName) "
+              + "in \(ResultPrinter.seconds(progress.elapsed))")
+    }
+
+    private struct BadRecord: Error {
+        let message: String
+    }
+
+    /// The document a record describes: its id from `_id`, else `idKey`, else generated.
+    func document(from text: String) throws -> MutableDocument {
+        guard text.hasPrefix("{") else {
+            throw ToolError("expected a JSON object, found \(text.prefix(20))\(text.count > 20 ? "…" : "")")
+        }
+        let parsed = try MutableDocument(id: nil, json: text)
+        var id: String?
+        var dropped: Set<String> = ["_id", "_rev"]
+        if let value = parsed.value(forKey: "_id") {
+            id = try Self.idText(value, field: "_id")
+        } else if let idKey, let value = parsed.value(forKey: idKey) {
+            id = try Self.idText(value, field: idKey)
+            dropped.insert(idKey)
+        }
+        guard let id else {
+            parsed.removeValue(forKey: "_rev")
+            return parsed
+        }
+        let document = MutableDocument(id: id)
+        for key in parsed.keys where !dropped.contains(key) {
+            document.setValue(parsed.value(forKey: key), forKey: key)
+        }
+        return document
+    }
+
+    /// A string id, or an integer written in decimal.
+    static func idText(_ value: Any, field: String) throws -> String {
+        switch value {
+        case let text as String where !text.isEmpty: return text
+        case let number as Int: return String(number)
+        default: throw ToolError("'\(field)' must be a non-empty string or an integer, not \(JSONText.encode(value))")
+        }
+    }
+}
