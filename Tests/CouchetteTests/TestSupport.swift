@@ -114,3 +114,27 @@ func queryJSON(_ database: Database, _ sql: String, parameters: Parameters? = ni
     query.parameters = parameters
     return try await query.execute().map { $0.toJSON() }
 }
+
+// MARK: - Change feeds
+
+extension ChangeStream {
+    /// The next event, or nil when the stream ended; gives up (ending the stream) after `timeout`
+    /// so that a missing event fails the test instead of hanging it.
+    func next(timeout: Duration = .seconds(20)) async -> Element? {
+        let buffer = self.buffer
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { buffer.terminate() }
+        }
+        defer { timer.cancel() }
+        return await buffer.next()
+    }
+
+    /// Events already delivered to the stream and not yet consumed.
+    var queuedCount: Int { buffer.undeliveredCount }
+}
+
+extension Database {
+    /// Commit observers currently registered (change feeds and live queries).
+    nonisolated var observerCount: Int { core.observers.count }
+}
