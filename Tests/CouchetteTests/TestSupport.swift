@@ -22,7 +22,7 @@ final class TemporaryDirectory: Sendable {
 }
 
 /// Runs `body` with a fresh database in a fresh folder, closing it afterwards.
-func withDatabase<R>(_ name: String = "test", _ body: (Database, TemporaryDirectory) async throws -> R) async throws -> R {
+nonisolated(nonsending) func withDatabase<R>(_ name: String = "test", _ body: (Database, TemporaryDirectory) async throws -> R) async throws -> R {
     let directory = try TemporaryDirectory()
     let database = try directory.open(name)
     do {
@@ -52,7 +52,7 @@ func expectCouchetteError(_ code: CouchetteError.Code, sourceLocation: SourceLoc
 }
 
 /// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(5), _ condition: () async throws -> Bool) async rethrows -> Bool {
+nonisolated(nonsending) func eventually(timeout: Duration = .seconds(5), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
