@@ -74,12 +74,36 @@ enum DemoCommand {
         try await Task.sleep(for: .milliseconds(400))
         print("task-4 expired after 0.2 s: \(try await tasks.document(id: "task-4") == nil ? "gone" : "still there")")
 
+        try await showLiveQuery(database: database, tasks: tasks)
+
         try await database.close()
         let reopened = try Database(name: "demo", config: DatabaseConfiguration(directory: directory))
         let count = try await reopened.collection(name: "tasks")?.count ?? 0
         print("Reopened the database: \(count) task(s) persisted")
         try await reopened.close()
         print(keep ? "Kept the database at \(directory)" : "Done; removed \(directory)")
+    }
+}
+
+extension DemoCommand {
+    /// A live query printing the open tasks each time a write changes them.
+    static func showLiveQuery(database: Database, tasks: Collection) async throws {
+        let query = try database.createQuery(
+            "SELECT meta().id AS id, title FROM tasks WHERE completed = false ORDER BY title")
+        var changes = query.changes().makeAsyncIterator()   // registered now: nothing is missed
+        func printNext(_ caption: String) async {
+            guard let change = await changes.next() else { return }
+            let titles = change.results?.map { $0.string(forKey: "title") ?? "?" } ?? []
+            print("Live query (\(caption)): \(change.error.map { "error \($0)" } ?? (titles.isEmpty ? "(no open task)" : titles.joined(separator: ", ")))")
+        }
+        await printNext("initial results")
+        try await tasks.save(document: MutableDocument(id: "task-5").setString("Book the trip", forKey: "title")
+            .setBoolean(false, forKey: "completed"))
+        await printNext("after adding task-5")
+        if let trip = try await tasks.document(id: "task-5") {
+            try await tasks.save(document: trip.toMutable().setBoolean(true, forKey: "completed"))
+        }
+        await printNext("after completing task-5")
     }
 }
 

@@ -312,7 +312,7 @@ enum CLI {
         child.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputPath))
         child.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         child.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-        try child.run()
+        try startProcess(child)
         child.waitUntilExit()
         return Result(status: child.terminationStatus,
                       stdout: try String(contentsOfFile: outputPath, encoding: .utf8),

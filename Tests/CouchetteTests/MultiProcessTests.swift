@@ -9,7 +9,7 @@ import Testing
         child.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
         child.arguments = ["write-loop", directory.path, "shared", "--prefix", prefix] + (limit.map { ["--limit", "\($0)"] } ?? [])
         child.standardOutput = FileHandle.nullDevice
-        try child.run()
+        try startProcess(child)
         return child
     }
 

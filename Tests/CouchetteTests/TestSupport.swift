@@ -22,7 +22,7 @@ final class TemporaryDirectory: Sendable {
 }
 
 /// Runs `body` with a fresh database in a fresh folder, closing it afterwards.
-func withDatabase<R>(_ name: String = "test", _ body: (Database, TemporaryDirectory) async throws -> R) async throws -> R {
+nonisolated(nonsending) func withDatabase<R>(_ name: String = "test", _ body: (Database, TemporaryDirectory) async throws -> R) async throws -> R {
     let directory = try TemporaryDirectory()
     let database = try directory.open(name)
     do {
@@ -52,7 +52,7 @@ func expectCouchetteError(_ code: CouchetteError.Code, sourceLocation: SourceLoc
 }
 
 /// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(5), _ condition: () async throws -> Bool) async rethrows -> Bool {
+nonisolated(nonsending) func eventually(timeout: Duration = .seconds(5), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
@@ -114,3 +114,36 @@ func queryJSON(_ database: Database, _ sql: String, parameters: Parameters? = ni
     query.parameters = parameters
     return try await query.execute().map { $0.toJSON() }
 }
+
+// MARK: - Change feeds
+
+extension ChangeStream {
+    /// The next event, or nil when the stream ended; gives up (ending the stream) after `timeout`
+    /// so that a missing event fails the test instead of hanging it.
+    func next(timeout: Duration = .seconds(20)) async -> Element? {
+        let buffer = self.buffer
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { buffer.terminate() }
+        }
+        defer { timer.cancel() }
+        return await buffer.next()
+    }
+
+    /// Events already delivered to the stream and not yet consumed.
+    var queuedCount: Int { buffer.undeliveredCount }
+}
+
+extension Database {
+    /// Commit observers currently registered (change feeds and live queries).
+    nonisolated var observerCount: Int { core.observers.count }
+}
+
+/// Starts a child process. Tests run in parallel, and Foundation's `Process.run()` on Linux was
+/// seen to crash (in `memcpy`) when several threads start processes at once, so every test starts
+/// its children through this one lock.
+func startProcess(_ process: Process) throws {
+    try processLaunchLock.withLock { try process.run() }
+}
+
+private let processLaunchLock = NSLock()

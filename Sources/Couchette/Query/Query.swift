@@ -21,6 +21,8 @@ public final class Query: Sendable {
     /// The SQL++ text the query was created from.
     public let text: String
     private let storedParameters = Locked<Parameters?>(nil)
+    /// Called after every assignment to ``parameters``: live queries re-run and emit.
+    let parameterObservers = ParameterObservers()
 
     init(core: DatabaseCore, text: String, plan: QueryPlan) {
         self.core = core
@@ -35,6 +37,7 @@ public final class Query: Sendable {
         set {
             let copy = newValue?.copy()
             storedParameters.withLock { $0 = copy }
+            parameterObservers.notify()
         }
     }
 
@@ -56,5 +59,32 @@ public final class Query: Sendable {
     public func explain() async throws -> String {
         try core.checkOpen()
         return plan.explanation
+    }
+}
+
+/// Callbacks run after a query's parameters are assigned (the live-query seam of ``Query``).
+final class ParameterObservers: Sendable {
+    typealias Observer = @Sendable () -> Void
+
+    private let state = Locked<(nextToken: Int, observers: [Int: Observer])>((0, [:]))
+
+    /// Registers `observer`; returns a token for ``remove(_:)``.
+    func add(_ observer: @escaping Observer) -> Int {
+        state.withLock { state in
+            state.nextToken += 1
+            state.observers[state.nextToken] = observer
+            return state.nextToken
+        }
+    }
+
+    func remove(_ token: Int) {
+        state.withLock { _ = $0.observers.removeValue(forKey: token) }
+    }
+
+    var count: Int { state.withLock { $0.observers.count } }
+
+    func notify() {
+        let observers = state.withLock { $0.observers.sorted { $0.key < $1.key }.map(\.value) }
+        for observer in observers { observer() }
     }
 }

@@ -1,0 +1,44 @@
+extension DatabaseCore {
+    /// Registers a commit observer feeding a new stream, before returning it.
+    ///
+    /// `event` runs on the writer thread after every commit, in commit order; it turns the
+    /// commit's summary into this feed's event, or nil when the commit does not concern it.
+    func changeStream<Element: Sendable>(
+        merge: @escaping ChangeBuffer<Element>.Merge,
+        event: @escaping @Sendable (CommitSummary) -> Element?
+    ) -> ChangeStream<Element> {
+        let buffer = ChangeBuffer<Element>(merge: merge)
+        return changeStream(buffer: buffer) { summary in
+            if let element = event(summary) { buffer.yield(element) }
+        }
+    }
+
+    /// Registers `onCommit` as a commit observer for the stream reading `buffer`.
+    ///
+    /// The observer is removed when the stream ends: when its consumer goes away, or when the
+    /// database closes (the buffer is then finished: queued events are still delivered). Either
+    /// way `onEnd` runs once, after the observer is removed.
+    ///
+    /// When the database is closed already, or closes while this registers, the stream is
+    /// finished: `close()` marks the database closed before it calls the close observers, so
+    /// either our close observer is called or the check after `add` sees the database closed.
+    func changeStream<Element: Sendable>(
+        buffer: ChangeBuffer<Element>,
+        onEnd: (@Sendable () -> Void)? = nil,
+        onCommit: @escaping CommitObservers.Observer
+    ) -> ChangeStream<Element> {
+        guard isOpenNow else {
+            buffer.finish()
+            onEnd?()
+            return ChangeStream(buffer: buffer)
+        }
+        let token = observers.add(onCommit, onClose: { buffer.finish() })
+        let observers = self.observers
+        buffer.setOnTermination {
+            observers.remove(token)
+            onEnd?()
+        }
+        if !isOpenNow { buffer.finish() }
+        return ChangeStream(buffer: buffer)
+    }
+}
