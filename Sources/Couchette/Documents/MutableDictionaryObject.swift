@@ -113,13 +113,22 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         return self
     }
 
-    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    // Typed setters store their value directly: no `Any` boxing and no dynamic casts.
+    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { set(value.map(Value.string) ?? .null, key) }
+    @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { set(.int(Int64(value)), key) }
+    @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { set(.int(value), key) }
+    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { set(.double(value), key) }
+    @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { set(.double(Double(value)), key) }
+    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { set(.bool(value), key) }
+    @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self {
+        guard let value, ISO8601.canFormat(value) else { return setValue(value, forKey: key) }  // nil, or reported at save
+        return set(.string(ISO8601.string(from: value)), key)
+    }
+
+    private func set(_ value: Value, _ key: String) -> Self {
+        slots[key] = .value(value)
+        return self
+    }
     @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     @discardableResult public func setArray(_ value: MutableArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }

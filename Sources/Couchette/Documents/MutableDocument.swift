@@ -67,14 +67,14 @@ public final class MutableDocument: DictionaryProtocol {
     // MARK: - Writing
 
     @discardableResult public func setValue(_ value: Any?, forKey key: String) -> Self { root.setValue(value, forKey: key); return self }
-    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { root.setString(value, forKey: key); return self }
+    @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { root.setInt(value, forKey: key); return self }
+    @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { root.setInt64(value, forKey: key); return self }
+    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { root.setDouble(value, forKey: key); return self }
+    @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { root.setFloat(value, forKey: key); return self }
+    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { root.setBoolean(value, forKey: key); return self }
     /// Stores the date as an ISO-8601 string with milliseconds, in UTC.
-    @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { root.setDate(value, forKey: key); return self }
     @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     @discardableResult public func setArray(_ value: MutableArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
