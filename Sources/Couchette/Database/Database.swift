@@ -17,6 +17,7 @@ import Foundation
 public actor Database {
     nonisolated let core: DatabaseCore
     private nonisolated let writer: WriterExecutor
+    private var groupCommit = GroupCommitPacing()
 
     /// The actor runs on its own writer thread (see ``WriterExecutor``).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { writer.asUnownedSerialExecutor() }
@@ -166,8 +167,12 @@ public actor Database {
     /// Commits every queued write in one transaction (group commit), each in a nested transaction
     /// of its own so that one failing write does not undo the others.
     func commitQueuedWrites() {
-        let writes = core.takeQueued()
+        var writes = core.takeQueued()
         guard !writes.isEmpty else { return }
+        if writes.count < groupCommit.expectedWriters {
+            writes += groupCommit.gatherStragglers(from: core)
+        }
+        defer { groupCommit.committed(writes.count, arrivedMeanwhile: core.queuedCount) }
         do {
             try core.checkOpen()
             let collections = core.catalog.byNumber

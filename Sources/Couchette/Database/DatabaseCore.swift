@@ -95,6 +95,8 @@ final class DatabaseCore: Sendable {
         queue.withLock { $0.append(write) }
     }
 
+    var queuedCount: Int { queue.withLock { $0.count } }
+
     func takeQueued() -> [PendingWrite] {
         queue.withLock { queue in
             defer { queue.removeAll(keepingCapacity: true) }
