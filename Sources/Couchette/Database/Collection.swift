@@ -52,7 +52,7 @@ public final class Collection: Sendable, Hashable {
     /// The current revision of a document, or nil when it does not exist, was deleted or expired.
     ///
     /// - Throws: `.notOpen` when the database is closed or the collection deleted.
-    public func document(id: String) async throws -> Document? {
+    nonisolated(nonsending) public func document(id: String) async throws -> Document? {
         try storedDocument(id: id)
     }
 
