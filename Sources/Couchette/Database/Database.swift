@@ -168,6 +168,7 @@ public actor Database {
     func commitQueuedWrites() {
         let writes = core.takeQueued()
         guard !writes.isEmpty else { return }
+        var transactionID: UInt64?
         do {
             try core.checkOpen()
             let collections = core.catalog.byNumber
@@ -176,7 +177,7 @@ public actor Database {
             var summary = CommitSummary()
             let results = try core.environment.write { txn -> [Result<[WriteOutcome], any Error>] in
                 summary = CommitSummary()
-                return try writes.map { write in
+                let results = try writes.map { write -> Result<[WriteOutcome], any Error> in
                     do {
                         let (outcomes, changes) = try txn.nested { child in
                             let context = WriteContext(txn: child, tables: tables, now: now, collections: collections)
@@ -198,11 +199,19 @@ public actor Database {
                         return .failure(error)
                     }
                 }
+                // Recorded before the commit, so the cross-process monitor never sees it unrecorded.
+                transactionID = txn.id
+                core.externalChanges.recordOwnCommit(transactionID: txn.id, summary.ownWrites)
+                return results
             }
+            transactionID = nil  // committed: the record stays for the monitor
             if core.configuration.fullSync { try core.environment.syncToDisk() }
             for (write, result) in zip(writes, results) { write.complete(result) }
             core.observers.publish(summary)
         } catch {
+            if let transactionID {  // the commit failed: LMDB reuses its id
+                core.externalChanges.forgetOwnCommit(transactionID: transactionID)
+            }
             let wrapped = CouchetteError.wrapping(error)
             for write in writes { write.complete(.failure(wrapped)) }
         }
