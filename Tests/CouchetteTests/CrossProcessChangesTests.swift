@@ -67,6 +67,25 @@ import Testing
         }
     }
 
+    @Test func compactionRestartingTransactionIDsLosesAndRepeatsNothing() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CrashTests.toolPath))
+        try await withDatabase("shared") { database, directory in
+            let collection = try database.defaultCollection()
+            let changes = collection.changes()
+            for id in ["a", "b", "c"] { try await collection.save(document: MutableDocument(id: id)) }
+            try await database.performMaintenance(type: .compact)
+            try await collection.save(document: MutableDocument(id: "d"))
+            #expect(try tool(["put", directory.path + "/shared", "other", "{}"]) == 0)
+            try await collection.save(document: MutableDocument(id: "e"))
+            var seen: [String] = []
+            while seen.count < 6, let change = await changes.next() { seen += change.documentIDs }
+            #expect(Set(seen) == ["a", "b", "c", "d", "e", "other"])
+            #expect(await eventually { database.core.externalChanges.hasCaughtUp(database.core) })
+            try await collection.save(document: MutableDocument(id: "f"))
+            #expect(await changes.next()?.documentIDs == ["f"], "nothing reported twice")
+        }
+    }
+
     @Test func theMonitorStopsWithTheLastObserver() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

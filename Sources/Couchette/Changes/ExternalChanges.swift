@@ -17,8 +17,11 @@
 ///   more than the new entries explain, and the collection is then reported as changed without
 ///   ids — live queries re-run, collection and document feeds get no event. Purging a tombstone
 ///   changes nothing a query can see and goes unnoticed.
+/// - Documents of a collection another process creates are reported (the catalog is read from
+///   each snapshot); a collection another process deletes is not (its documents just vanish).
 /// - Events for other processes' commits are ordered among themselves, but may reach a stream
 ///   after an event for a later commit of this process.
+/// - Another ``Database`` instance of this process on the same file counts as another process.
 final class ExternalChanges: Sendable {
     /// How often the last transaction id is compared while observers exist.
     static let interval = Duration.milliseconds(20)
@@ -50,6 +53,28 @@ final class ExternalChanges: Sendable {
         state.withLock { state in
             if !state.isRunning { state.ownCommits.removeAll() }
             state.ownCommits[transactionID] = writes
+        }
+    }
+
+    /// The file is about to be compacted (on the writer, with no other opener), which restarts
+    /// LMDB's transaction ids. Every recorded commit has completed (the writer is serial), so the
+    /// records not yet examined move under id 0, which any later snapshot includes whatever its
+    /// id; and the next poll scans even if the new last id happens to equal the old one.
+    /// Sequences, hence the cursors, are unchanged. Harmless if compaction then fails.
+    func prepareForCompaction() {
+        state.withLock { state in
+            var pending = OwnWrites()
+            for writes in state.ownCommits.values { pending.merge(writes) }
+            state.ownCommits = [0: pending]
+            if state.lastSeen != 0 { state.lastSeen = .max }
+        }
+    }
+
+    /// The file was compacted: a poll between the compaction and now may have recorded an old
+    /// transaction id as seen; make the next poll scan whatever the last id is.
+    func compacted() {
+        state.withLock { state in
+            if state.lastSeen != 0 { state.lastSeen = .max }
         }
     }
 

@@ -257,6 +257,8 @@ public actor Database {
             guard EnvironmentRegistry.shared.openers(path: core.path) == 1 else {
                 throw CouchetteError(.busy, "cannot compact '\(name)': another Database instance in this process has it open")
             }
+            core.externalChanges.prepareForCompaction()
+            defer { core.externalChanges.compacted() }
             try core.environment.compact()
         case .reindex:
             break  // no index exists until the query layer adds them
