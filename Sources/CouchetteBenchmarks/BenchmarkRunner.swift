@@ -13,6 +13,8 @@ public enum BenchmarkRunner {
         public var ops: Int
         public var peak_rss_bytes: Int
         public var bytes: UInt64?
+        /// Latency workloads: the 99th percentile (median_s is then the median latency).
+        public var p99_s: Double?
     }
 
     /// Child side: runs one workload for one engine and prints the entry as one JSON line.
@@ -28,7 +30,8 @@ public enum BenchmarkRunner {
         let times = result.samples.map(\.seconds).sorted()
         let entry = Entry(workload: name, engine: engineName, median_s: times[times.count / 2], min_s: times.first ?? 0,
                           max_s: times.last ?? 0, ops: result.samples.first?.ops ?? 0, peak_rss_bytes: peak,
-                          bytes: result.samples.first?.bytes)
+                          bytes: result.samples.first?.bytes,
+                          p99_s: result.samples.compactMap(\.p99).sorted().dropFirst(result.samples.count / 2).first)
         let data = try JSONEncoder().encode(entry)
         print(String(decoding: data, as: UTF8.self))
     }
@@ -38,7 +41,7 @@ public enum BenchmarkRunner {
                            progress: (String) -> Void) throws -> [Entry] {
         var entries: [Entry] = []
         for workload in workloads {
-            for engine in Workload.engines {
+            for engine in workload.engines {
                 progress("running \(workload.name) on \(engine.name)…")
                 let child = Process()
                 child.executableURL = URL(fileURLWithPath: executable)
@@ -71,6 +74,7 @@ public enum BenchmarkRunner {
         func figure(_ entry: Entry?) -> String {
             guard let entry else { return "—" }
             if let bytes = entry.bytes { return String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+            if let p99 = entry.p99_s { return "\(duration(entry.median_s)) median, \(duration(p99)) p99" }
             let perOp = entry.median_s / Double(max(entry.ops, 1))
             return "\(duration(entry.median_s)) (\(duration(perOp))/op)"
         }
@@ -92,6 +96,7 @@ public enum BenchmarkRunner {
         }
         let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var text = "Couchette benchmark — \(size) documents; median of runs; ratio = baseline time / Couchette time (> 1: Couchette faster)\n"
+        text += "Couchette-only workloads (change feeds, live queries) have no baseline: \"—\"; latencies are per event\n"
         for (index, row) in rows.enumerated() {
             text += row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
                 .joined(separator: "  ") + "\n"

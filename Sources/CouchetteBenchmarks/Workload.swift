@@ -6,6 +6,8 @@ public struct Sample: Sendable {
     public var ops: Int
     /// For size workloads: the bytes measured (seconds is 0).
     public var bytes: UInt64?
+    /// For latency workloads: the 99th percentile (seconds is the median, ops the events timed).
+    public var p99: Double?
 }
 
 /// What a workload run produced: one sample per run, and optionally the final documents.
@@ -35,7 +37,21 @@ public struct WorkloadContext: Sendable {
 public struct Workload: Sendable {
     public let name: String
     public let summary: String
+    /// True for Couchette-only workloads (change feeds, live queries): the baselines have no
+    /// equivalent, so only Couchette runs and their columns show "—".
+    public let isCouchetteOnly: Bool
     let body: @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult
+
+    init(name: String, summary: String, isCouchetteOnly: Bool = false,
+         body: @escaping @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult) {
+        self.name = name
+        self.summary = summary
+        self.isCouchetteOnly = isCouchetteOnly
+        self.body = body
+    }
+
+    /// The engines this workload runs on.
+    public var engines: [any BenchmarkEngine.Type] { isCouchetteOnly ? [CouchetteEngine.self] : Self.engines }
 
     public func run(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext) async throws -> WorkloadResult {
         try await body(engine, context)
@@ -47,7 +63,9 @@ public struct Workload: Sendable {
         engines.first { $0.name == name }
     }
 
-    public static let all: [Workload] = [
+    public static let all: [Workload] = comparative + changeFeeds
+
+    static let comparative: [Workload] = [
         Workload(name: "bulk-insert", summary: "insert N documents in one transaction (durable)") { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
             var samples: [Sample] = []
@@ -204,13 +222,13 @@ public struct Workload: Sendable {
         return canonicalJSON(object)
     }
 
-    private static func freshFolder(_ context: WorkloadContext, _ run: Int) throws -> String {
+    static func freshFolder(_ context: WorkloadContext, _ run: Int) throws -> String {
         let folder = context.directory + "/run-\(run)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         return folder
     }
 
-    private static func time(_ body: () async throws -> Void) async throws -> Double {
+    static func time(_ body: () async throws -> Void) async throws -> Double {
         let start = ContinuousClock.now
         try await body()
         let elapsed = ContinuousClock.now - start

@@ -4,12 +4,12 @@ import Foundation
 /// `couchette`: look into, script and demo Couchette databases.
 @main
 enum CouchetteTool {
-    // `watch`, `serve` and `replicate` arrive with the change-feed and replication issues: each is
-    // one more file declaring a `Command` and one more entry here.
+    // `serve` and `replicate` arrive with the replication issue: each is one more file declaring a
+    // `Command` and one more entry here.
     static let commands: [Command] = [
         DemoCommand.command, InfoCommand.command, ImportCommand.command, ExportCommand.command,
         GetCommand.command, PutCommand.command, RemoveCommand.command, PurgeCommand.command,
-        QueryCommand.command, ShellCommand.command, CompactCommand.command, CheckCommand.command,
+        QueryCommand.command, WatchCommand.command, ShellCommand.command, CompactCommand.command, CheckCommand.command,
         WriteLoopCommand.command,
     ]
 

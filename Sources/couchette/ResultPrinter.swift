@@ -34,7 +34,8 @@ enum ResultPrinter {
     /// The longest a table cell gets before it is cut with `…`.
     static let maximumCellWidth = 60
 
-    static func printTable(_ results: ResultSet, columns: [String], elapsed: Duration) {
+    /// Prints `results` as an aligned table ending with the row count and, when given, `elapsed`.
+    static func printTable(_ results: ResultSet, columns: [String], elapsed: Duration?) {
         let colors = Terminal.colorsOnStandardOutput
         let rows = results.map { row in columns.indices.map { cell(row.value(at: $0)) } }
         var widths = columns.map(\.count)
@@ -51,7 +52,7 @@ enum ResultPrinter {
         }
         for row in rows { Swift.print(line(row)) }
         let count = rows.count == 1 ? "1 row" : "\(rows.count) rows"
-        Swift.print(Terminal.dim("\(count) (\(seconds(elapsed)))", colors))
+        Swift.print(Terminal.dim(elapsed.map { "\(count) (\(seconds($0)))" } ?? count, colors))
     }
 
     /// A cell's text: strings as they are, other values as JSON, MISSING as nothing; one line, cut

@@ -10,13 +10,19 @@ import Testing
         let workload = try #require(Workload.all.first { $0.name == name })
         let directory = try TemporaryDirectory()
         var contents: [String: [String: String]] = [:]
-        for engine in Workload.engines {
+        for engine in workload.engines {
             let context = WorkloadContext(size: 40, runs: 2, directory: directory.path + "/" + engine.name, captureContents: true)
             let result = try await workload.run(engine, context)
             #expect(result.samples.count == (name == "disk-size" ? 1 : 2))
             #expect(result.samples.allSatisfy { $0.ops > 0 })
             let captured: [String: String] = try #require(result.contents)
             contents[engine.name] = captured
+        }
+        if workload.isCouchetteOnly {
+            // Change-feed workloads have no baseline: Couchette alone, with its documents written.
+            #expect(contents.keys.sorted() == ["couchette"])
+            #expect(contents["couchette"]?.isEmpty == false)
+            return
         }
         let reference = try #require(contents["sqlite"])
         #expect(!reference.isEmpty)
@@ -43,5 +49,15 @@ import Testing
         let table = BenchmarkRunner.table(entries, size: 10)
         #expect(table.contains("2.00×"))
         #expect(table.contains("0.50×"))
+    }
+
+    @Test func couchetteOnlyWorkloadsShowLatenciesAndNoBaselines() throws {
+        #expect(Workload.all.filter(\.isCouchetteOnly).map(\.name) == ["changes-latency", "live-query-latency", "live-queries-8"])
+        let entry = BenchmarkRunner.Entry(workload: "changes-latency", engine: "couchette", median_s: 0.0001, min_s: 0.0001,
+                                          max_s: 0.0001, ops: 1000, peak_rss_bytes: 0, p99_s: 0.0004)
+        let table = BenchmarkRunner.table([entry], size: 10)
+        let row = try #require(table.split(separator: "\n").first { $0.hasPrefix("changes-latency") })
+        #expect(row.contains("100.0 µs median, 400.0 µs p99"))
+        #expect(row.components(separatedBy: "—").count == 5, "sqlite, ratio, lmdb, ratio: \(row)")
     }
 }

@@ -233,7 +233,7 @@ import Testing
 
     // MARK: - usage
 
-    @Test(arguments: ["demo", "info", "import", "export", "get", "put", "rm", "purge", "query", "shell",
+    @Test(arguments: ["demo", "info", "import", "export", "get", "put", "rm", "purge", "query", "watch", "shell",
                       "compact", "check"])
     func everyCommandHasHelp(_ command: String) throws {
         let result = try CLI.run([command, "--help"])

@@ -27,7 +27,7 @@ extension Collection {
         let spec = self.spec
         let collection = self
         return core.changeStream(merge: { $0.merge($1) }) { summary in
-            guard let ids = summary.documentIDs[spec] else { return nil }
+            guard let ids = summary.documentIDs[spec], !ids.isEmpty else { return nil }
             return CollectionChange(collection: collection, documentIDs: ids)
         }
     }

@@ -33,6 +33,7 @@ extension DatabaseCore {
             return ChangeStream(buffer: buffer)
         }
         let token = observers.add(onCommit, onClose: { buffer.finish() })
+        externalChanges.ensureRunning(self)
         let observers = self.observers
         buffer.setOnTermination {
             observers.remove(token)

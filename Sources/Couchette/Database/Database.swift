@@ -173,6 +173,7 @@ public actor Database {
             writes += groupCommit.gatherStragglers(from: core)
         }
         defer { groupCommit.committed(writes.count, arrivedMeanwhile: core.queuedCount) }
+        var transactionID: UInt64?
         do {
             try core.checkOpen()
             let collections = core.catalog.byNumber
@@ -181,7 +182,7 @@ public actor Database {
             var summary = CommitSummary()
             let results = try core.environment.write { txn -> [Result<[WriteOutcome], any Error>] in
                 summary = CommitSummary()
-                return try writes.map { write in
+                let results = try writes.map { write -> Result<[WriteOutcome], any Error> in
                     do {
                         let (outcomes, changes) = try txn.nested { child in
                             let context = WriteContext(txn: child, tables: tables, now: now, collections: collections)
@@ -203,11 +204,19 @@ public actor Database {
                         return .failure(error)
                     }
                 }
+                // Recorded before the commit, so the cross-process monitor never sees it unrecorded.
+                transactionID = txn.id
+                core.externalChanges.recordOwnCommit(transactionID: txn.id, summary.ownWrites)
+                return results
             }
+            transactionID = nil  // committed: the record stays for the monitor
             if core.configuration.fullSync { try core.environment.syncToDisk() }
             for (write, result) in zip(writes, results) { write.complete(result) }
             core.observers.publish(summary)
         } catch {
+            if let transactionID {  // the commit failed: LMDB reuses its id
+                core.externalChanges.forgetOwnCommit(transactionID: transactionID)
+            }
             let wrapped = CouchetteError.wrapping(error)
             for write in writes { write.complete(.failure(wrapped)) }
         }
@@ -253,6 +262,8 @@ public actor Database {
             guard EnvironmentRegistry.shared.openers(path: core.path) == 1 else {
                 throw CouchetteError(.busy, "cannot compact '\(name)': another Database instance in this process has it open")
             }
+            core.externalChanges.prepareForCompaction()
+            defer { core.externalChanges.compacted() }
             try core.environment.compact()
         case .reindex:
             break  // no index exists until the query layer adds them

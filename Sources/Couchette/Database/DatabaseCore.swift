@@ -10,6 +10,7 @@ final class DatabaseCore: Sendable {
     let store: DocumentStore
     let catalog = Catalog()
     let observers = CommitObservers()
+    let externalChanges = ExternalChanges()
     let expirationSignal = WakeSignal()
     private let isOpen = Atomic<Bool>(true)
     private let queue = Locked<[PendingWrite]>([])

@@ -27,11 +27,13 @@ final class WriteContext {
         let last = try sequences[collection.number]
             ?? StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number)))
         sequences[collection.number] = last + 1
+        summary.recordSequence(collection.number, last + 1)
         return last + 1
     }
 
     func adjustCount(_ collection: CollectionSpec, by delta: Int64) {
         countDeltas[collection.number, default: 0] += delta
+        summary.recordCountChange(collection.number, by: delta)
     }
 
     /// Writes the counters back; call once the pending write's operations have all succeeded.

@@ -57,6 +57,10 @@ struct CommitSummary: Sendable, Equatable {
         let id: String
     }
 
+    /// The sequences this commit assigned, and how it changed each collection's live count: what
+    /// lets the cross-process monitor tell this process's commits from other processes' ones.
+    private(set) var ownWrites = OwnWrites()
+
     var isEmpty: Bool { documentIDs.isEmpty }
 
     mutating func record(_ collection: CollectionSpec, _ id: String) {
@@ -65,11 +69,44 @@ struct CommitSummary: Sendable, Equatable {
         }
     }
 
+    /// Marks `collection` as changed without naming documents (a purge made by another process:
+    /// live queries re-run, collection feeds have no id to report).
+    mutating func touch(_ collection: CollectionSpec) {
+        if documentIDs[collection] == nil { documentIDs[collection] = [] }
+    }
+
+    mutating func recordSequence(_ collection: UInt32, _ sequence: UInt64) {
+        ownWrites.sequences.insert(SequenceKey(collection: collection, sequence: sequence))
+    }
+
+    mutating func recordCountChange(_ collection: UInt32, by delta: Int64) {
+        ownWrites.countDeltas[collection, default: 0] += delta
+    }
+
     mutating func merge(_ other: CommitSummary) {
         for (collection, ids) in other.documentIDs {
+            if ids.isEmpty { touch(collection) }
             for id in ids { record(collection, id) }
         }
+        ownWrites.merge(other.ownWrites)
     }
 
     static func == (lhs: CommitSummary, rhs: CommitSummary) -> Bool { lhs.documentIDs == rhs.documentIDs }
+}
+
+/// One entry of the `sequences` table: a collection number and a sequence.
+struct SequenceKey: Hashable, Sendable {
+    let collection: UInt32
+    let sequence: UInt64
+}
+
+/// What one or more of this process's commits wrote, as far as the cross-process monitor cares.
+struct OwnWrites: Sendable {
+    var sequences: Set<SequenceKey> = []
+    var countDeltas: [UInt32: Int64] = [:]
+
+    mutating func merge(_ other: OwnWrites) {
+        sequences.formUnion(other.sequences)
+        for (collection, delta) in other.countDeltas { countDeltas[collection, default: 0] += delta }
+    }
 }

@@ -210,6 +210,19 @@ final class StorageEnvironment: @unchecked Sendable {
         if isClosed { throw CouchetteError(.notOpen, "database at \(path) is closed") }
     }
 
+    /// The id of the last transaction committed to the file by any process (`me_last_txnid`).
+    ///
+    /// Cheap (it reads the meta pages through the memory map, no transaction), so it can be polled
+    /// to notice commits made by other processes; 0 when the environment is closed.
+    var lastTransactionID: UInt64 {
+        gate.withShared {
+            guard !isClosed else { return 0 }
+            var info = MDB_envinfo()
+            mdb_env_info(env, &info)
+            return UInt64(info.me_last_txnid)
+        }
+    }
+
     // MARK: - Map size
 
     var mapSize: Int {

@@ -32,6 +32,10 @@ class ReadTransaction {
 
     init(txn: OpaquePointer) { self.txn = txn }
 
+    /// The transaction's id: the snapshot's last committed transaction for a read, the id this
+    /// transaction will commit under for a write.
+    var id: UInt64 { UInt64(mdb_txn_id(txn)) }
+
     /// The value stored under `key`, or nil.
     func get(_ table: Table, key: [UInt8]) throws -> UnsafeRawBufferPointer? {
         try withValue(key) { keyValue in

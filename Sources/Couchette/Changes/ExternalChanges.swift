@@ -1,0 +1,186 @@
+/// Notices commits made by other processes (or by another ``Database`` instance of this process)
+/// on the same file, and publishes them through the database's commit observers.
+///
+/// While at least one observer is registered, a task polls LMDB's last transaction id every
+/// ``interval`` (a read of the meta pages through the memory map: no transaction, no lock). When
+/// it moved, the task opens one snapshot and, for each collection, reads the `sequences` table
+/// after the last sequence it has seen, skipping the entries this database's own writer made
+/// (the writer records them, tagged with their transaction id, just before each commit: see
+/// ``recordOwnCommit(transactionID:_:)``). The ids found form one ``CommitSummary``, published from
+/// the task — never on, nor waiting for, the writer thread.
+///
+/// What is reported:
+/// - saves and deletions by others, with their ids, in sequence order; several commits made
+///   within one polling interval arrive as one event (their ids merged);
+/// - purges by others (including expiration purges) leave no sequence entry, so their ids are not
+///   known: a purge of a live document is noticed because the collection's live count moved by
+///   more than the new entries explain, and the collection is then reported as changed without
+///   ids — live queries re-run, collection and document feeds get no event. Purging a tombstone
+///   changes nothing a query can see and goes unnoticed.
+/// - Documents of a collection another process creates are reported (the catalog is read from
+///   each snapshot); a collection another process deletes is not (its documents just vanish).
+/// - Events for other processes' commits are ordered among themselves, but may reach a stream
+///   after an event for a later commit of this process.
+/// - Another ``Database`` instance of this process on the same file counts as another process.
+final class ExternalChanges: Sendable {
+    /// How often the last transaction id is compared while observers exist.
+    static let interval = Duration.milliseconds(20)
+
+    private struct Cursor {
+        var sequence: UInt64
+        var liveCount: UInt64
+    }
+
+    private struct State {
+        var isRunning = false
+        /// The snapshot the cursors describe; commits up to it have been reported.
+        var lastSeen: UInt64 = 0
+        var cursors: [UInt32: Cursor] = [:]
+        /// This database's own commits not yet covered by ``lastSeen``, by transaction id.
+        var ownCommits: [UInt64: OwnWrites] = [:]
+    }
+
+    private let state = Locked(State())
+
+    // MARK: - Called by the writer
+
+    /// Records what an own commit wrote; the writer calls it inside the write transaction, just
+    /// before committing, so no snapshot can contain the commit before it is recorded.
+    ///
+    /// While no monitor runs, older records are dropped: the writer is serial, so they belong to
+    /// commits that have completed, which the monitor's first snapshot will include.
+    func recordOwnCommit(transactionID: UInt64, _ writes: OwnWrites) {
+        state.withLock { state in
+            if !state.isRunning { state.ownCommits.removeAll() }
+            state.ownCommits[transactionID] = writes
+        }
+    }
+
+    /// The file is about to be compacted (on the writer, with no other opener), which restarts
+    /// LMDB's transaction ids. Every recorded commit has completed (the writer is serial), so the
+    /// records not yet examined move under id 0, which any later snapshot includes whatever its
+    /// id; and the next poll scans even if the new last id happens to equal the old one.
+    /// Sequences, hence the cursors, are unchanged. Harmless if compaction then fails.
+    func prepareForCompaction() {
+        state.withLock { state in
+            var pending = OwnWrites()
+            for writes in state.ownCommits.values { pending.merge(writes) }
+            state.ownCommits = [0: pending]
+            if state.lastSeen != 0 { state.lastSeen = .max }
+        }
+    }
+
+    /// The file was compacted: a poll between the compaction and now may have recorded an old
+    /// transaction id as seen; make the next poll scan whatever the last id is.
+    func compacted() {
+        state.withLock { state in
+            if state.lastSeen != 0 { state.lastSeen = .max }
+        }
+    }
+
+    /// The commit recorded under `transactionID` failed: its id will be reused.
+    func forgetOwnCommit(transactionID: UInt64) {
+        state.withLock { _ = $0.ownCommits.removeValue(forKey: transactionID) }
+    }
+
+    // MARK: - Monitoring
+
+    /// Whether the polling task runs (for tests).
+    var isRunning: Bool { state.withLock { $0.isRunning } }
+
+    /// Whether every commit to the file has been examined (for tests).
+    func hasCaughtUp(_ core: DatabaseCore) -> Bool {
+        core.environment.lastTransactionID == state.withLock { $0.lastSeen }
+    }
+
+    /// Starts the polling task unless it runs; call after registering an observer.
+    func ensureRunning(_ core: DatabaseCore) {
+        let start = state.withLock { state -> Bool in
+            guard !state.isRunning else { return false }
+            state.isRunning = true
+            state.cursors = [:]
+            state.lastSeen = 0
+            return true
+        }
+        guard start else { return }
+        // A baseline first, synchronously: commits made after the observer registered are then
+        // never missed. Failures (database closed) end the task at its first turn.
+        _ = try? core.read { txn in try self.scan(txn, core: core, reporting: false) }
+        Task.detached { await self.run(core) }
+    }
+
+    private func run(_ core: DatabaseCore) async {
+        while true {
+            try? await Task.sleep(for: Self.interval)
+            let keepGoing = state.withLock { state -> Bool in
+                if core.observers.count == 0 || !core.isOpenNow {
+                    state.isRunning = false
+                    state.ownCommits.removeAll()
+                    return false
+                }
+                return true
+            }
+            guard keepGoing else { return }
+            poll(core)
+        }
+    }
+
+    /// Compares the last transaction id with the last one seen; reads what others wrote since.
+    func poll(_ core: DatabaseCore) {
+        let last = core.environment.lastTransactionID
+        let seen = state.withLock { $0.lastSeen }
+        guard last != seen else { return }
+        // No baseline yet (the first read failed): take one instead of reporting the whole file.
+        let reporting = seen != 0
+        guard let summary = try? core.read({ txn in try scan(txn, core: core, reporting: reporting) }) else { return }
+        core.observers.publish(summary)
+    }
+
+    /// Moves every collection's cursor to the snapshot `txn`; returns what others wrote in between.
+    private func scan(_ txn: ReadTransaction, core: DatabaseCore, reporting: Bool) throws -> CommitSummary {
+        let snapshot = txn.id
+        let collections = try Catalog.load(txn, tables: core.environment.tables)
+        let store = core.store
+        var current: [UInt32: Cursor] = [:]
+        for spec in collections {
+            current[spec.number] = Cursor(sequence: try store.lastSequence(txn, spec),
+                                          liveCount: try store.liveCount(txn, spec))
+        }
+        // Take the cursors and the own commits included in this snapshot.
+        let (previous, own) = state.withLock { state -> ([UInt32: Cursor], OwnWrites) in
+            var own = OwnWrites()
+            for (id, writes) in state.ownCommits where id <= snapshot {
+                own.merge(writes)
+                state.ownCommits[id] = nil
+            }
+            defer {
+                state.cursors = current
+                state.lastSeen = snapshot
+            }
+            return (state.cursors, own)
+        }
+        var summary = CommitSummary()
+        guard reporting else { return summary }
+        let sequences = core.environment.tables.sequences
+        for spec in collections {
+            guard let now = current[spec.number] else { continue }
+            let before = previous[spec.number] ?? Cursor(sequence: 0, liveCount: 0)
+            var named = false
+            if now.sequence > before.sequence {
+                try txn.scan(sequences, from: StoreLayout.sequenceKey(spec.number, before.sequence + 1),
+                             to: StoreLayout.sequenceKey(spec.number, now.sequence + 1)) { key, value in
+                    guard key.count == 12, value.count >= 1 else { return true }
+                    let sequence = KeyEncoding.readUInt64(key, at: 4)
+                    if !own.sequences.contains(SequenceKey(collection: spec.number, sequence: sequence)) {
+                        summary.record(spec, String(decoding: value[1...], as: UTF8.self))
+                        named = true
+                    }
+                    return true
+                }
+            }
+            let unexplained = Int64(now.liveCount) - Int64(before.liveCount) - (own.countDeltas[spec.number] ?? 0)
+            if !named && unexplained != 0 { summary.touch(spec) }
+        }
+        return summary
+    }
+}

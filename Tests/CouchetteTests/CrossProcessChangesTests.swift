@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import Couchette
+
+/// Change feeds and live queries fire for commits made by another process on the same file.
+@Suite struct CrossProcessChangesTests {
+    /// Runs the `couchette` tool to completion and returns its exit status.
+    @discardableResult
+    private func tool(_ arguments: [String]) throws -> Int32 {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
+        child.arguments = arguments
+        child.standardOutput = FileHandle.nullDevice
+        try startProcess(child)
+        child.waitUntilExit()
+        return child.terminationStatus
+    }
+
+    private func ids(_ change: QueryChange?) -> [String]? {
+        change?.results?.map { $0.string(forKey: "id") ?? "?" }
+    }
+
+    @Test func anotherProcessesSavesReachCollectionChanges() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CrashTests.toolPath))
+        try await withDatabase("shared") { database, directory in
+            let collection = try database.defaultCollection()
+            let changes = collection.changes()
+            try await collection.save(document: MutableDocument(id: "mine-1"))
+            #expect(try tool(["write-loop", directory.path, "shared", "--prefix", "other", "--limit", "5"]) == 0)
+            try await collection.save(document: MutableDocument(id: "mine-2"))
+
+            // Other-process commits may be merged into one event; own commits come once each.
+            var seen: [String] = []
+            while Set(seen).count < 7, let change = await changes.next() {
+                seen += change.documentIDs
+            }
+            #expect(seen.count == 7)
+            #expect(Set(seen) == Set(["mine-1", "mine-2"] + (0..<5).map { "other-\($0)" }))
+            let others = seen.filter { $0.hasPrefix("other-") }
+            #expect(others == (0..<5).map { "other-\($0)" }, "in commit order")
+            // Nothing reported twice: no event is pending once the monitor has caught up.
+            #expect(await eventually { database.core.externalChanges.hasCaughtUp(database.core) })
+            try await collection.save(document: MutableDocument(id: "mine-3"))
+            #expect(await changes.next()?.documentIDs == ["mine-3"])
+        }
+    }
+
+    @Test func anotherProcessesWritesReachDocumentChangesAndLiveQueries() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CrashTests.toolPath))
+        try await withDatabase("shared") { database, directory in
+            let collection = try database.defaultCollection()
+            try await collection.save(document: MutableDocument(id: "a").setBoolean(false, forKey: "done"))
+            let documentChanges = collection.documentChanges(for: "b")
+            let live = try database.createQuery("SELECT meta().id AS id FROM _default WHERE done = false ORDER BY meta().id").changes()
+            #expect(ids(await live.next()) == ["a"])
+
+            let db = directory.path + "/shared"
+            #expect(try tool(["put", db, "b", #"{"done": false}"#]) == 0)
+            #expect(await documentChanges.next()?.documentID == "b")
+            #expect(ids(await live.next()) == ["a", "b"])
+            #expect(try tool(["put", db, "c", #"{"done": true}"#]) == 0)
+            #expect(try tool(["rm", db, "a"]) == 0)
+            #expect(ids(await live.next()) == ["b"])
+            // A purge leaves no sequence entry: the live count tells the live query to re-run.
+            #expect(try tool(["purge", db, "b"]) == 0)
+            #expect(ids(await live.next()) == [])
+        }
+    }
+
+    @Test func compactionRestartingTransactionIDsLosesAndRepeatsNothing() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CrashTests.toolPath))
+        try await withDatabase("shared") { database, directory in
+            let collection = try database.defaultCollection()
+            let changes = collection.changes()
+            for id in ["a", "b", "c"] { try await collection.save(document: MutableDocument(id: id)) }
+            try await database.performMaintenance(type: .compact)
+            try await collection.save(document: MutableDocument(id: "d"))
+            #expect(try tool(["put", directory.path + "/shared", "other", "{}"]) == 0)
+            try await collection.save(document: MutableDocument(id: "e"))
+            var seen: [String] = []
+            while seen.count < 6, let change = await changes.next() { seen += change.documentIDs }
+            #expect(Set(seen) == ["a", "b", "c", "d", "e", "other"])
+            #expect(await eventually { database.core.externalChanges.hasCaughtUp(database.core) })
+            try await collection.save(document: MutableDocument(id: "f"))
+            #expect(await changes.next()?.documentIDs == ["f"], "nothing reported twice")
+        }
+    }
+
+    @Test func theMonitorStopsWithTheLastObserver() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            do {
+                let changes = collection.changes()
+                try await collection.save(document: MutableDocument(id: "x"))
+                #expect(await changes.next()?.documentIDs == ["x"])
+                #expect(database.core.externalChanges.isRunning)
+            }
+            #expect(await eventually { !database.core.externalChanges.isRunning })
+        }
+    }
+}
