@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "couchette", targets: ["CouchetteCLI"]),
         .executable(name: "tasks-example", targets: ["TasksExample"]),
         .executable(name: "todo-models-example", targets: ["TodoModelsExample"]),
+        .executable(name: "todo", targets: ["TodoExample"]),
         .executable(name: "couchette-bench", targets: ["CouchetteBench"]),
     ],
     targets: [
@@ -61,9 +62,14 @@ let package = Package(
             dependencies: ["Couchette"],
             path: "Examples/TodoModels"
         ),
+        .executableTarget(
+            name: "TodoExample",
+            dependencies: ["Couchette"],
+            path: "Examples/Todo"
+        ),
         .testTarget(
             name: "CouchetteTests",
-            dependencies: ["Couchette", "CouchetteCLI", "CouchetteBenchmarks"]
+            dependencies: ["Couchette", "CouchetteCLI", "CouchetteBenchmarks", "TodoExample"]
         ),
     ],
     swiftLanguageModes: [.v6]
