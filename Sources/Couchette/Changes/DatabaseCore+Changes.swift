@@ -13,7 +13,8 @@ extension DatabaseCore {
         }
     }
 
-    /// Registers `onCommit` as a commit observer for the stream reading `buffer`.
+    /// Registers `onCommit` as a commit observer for the stream reading `buffer` (nil: the stream
+    /// only needs to end at close, because another observer feeds it, as for shared live queries).
     ///
     /// The observer is removed when the stream ends: when its consumer goes away, or when the
     /// database closes (the buffer is then finished: queued events are still delivered). Either
@@ -25,7 +26,7 @@ extension DatabaseCore {
     func changeStream<Element: Sendable>(
         buffer: ChangeBuffer<Element>,
         onEnd: (@Sendable () -> Void)? = nil,
-        onCommit: @escaping CommitObservers.Observer
+        onCommit: CommitObservers.Observer?
     ) -> ChangeStream<Element> {
         guard isOpenNow else {
             buffer.finish()

@@ -1,39 +1,174 @@
-/// The scheduler behind one ``Query/changes()`` stream: re-runs the query after commits that
-/// touched a collection it reads, and emits only when the results differ.
+/// The live queries of one database: every ``Query/changes()`` stream subscribes here, and
+/// streams whose queries have the same text, read the same collections and have equal parameters
+/// share one ``LiveQuery``, so one commit costs one evaluation however many streams follow it.
 ///
-/// - The commit observer (on the writer thread) only marks the live query dirty and, when no
-///   evaluation is running, starts one in a task. The writer never runs or waits for a query.
-/// - At most one evaluation is in flight. Commits arriving during an evaluation mark it dirty
-///   again, and the task loops once more: a burst of commits is coalesced into one re-run.
-///   Several live queries evaluate in parallel, each in its own task, each in its own LMDB
-///   snapshot, concurrently with writes.
-/// - An evaluation emits when its results differ from the previous evaluation's (same columns,
-///   same rows in the same order), when it is the first one, when `parameters` was assigned
-///   since the previous one, or when it failed (the error is delivered in the event).
+/// A subscriber joining a live query that already has results receives them at once as its
+/// initial event, without an evaluation; one joining while the first evaluation runs receives
+/// that evaluation's results. Assigning a query's ``Query/parameters`` moves each of its streams
+/// to the live query of the new parameters (and emits there, see ``LiveQuery``). A live query is
+/// ended, and its commit observer removed, when its last subscriber leaves.
+///
+/// Lock order: the registry's lock, then a live query's, then a ``ChangeBuffer``'s.
+final class LiveQueryRegistry: Sendable {
+    /// What makes two subscriptions share an evaluation: equal keys give equal results.
+    struct Key: Hashable, Sendable {
+        let text: String
+        /// The compiled collections (a collection deleted and re-created is another one).
+        let collections: Set<CollectionSpec>
+        let parameters: [String: Parameters.Identity]
+    }
+
+    /// One `changes()` stream.
+    struct Subscriber: Sendable {
+        let id: Int
+        let query: Query
+        let buffer: ChangeBuffer<QueryChange>
+    }
+
+    private struct State {
+        var nextID = 0
+        var liveQueries: [Key: LiveQuery] = [:]
+        var memberships: [Int: (key: Key, subscriber: Subscriber)] = [:]
+    }
+
+    private let state = Locked(State())
+    /// Evaluations run by this database's live queries since it was opened (for tests).
+    let evaluations = Locked(0)
+
+    /// How many distinct live queries are running (for tests).
+    var count: Int { state.withLock { $0.liveQueries.count } }
+
+    /// Subscribes `buffer` to `query`'s live query (creating it, and its commit observer, when it
+    /// is the first subscriber); returns the id for ``parametersChanged(_:)`` and ``unsubscribe(_:)``.
+    /// The query's parameters are read under the registry's lock, so an assignment racing with
+    /// this call is either read here or moves the new subscriber afterwards.
+    func subscribe(_ query: Query, buffer: ChangeBuffer<QueryChange>) -> Int {
+        state.withLock { state in
+            state.nextID += 1
+            join(Subscriber(id: state.nextID, query: query, buffer: buffer), &state)
+            return state.nextID
+        }
+    }
+
+    /// The subscriber's query got new parameters: leave the live query of the old ones and join
+    /// the one of the new ones. Nothing happens for a subscriber that has left.
+    func parametersChanged(_ id: Int) {
+        state.withLock { state in
+            guard let subscriber = leave(id, &state) else { return }
+            join(subscriber, &state)
+        }
+    }
+
+    /// The stream ended: leave its live query, ending it when it was the last subscriber.
+    func unsubscribe(_ id: Int) {
+        state.withLock { state in _ = leave(id, &state) }
+    }
+
+    private func join(_ subscriber: Subscriber, _ state: inout State) {
+        let query = subscriber.query
+        let parameters = query.parameters?.copy()
+        let key = Key(text: query.text, collections: LiveQuery.collections(of: query),
+                      parameters: parameters?.identity ?? [:])
+        let live: LiveQuery
+        if let existing = state.liveQueries[key] {
+            live = existing
+        } else {
+            live = LiveQuery(query: query, parameters: parameters, evaluations: evaluations)
+            state.liveQueries[key] = live
+            live.observeCommits()
+        }
+        state.memberships[subscriber.id] = (key, subscriber)
+        live.add(subscriber)
+    }
+
+    private func leave(_ id: Int, _ state: inout State) -> Subscriber? {
+        guard let (key, subscriber) = state.memberships.removeValue(forKey: id) else { return nil }
+        if let live = state.liveQueries[key], live.remove(id) {
+            state.liveQueries[key] = nil
+            live.end()
+        }
+        return subscriber
+    }
+}
+
+/// One shared live query: re-runs a query after commits that may change its results and hands
+/// every result that differs from the previous one to all its subscribers.
+///
+/// ## When a re-run happens
+/// The live query registers one commit observer, which runs on the writer thread (or on the
+/// cross-process poller for other processes' commits) after every commit, in commit order:
+/// 1. A commit whose summary names no collection the query reads (its FROM collection and every
+///    JOINed one, as compiled) is ignored: no evaluation, no event. This is the only test made;
+///    in particular a commit that touched a collection the query reads always re-runs it, even
+///    when the changed documents cannot match the WHERE clause (deciding that would need the
+///    documents' previous versions, which the commit summary does not carry). A commit by another
+///    process that removed documents without leaving sequence entries (a purge) names the
+///    collection without ids, and re-runs it too.
+/// 2. Otherwise the observer only marks the live query dirty and, when no evaluation is running,
+///    starts one in a detached task. The writer never runs, nor waits for, a query.
+/// 3. At most one evaluation is in flight. Commits arriving while it runs mark the query dirty
+///    again and the task loops once more: a burst of commits is coalesced into one re-run. Each
+///    evaluation reads its own LMDB snapshot, concurrently with writes; different live queries
+///    evaluate in parallel.
+/// 4. A subscriber that joins while there are no results yet (the first evaluation, or the last
+///    one failed) also makes the task run until it got an event.
+///
+/// ## When an evaluation emits, and to whom
+/// - Results different from the previous evaluation's (other columns, or other rows or row order;
+///   see `ResultSet.hasSameRows(as:)`), or the first results: every subscriber.
+/// - Results equal to the previous ones: only subscribers still waiting for their initial event.
+/// - An error: every subscriber when the evaluation followed a commit, else only the waiting ones
+///   (errors are always delivered, never swallowed; the next results are then emitted to all).
+/// A subscriber that joins when there are results gets them at once as its initial event.
+/// Assigning a query's ``Query/parameters`` makes each of its streams leave this live query and
+/// join the one for the new parameters, so it always emits: the current results of that live
+/// query, or the results of a new evaluation when the stream is its first subscriber.
+///
+/// Events are yielded under the live query's lock, so each subscriber receives them in order.
 final class LiveQuery: Sendable {
     private struct State {
         var isRunning = false
         var isDirty = false
-        /// The next evaluation emits even when its results equal the last ones (the initial event,
-        /// a parameter change).
-        var mustEmit = true
+        /// The results of the last evaluation; nil before the first one and after a failed one.
         var last: ResultSet?
         var hasEnded = false
+        var subscribers: [Int: LiveQueryRegistry.Subscriber] = [:]
+        /// Subscribers that have not received an event yet.
+        var waiting: Set<Int> = []
+        var observerToken: Int?
+
+        var hasWork: Bool { isDirty || !waiting.isEmpty }
     }
 
-    let query: Query
-    let buffer: ChangeBuffer<QueryChange>
+    /// The query whose compiled plan is run (its own parameters are not used: `parameters` are).
+    private let query: Query
+    private let parameters: Parameters?
     /// The collections the query reads (FROM and JOINs): commits touching others are ignored.
     let collections: Set<CollectionSpec>
+    private let evaluations: Locked<Int>
     private let state = Locked(State())
 
-    init(query: Query, buffer: ChangeBuffer<QueryChange>) {
+    init(query: Query, parameters: Parameters?, evaluations: Locked<Int>) {
         self.query = query
-        self.buffer = buffer
-        collections = Set(query.plan.sources.compactMap { source in
+        self.parameters = parameters
+        self.evaluations = evaluations
+        collections = Self.collections(of: query)
+    }
+
+    static func collections(of query: Query) -> Set<CollectionSpec> {
+        Set(query.plan.sources.compactMap { source in
             if case .collection(let spec) = source.kind { return spec }
             return nil
         })
+    }
+
+    /// Registers the commit observer (once, when created).
+    func observeCommits() {
+        let token = query.core.observers.add { [weak self] summary in
+            guard let self, self.isAffected(by: summary) else { return }
+            self.commitTouched()
+        }
+        state.withLock { $0.observerToken = token }
     }
 
     /// Whether a commit may change the results: it touched a collection the query reads.
@@ -44,19 +179,42 @@ final class LiveQuery: Sendable {
     /// A commit touched the query's collections: re-run (coalesced with any running evaluation).
     func commitTouched() { schedule { $0.isDirty = true } }
 
-    /// `parameters` was assigned: re-run and emit even if the results are equal.
-    func parametersChanged() { schedule { $0.mustEmit = true } }
+    /// Adds a subscriber: it gets the current results now, or the next evaluation's.
+    func add(_ subscriber: LiveQueryRegistry.Subscriber) {
+        schedule { state in
+            state.subscribers[subscriber.id] = subscriber
+            if let last = state.last {
+                subscriber.buffer.yield(QueryChange(query: subscriber.query, results: last, error: nil))
+            } else {
+                state.waiting.insert(subscriber.id)
+            }
+        }
+    }
 
-    /// Starts the initial evaluation.
-    func start() { schedule { _ in } }
+    /// Removes a subscriber; true when none is left.
+    func remove(_ id: Int) -> Bool {
+        state.withLock { state in
+            state.subscribers[id] = nil
+            state.waiting.remove(id)
+            return state.subscribers.isEmpty
+        }
+    }
 
-    /// The stream ended: no more evaluations start; a running one finishes and is discarded.
-    func end() { state.withLock { $0.hasEnded = true; $0.last = nil } }
+    /// The last subscriber left: no more evaluations start; a running one finishes and is discarded.
+    func end() {
+        let token = state.withLock { state -> Int? in
+            state.hasEnded = true
+            state.last = nil
+            defer { state.observerToken = nil }
+            return state.observerToken
+        }
+        if let token { query.core.observers.remove(token) }
+    }
 
     private func schedule(_ update: (inout State) -> Void) {
         let start = state.withLock { state -> Bool in
             update(&state)
-            guard !state.hasEnded, !state.isRunning else { return false }
+            guard !state.hasEnded, !state.isRunning, state.hasWork else { return false }
             state.isRunning = true
             return true
         }
@@ -68,29 +226,41 @@ final class LiveQuery: Sendable {
     /// Evaluates until nothing is pending. Runs in one task at a time (`isRunning`).
     private func run() {
         while true {
-            let mustEmit = state.withLock { state -> Bool? in
-                guard !state.hasEnded, state.isDirty || state.mustEmit else {
+            let followsCommit = state.withLock { state -> Bool? in
+                guard !state.hasEnded, state.hasWork else {
                     state.isRunning = false
                     return nil
                 }
-                defer { state.isDirty = false; state.mustEmit = false }
-                return state.mustEmit
+                defer { state.isDirty = false }
+                return state.isDirty
             }
-            guard let mustEmit else { return }
-            let change: QueryChange?
-            do {
-                let results = try query.executeNow()
-                let changed = state.withLock { state -> Bool in
-                    defer { state.last = results }
-                    guard let last = state.last else { return true }
-                    return mustEmit || !last.hasSameRows(as: results)
+            guard let followsCommit else { return }
+            evaluations.withLock { $0 += 1 }
+            let outcome = Result { try query.executeNow(parameters: parameters) }
+            state.withLock { state in
+                guard !state.hasEnded else { return }
+                let toEveryone: Bool
+                switch outcome {
+                case .success(let results):
+                    toEveryone = state.last.map { !$0.hasSameRows(as: results) } ?? true
+                    state.last = results
+                case .failure:
+                    toEveryone = followsCommit
+                    state.last = nil
                 }
-                change = changed ? QueryChange(query: query, results: results, error: nil) : nil
-            } catch {
-                state.withLock { $0.last = nil }
-                change = QueryChange(query: query, results: nil, error: error)
+                for (id, subscriber) in state.subscribers where toEveryone || state.waiting.contains(id) {
+                    subscriber.buffer.yield(QueryChange(query: subscriber.query, results: try? outcome.get(),
+                                                        error: outcome.failureValue))
+                }
+                state.waiting.removeAll()
             }
-            if let change { buffer.yield(change) }
         }
+    }
+}
+
+private extension Result {
+    var failureValue: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

@@ -23,22 +23,39 @@ extension Query {
     /// intermediate results and gets the newest. Errors (a missing parameter, a deleted
     /// collection) arrive in ``QueryChange/error`` and do not end the stream. The stream ends when
     /// the database closes, and is already ended when it is closed at the call. Commits made by
-    /// other processes that opened the same database file are not observed.
+    /// other processes that opened the same database file are observed too (within about 20 ms).
+    ///
+    /// ## When the query re-runs
+    /// Only a commit that touched a collection the query reads (FROM and every JOIN) re-runs it;
+    /// commits to other collections cost nothing. No finer test is made: a commit to a collection
+    /// the query reads re-runs it even when the changed documents cannot match its WHERE clause,
+    /// and an event is then delivered only if the results differ (same columns, same rows in the
+    /// same order). Assigning ``parameters`` always re-runs the query (or reuses the current
+    /// results of a live query with the new parameters) and emits.
+    ///
+    /// ## Shared evaluation
+    /// Streams of queries with the same text and equal parameters on one database (from one
+    /// `Query` or several) share one evaluation per commit and receive the same results; each
+    /// event's ``QueryChange/query`` is the stream's own query. A stream created while such a
+    /// live query is running receives its current results at once as its initial event.
     ///
     /// - Returns: A stream of ``QueryChange``s for one consumer; each consumer should call
-    ///   `changes()` itself (each stream evaluates the query on its own).
+    ///   `changes()` itself.
     public func changes() -> ChangeStream<QueryChange> {
         let buffer = ChangeBuffer<QueryChange> { queued, newer in queued = newer }
-        let live = LiveQuery(query: self, buffer: buffer)
-        let parameterToken = parameterObservers.add { live.parametersChanged() }
+        let registry = core.liveQueries
+        // The parameter observer first: an assignment racing with `subscribe` is then either read
+        // by it or moves the subscriber afterwards (both happen under the registry's lock).
+        let id = Locked<Int?>(nil)
+        let parameterToken = parameterObservers.add {
+            if let id = id.withLock({ $0 }) { registry.parametersChanged(id) }
+        }
+        id.withLock { $0 = registry.subscribe(self, buffer: buffer) }
         let parameterObservers = self.parameterObservers
-        let stream = core.changeStream(buffer: buffer, onEnd: {
-            live.end()
+        // The shared live query observes commits; this stream only has to end at close.
+        return core.changeStream(buffer: buffer, onEnd: {
             parameterObservers.remove(parameterToken)
-        }, onCommit: { summary in
-            if live.isAffected(by: summary) { live.commitTouched() }
-        })
-        live.start()
-        return stream
+            if let id = id.withLock({ $0 }) { registry.unsubscribe(id) }
+        }, onCommit: nil)
     }
 }

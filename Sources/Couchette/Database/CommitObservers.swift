@@ -16,7 +16,8 @@ final class CommitObservers: Sendable {
     private let state = Locked(State())
 
     /// Registers `observer` (and optionally what to do at close); returns a token for ``remove(_:)``.
-    func add(_ observer: @escaping Observer, onClose: CloseObserver? = nil) -> Int {
+    /// A nil `observer` registers only `onClose`, which ``count`` does not include.
+    func add(_ observer: Observer?, onClose: CloseObserver? = nil) -> Int {
         state.withLock { state in
             state.nextToken += 1
             state.observers[state.nextToken] = observer
@@ -32,6 +33,7 @@ final class CommitObservers: Sendable {
         }
     }
 
+    /// How many commit observers are registered (close-only registrations are not counted).
     var count: Int { state.withLock { $0.observers.count } }
 
     func publish(_ summary: CommitSummary) {

@@ -11,6 +11,8 @@ final class DatabaseCore: Sendable {
     let catalog = Catalog()
     let observers = CommitObservers()
     let externalChanges = ExternalChanges()
+    /// The live queries of this database, shared by subscribers with the same text and parameters.
+    let liveQueries = LiveQueryRegistry()
     let expirationSignal = WakeSignal()
     private let isOpen = Atomic<Bool>(true)
     private let queue = Locked<[PendingWrite]>([])

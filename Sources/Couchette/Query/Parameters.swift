@@ -56,6 +56,25 @@ public final class Parameters: Sendable {
         return ValueConversion.plain(value)
     }
 
+    /// What identifies one value for sharing a live query's evaluation: its binary encoding
+    /// (exact: `1` and `1.0` differ, dictionaries compare whatever their key order).
+    enum Identity: Hashable, Sendable {
+        case encoded([UInt8])
+        case unsupported(String)
+    }
+
+    /// The parameters as a hashable value: equal identities give equal query results.
+    var identity: [String: Identity] {
+        entries.withLock { $0 }.mapValues { entry in
+            switch entry {
+            case .value(let value):
+                guard let bytes = try? ValueEncoder.encode(value) else { return .unsupported("\(value)") }
+                return .encoded(bytes)
+            case .unsupported(let reason): return .unsupported(reason)
+            }
+        }
+    }
+
     /// The values for an execution; throws for a value that could not be stored.
     func resolved() throws -> [String: Datum] {
         try entries.withLock { $0 }.mapValues { entry in

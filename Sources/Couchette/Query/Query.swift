@@ -50,7 +50,12 @@ public final class Query: Sendable {
     }
 
     func executeNow() throws -> ResultSet {
-        let values = try storedParameters.withLock { $0 }?.resolved() ?? [:]
+        try executeNow(parameters: storedParameters.withLock { $0 })
+    }
+
+    /// Runs the compiled plan with `parameters` instead of the query's own (shared live queries).
+    func executeNow(parameters: Parameters?) throws -> ResultSet {
+        let values = try parameters?.resolved() ?? [:]
         let rows = try Executor(plan: plan).run(core: core, parameters: values)
         return ResultSet(columns: ColumnNames(plan.columnNames), rows: rows)
     }
