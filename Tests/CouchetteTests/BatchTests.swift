@@ -102,3 +102,37 @@ import Testing
         try await two.close()
     }
 }
+
+@Suite struct BatchRepeatedWriteTests {
+    @Test func aDocumentSavedTwiceInOneBatchBuildsOnItsFirstWrite() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            try await collection.save(document: MutableDocument(id: "d").setInt(1, forKey: "v"))
+            let document = try #require(try await collection.document(id: "d")).toMutable()
+            try await database.inBatch { batch in
+                try batch.save(document: document.setInt(2, forKey: "v"), in: collection, concurrencyControl: .failOnConflict)
+                try batch.save(document: document.setInt(3, forKey: "v"), in: collection, concurrencyControl: .failOnConflict)
+            }
+            let stored = try #require(try await collection.document(id: "d"))
+            #expect(stored.int(forKey: "v") == 3)
+            #expect(stored.revisionID?.hasPrefix("3-") == true)
+            #expect(document.revisionID == stored.revisionID)
+        }
+    }
+
+    @Test func aStaleDocumentStillFailsTheBatchOnItsFirstWrite() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            try await collection.save(document: MutableDocument(id: "d").setInt(1, forKey: "v"))
+            let stale = try #require(try await collection.document(id: "d")).toMutable()
+            try await collection.save(document: try #require(try await collection.document(id: "d")).toMutable().setInt(9, forKey: "v"))
+            await expectCouchetteError(.conflict) {
+                try await database.inBatch { batch in
+                    try batch.save(document: stale.setInt(2, forKey: "v"), in: collection, concurrencyControl: .failOnConflict)
+                    try batch.save(document: stale.setInt(3, forKey: "v"), in: collection, concurrencyControl: .failOnConflict)
+                }
+            }
+            #expect(try await collection.document(id: "d")?.int(forKey: "v") == 9)
+        }
+    }
+}

@@ -11,15 +11,24 @@ public final class Batch {
     /// Document models written in this batch, by their `@DocumentID` wrapper: the id they are
     /// written under (generated once per object) and the collections they were written to.
     var models: [ObjectIdentifier: (id: String, collections: Set<CollectionSpec>)] = [:]
+    /// Mutable documents written in this batch, with the collections they were written to.
+    private var documents: [ObjectIdentifier: Set<CollectionSpec>] = [:]
     private var isClosed = false
 
     init(database: Database) { self.database = database }
 
+    /// Adds the save of `document` to the batch (encoded now; later edits are not included).
+    ///
+    /// With `.failOnConflict`, a document that changed since it was read fails the whole batch
+    /// with `.conflict`. Saving the same `MutableDocument` again in the batch builds on its first
+    /// write, which already checked its revision.
     public func save(document: MutableDocument, in collection: Collection,
                      concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
         try check(collection)
-        append(.save(collection.spec, id: document.id, body: try document.encodeBody(), base: document.revisionID,
-                     control: concurrencyControl), tracking: document)
+        let body = try document.encodeBody()
+        let alreadyWritten = documents[ObjectIdentifier(document), default: []].insert(collection.spec).inserted == false
+        append(.save(collection.spec, id: document.id, body: body, base: document.revisionID,
+                     control: alreadyWritten ? .lastWriteWins : concurrencyControl), tracking: document)
     }
 
     public func delete(document: Document, in collection: Collection,
