@@ -147,12 +147,6 @@ extension LMDBEngine {
     }
 
     public func readModels(_ ids: [String]) async throws -> Int {
-        let decoder = BenchTask.jsonDecoder()
-        var total = 0
-        for id in ids {
-            guard let data = try value(of: id) else { throw BenchmarkError.engine("lmdb lost \(id)") }
-            total += BenchTask(id: id, body: try decoder.decode(BenchTask.Body.self, from: data)).priority
-        }
-        return total
+        try BenchTask.decodePriorities(ids, engine: Self.name, stored: value(of:))
     }
 }

@@ -175,12 +175,6 @@ extension SQLiteEngine {
     }
 
     public func readModels(_ ids: [String]) async throws -> Int {
-        let decoder = BenchTask.jsonDecoder()
-        var total = 0
-        for id in ids {
-            guard let data = try body(of: id) else { throw BenchmarkError.engine("sqlite lost \(id)") }
-            total += BenchTask(id: id, body: try decoder.decode(BenchTask.Body.self, from: data)).priority
-        }
-        return total
+        try BenchTask.decodePriorities(ids, engine: Self.name, stored: body(of:))
     }
 }

@@ -60,6 +60,18 @@ public final class BenchTask: Codable {
                   createdAt: body.createdAt)
     }
 
+    /// The baselines' model read: each stored JSON body decoded with `JSONDecoder` into a task;
+    /// returns the sum of their priorities.
+    static func decodePriorities(_ ids: [String], engine: String, stored: (String) throws -> Data?) throws -> Int {
+        let decoder = jsonDecoder()
+        var total = 0
+        for id in ids {
+            guard let data = try stored(id) else { throw BenchmarkError.engine("\(engine) lost \(id)") }
+            total += BenchTask(id: id, body: try decoder.decode(Body.self, from: data)).priority
+        }
+        return total
+    }
+
     /// Encoders for the baselines: dates as Couchette stores them.
     static func jsonEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()

@@ -68,16 +68,9 @@ public struct Workload: Sendable {
     static let comparative: [Workload] = [
         Workload(name: "bulk-insert", summary: "insert N documents in one transaction (durable)") { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
-            var samples: [Sample] = []
-            var contents: [String: String]?
-            for run in 0..<context.runs {
-                let store = try await engine.init(directory: try freshFolder(context, run), durable: true)
-                let seconds = try await time { try await store.insertAll(documents) }
-                samples.append(Sample(seconds: seconds, ops: documents.count))
-                if context.captureContents && run == context.runs - 1 { contents = try await store.contents() }
-                try await store.close()
+            return try await onFreshStores(engine, context, durable: true) { store in
+                Sample(seconds: try await time { try await store.insertAll(documents) }, ops: documents.count)
             }
-            return WorkloadResult(samples: samples, contents: contents)
         },
         Workload(name: "single-save", summary: "save documents one transaction each, full sync (at most 500)") { engine, context in
             try await singleSaves(engine, context, count: min(context.size, 500), durable: true, writers: 1)
@@ -87,49 +80,31 @@ public struct Workload: Sendable {
         },
         Workload(name: "point-read", summary: "read documents by id in random order, decoded to dictionaries") { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
-            let store = try await engine.init(directory: try freshFolder(context, 0), durable: false)
-            try await store.insertAll(documents)
             var random = SplitMix64(seed: 42)
             let ids = documents.map(\.id).shuffled(using: &random)
-            var samples: [Sample] = []
-            for _ in 0..<context.runs {
-                let seconds = try await time { _ = try await store.readEach(ids) }
-                samples.append(Sample(seconds: seconds, ops: ids.count))
+            return try await onLoadedStore(engine, context, durable: false, load: { try await $0.insertAll(documents) }) { store in
+                Sample(seconds: try await time { _ = try await store.readEach(ids) }, ops: ids.count)
             }
-            let contents = context.captureContents ? try await store.contents() : nil
-            try await store.close()
-            return WorkloadResult(samples: samples, contents: contents)
         },
         Workload(name: "update", summary: "increment a field of 10% of the documents in one transaction") { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
-            let store = try await engine.init(directory: try freshFolder(context, 0), durable: true)
-            try await store.insertAll(documents)
             let chosen = stride(from: 0, to: documents.count, by: 10).map { documents[$0] }
             var current = Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, $0.json) })
-            var samples: [Sample] = []
-            for _ in 0..<context.runs {
+            return try await onLoadedStore(engine, context, durable: true, load: { try await $0.insertAll(documents) }) { store in
                 current = current.mapValues(incrementVisits)  // pre-encoded bytes for the raw LMDB floor
-                let seconds = try await time { try await store.incrementVisits(chosen.map(\.id), updated: current) }
-                samples.append(Sample(seconds: seconds, ops: chosen.count))
+                let updated = current
+                return Sample(seconds: try await time { try await store.incrementVisits(chosen.map(\.id), updated: updated) },
+                              ops: chosen.count)
             }
-            let contents = context.captureContents ? try await store.contents() : nil
-            try await store.close()
-            return WorkloadResult(samples: samples, contents: contents)
         },
         Workload(name: "iterate", summary: "read every document, each decoded to a dictionary") { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
-            let store = try await engine.init(directory: try freshFolder(context, 0), durable: false)
-            try await store.insertAll(documents)
-            var samples: [Sample] = []
-            for _ in 0..<context.runs {
+            return try await onLoadedStore(engine, context, durable: false, load: { try await $0.insertAll(documents) }) { store in
                 var seen = 0
                 let seconds = try await time { seen = try await store.iterateAll() }
                 guard seen == documents.count else { throw BenchmarkError.engine("\(engine.name) iterated \(seen) of \(documents.count)") }
-                samples.append(Sample(seconds: seconds, ops: seen))
+                return Sample(seconds: seconds, ops: seen)
             }
-            let contents = context.captureContents ? try await store.contents() : nil
-            try await store.close()
-            return WorkloadResult(samples: samples, contents: contents)
         },
         Workload(name: "codable-save", summary: "save N TodoTask models in one transaction (SQLite, LMDB: JSONEncoder)") { engine, context in
             try await saveTasks(engine, context) { store, tasks in try await store.saveModels(tasks) }
@@ -139,21 +114,15 @@ public struct Workload: Sendable {
         },
         Workload(name: "codable-read", summary: "read N TodoTask models by id in random order (SQLite, LMDB: JSONDecoder)") { engine, context in
             let tasks = BenchTask.generate(count: context.size)
-            let store = try await engine.init(directory: try freshFolder(context, 0), durable: false)
-            try await store.saveModels(tasks)
             var random = SplitMix64(seed: 42)
             let ids = tasks.compactMap(\.id).shuffled(using: &random)
             let expected = tasks.reduce(0) { $0 + $1.priority }
-            var samples: [Sample] = []
-            for _ in 0..<context.runs {
+            return try await onLoadedStore(engine, context, durable: false, load: { try await $0.saveModels(tasks) }) { store in
                 var total = 0
                 let seconds = try await time { total = try await store.readModels(ids) }
                 guard total == expected else { throw BenchmarkError.engine("\(engine.name) read wrong priorities") }
-                samples.append(Sample(seconds: seconds, ops: ids.count))
+                return Sample(seconds: seconds, ops: ids.count)
             }
-            let contents = context.captureContents ? try await store.contents() : nil
-            try await store.close()
-            return WorkloadResult(samples: samples, contents: contents)
         },
         Workload(name: "open", summary: "open a database of N documents and read one") { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
@@ -188,31 +157,44 @@ public struct Workload: Sendable {
 
     private static func saveTasks(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext,
                                   _ save: (any BenchmarkEngine, [BenchTask]) async throws -> Void) async throws -> WorkloadResult {
+        try await onFreshStores(engine, context, durable: true) { store in
+            let tasks = BenchTask.generate(count: context.size)  // fresh objects: saving binds them
+            return Sample(seconds: try await time { try await save(store, tasks) }, ops: tasks.count)
+        }
+    }
+
+    private static func singleSaves(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, count: Int,
+                                    durable: Bool, writers: Int) async throws -> WorkloadResult {
+        let documents = DocumentGenerator().documents(count: count)
+        return try await onFreshStores(engine, context, durable: durable) { store in
+            Sample(seconds: try await time { try await store.saveEach(documents, writers: writers) }, ops: documents.count)
+        }
+    }
+
+    /// Runs `measure` once per run, each time on a new, empty store.
+    private static func onFreshStores(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
+                                      _ measure: (any BenchmarkEngine) async throws -> Sample) async throws -> WorkloadResult {
         var samples: [Sample] = []
         var contents: [String: String]?
         for run in 0..<context.runs {
-            let tasks = BenchTask.generate(count: context.size)  // fresh objects: saving binds them
-            let store = try await engine.init(directory: try freshFolder(context, run), durable: true)
-            let seconds = try await time { try await save(store, tasks) }
-            samples.append(Sample(seconds: seconds, ops: tasks.count))
+            let store = try await engine.init(directory: try freshFolder(context, run), durable: durable)
+            samples.append(try await measure(store))
             if context.captureContents && run == context.runs - 1 { contents = try await store.contents() }
             try await store.close()
         }
         return WorkloadResult(samples: samples, contents: contents)
     }
 
-    private static func singleSaves(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, count: Int,
-                                    durable: Bool, writers: Int) async throws -> WorkloadResult {
-        let documents = DocumentGenerator().documents(count: count)
+    /// Opens one store, fills it with `load` (not timed), then runs `measure` once per run on it.
+    private static func onLoadedStore(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
+                                      load: (any BenchmarkEngine) async throws -> Void,
+                                      _ measure: (any BenchmarkEngine) async throws -> Sample) async throws -> WorkloadResult {
+        let store = try await engine.init(directory: try freshFolder(context, 0), durable: durable)
+        try await load(store)
         var samples: [Sample] = []
-        var contents: [String: String]?
-        for run in 0..<context.runs {
-            let store = try await engine.init(directory: try freshFolder(context, run), durable: durable)
-            let seconds = try await time { try await store.saveEach(documents, writers: writers) }
-            samples.append(Sample(seconds: seconds, ops: documents.count))
-            if context.captureContents && run == context.runs - 1 { contents = try await store.contents() }
-            try await store.close()
-        }
+        for _ in 0..<context.runs { samples.append(try await measure(store)) }
+        let contents = context.captureContents ? try await store.contents() : nil
+        try await store.close()
         return WorkloadResult(samples: samples, contents: contents)
     }
 
