@@ -68,3 +68,24 @@ import Testing
         #expect(throws: CouchetteError.self) { try bytes.withUnsafeBytes { try RevisionTree(decoding: $0) } }
     }
 }
+
+@Suite struct PortableMD5Tests {
+    @Test(arguments: [
+        ("", "d41d8cd98f00b204e9800998ecf8427e"),
+        ("a", "0cc175b9c0f1b6a831c399e269772661"),
+        ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+        ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
+        ("12345678901234567890123456789012345678901234567890123456789012345678901234567890", "57edf4a22be3c955ac49da2e2107b67a"),
+    ])
+    func knownDigests(text: String, hex: String) {
+        #expect(RevisionID.hex(PortableMD5.digest(Array(text.utf8))) == hex)
+    }
+
+    @Test func matchesOpenSSLOnEveryLengthAroundABlock() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<200 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(PortableMD5.digest(bytes) == RevisionID.md5(bytes), "length \(length)")
+        }
+    }
+}

@@ -33,8 +33,8 @@ enum RevisionID {
         let ok = bytes.withUnsafeBytes { input in
             EVP_Digest(input.baseAddress, input.count, &digest, &length, EVP_md5(), nil)
         }
-        precondition(ok == 1 && length == 16, "OpenSSL MD5 failed")
-        return digest
+        // OpenSSL can refuse MD5 (a FIPS-only configuration): compute it ourselves then.
+        return ok == 1 && length == 16 ? digest : PortableMD5.digest(bytes)
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
