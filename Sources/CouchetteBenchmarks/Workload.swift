@@ -40,13 +40,16 @@ public struct Workload: Sendable {
     /// True for Couchette-only workloads (change feeds, live queries): the baselines have no
     /// equivalent, so only Couchette runs and their columns show "—".
     public let isCouchetteOnly: Bool
+    /// True for workloads measured once whatever `--runs` says (a size, or a long import).
+    public let runsOnce: Bool
     let body: @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult
 
-    init(name: String, summary: String, isCouchetteOnly: Bool = false,
+    init(name: String, summary: String, isCouchetteOnly: Bool = false, runsOnce: Bool = false,
          body: @escaping @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult) {
         self.name = name
         self.summary = summary
         self.isCouchetteOnly = isCouchetteOnly
+        self.runsOnce = runsOnce
         self.body = body
     }
 
@@ -63,7 +66,7 @@ public struct Workload: Sendable {
         engines.first { $0.name == name }
     }
 
-    public static let all: [Workload] = comparative + changeFeeds
+    public static let all: [Workload] = comparative + scale + changeFeeds
 
     static let comparative: [Workload] = [
         Workload(name: "bulk-insert", summary: "insert N documents in one transaction (durable)") { engine, context in
@@ -124,27 +127,7 @@ public struct Workload: Sendable {
                 return Sample(seconds: seconds, ops: ids.count)
             }
         },
-        Workload(name: "open", summary: "open a database of N documents and read one") { engine, context in
-            let documents = DocumentGenerator().documents(count: context.size)
-            let folder = try freshFolder(context, 0)
-            let builder = try await engine.init(directory: folder, durable: false)
-            try await builder.insertAll(documents)
-            try await builder.close()
-            var samples: [Sample] = []
-            var contents: [String: String]?
-            for run in 0..<context.runs {
-                var store: (any BenchmarkEngine)?
-                let seconds = try await time {
-                    store = try await engine.init(directory: folder, durable: false)
-                    _ = try await store?.readEach([documents[0].id])
-                }
-                if context.captureContents && run == context.runs - 1 { contents = try await store?.contents() }
-                try await store?.close()
-                samples.append(Sample(seconds: seconds, ops: 1))
-            }
-            return WorkloadResult(samples: samples, contents: contents)
-        },
-        Workload(name: "disk-size", summary: "bytes on disk after inserting N documents") { engine, context in
+        Workload(name: "disk-size", summary: "bytes on disk after inserting N documents", runsOnce: true) { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
             let store = try await engine.init(directory: try freshFolder(context, 0), durable: false)
             try await store.insertAll(documents)
@@ -172,7 +155,7 @@ public struct Workload: Sendable {
     }
 
     /// Runs `measure` once per run, each time on a new, empty store.
-    private static func onFreshStores(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
+    static func onFreshStores(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
                                       _ measure: (any BenchmarkEngine) async throws -> Sample) async throws -> WorkloadResult {
         var samples: [Sample] = []
         var contents: [String: String]?
