@@ -105,7 +105,8 @@ final class LiveQueryRegistry: Sendable {
 ///    process that removed documents without leaving sequence entries (a purge) names the
 ///    collection without ids, and re-runs it too.
 /// 2. Otherwise the observer only marks the live query dirty and, when no evaluation is running,
-///    starts one in a detached task. The writer never runs, nor waits for, a query.
+///    starts one as a child task of the database's ``ObservationTasks`` group. The writer never
+///    runs, nor waits for, a query.
 /// 3. At most one evaluation is in flight. Commits arriving while it runs mark the query dirty
 ///    again and the task loops once more: a burst of commits is coalesced into one re-run. Each
 ///    evaluation reads its own LMDB snapshot, concurrently with writes; different live queries
@@ -219,7 +220,7 @@ final class LiveQuery: Sendable {
             return true
         }
         if start {
-            Task.detached { self.run() }
+            query.core.observationTasks.submit { self.run() }
         }
     }
 

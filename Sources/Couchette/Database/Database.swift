@@ -57,6 +57,7 @@ public actor Database {
             write.complete(.failure(CouchetteError(.notOpen, "database '\(name)' is closed")))
         }
         core.observers.close()
+        core.observationTasks.close()
         EnvironmentRegistry.shared.release(core.environment)
     }
 
