@@ -15,7 +15,7 @@ struct Executor {
         var ordinal: Int
     }
 
-    func run(core: DatabaseCore, parameters: [String: Datum]) throws -> [[Value?]] {
+    func run(core: DatabaseCore, parameters: [String: Datum]) throws -> [[Datum?]] {
         let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
         if !unset.isEmpty {
             throw CouchetteError(.invalidQuery, "query parameter\(unset.count > 1 ? "s" : "") \(unset.map { "$" + $0 }.joined(separator: ", ")) \(unset.count > 1 ? "are" : "is") not set; set them with query.parameters")
@@ -42,7 +42,7 @@ struct Executor {
             rows.sort { a, b in Executor.precedes(a, b, order) }
         }
         let window = rows.dropFirst(offset).prefix(limit ?? Int.max)
-        return window.map { row in row.values.map { $0?.value } }
+        return window.map(\.values)
     }
 
     private func count(_ evaluator: Evaluator, _ context: EvaluationContext, _ clause: String) throws -> Int {
