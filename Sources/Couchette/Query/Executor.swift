@@ -29,8 +29,8 @@ struct Executor {
         let now = Clock.nowMilliseconds()
         var rows = try core.read { txn -> [Row] in
             var sink = Sink(plan: plan, context: context, limit: limit, offset: offset)
-            let joined = try plan.stages.map { try prepare($0, txn, core.store, now, context) }
-            try plan.mainScan.forEach(txn, store: core.store, now: now) { binding in
+            let joined = try plan.stages.map { try prepare($0, txn, core, now, context) }
+            try plan.mainScan.forEach(txn, core: core, now: now, context: context, isSatisfied: { sink.hasAllRows }) { binding in
                 context.sources[0] = binding
                 try emit(stage: 0, joined, context, &sink)
                 return !sink.isFull
@@ -62,11 +62,11 @@ struct Executor {
         var buckets: [HashKey: [Int]]?
     }
 
-    private func prepare(_ stage: Stage, _ txn: ReadTransaction, _ store: DocumentStore, _ now: UInt64,
+    private func prepare(_ stage: Stage, _ txn: ReadTransaction, _ core: DatabaseCore, _ now: UInt64,
                          _ context: EvaluationContext) throws -> JoinedSource {
         guard case .join(_, let source, let scan, _, let hash) = stage else { return JoinedSource() }
         var joined = JoinedSource()
-        try scan.forEach(txn, store: store, now: now) { binding in
+        try scan.forEach(txn, core: core, now: now, context: context, isSatisfied: { false }) { binding in
             joined.bindings.append(binding)
             return true
         }
@@ -165,6 +165,13 @@ struct Executor {
         var isFull: Bool {
             guard let limit, plan.order.isEmpty, !plan.isAggregating else { return false }
             return rows.count >= offset + limit
+        }
+
+        /// True when rows arriving in ORDER BY order can no longer change the result: the
+        /// top `offset + limit` rows are all there.
+        var hasAllRows: Bool {
+            if let top { return top.rows.count >= top.capacity }
+            return isFull
         }
 
         mutating func accept() throws {

@@ -61,9 +61,16 @@ public final class Query: Sendable {
     }
 
     /// A description of how the query runs: the scans, joins and the steps after them.
+    ///
+    /// The first line says how the main collection is read, for the current indexes and
+    /// parameters: `SCAN collection` (every document) or `INDEX SCAN collection USING name
+    /// [bounds]` (the index and the conditions that bound its ranges).
     public func explain() async throws -> String {
         try core.checkOpen()
-        return plan.explanation
+        let values = (try? storedParameters.withLock { $0 }?.resolved()) ?? [:]
+        let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: values)
+        let scan = try core.read { txn in try plan.mainScan.explain(txn, core: core, context: context) }
+        return scan + plan.explanationTail
     }
 }
 

@@ -130,13 +130,18 @@ struct QueryCompiler {
             guard case .join(let kind, let source, _, let on, let hash) = stage, case .collection(let spec) = sources[source].kind else { return stage }
             return .join(kind, source: source, scan: CollectionScan(collection: spec, includeDeleted: sources[source].includeDeleted), on: on, hash: hash)
         }
-        let mainScan = CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted)
-
         let columnNames = try uniqueColumnNames(names)
         let aggregating = !groupKeys.isEmpty || !aggregates.isEmpty
         if having != nil && !aggregating { throw invalid("HAVING requires GROUP BY or an aggregate function") }
 
-        var explanation = [mainScan.description + " AS \(sources[0].alias)"]
+        var mainScan: any DocumentScan = CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted)
+        if !sources[0].includeDeleted {
+            let analysis = try analyzeIndexUse(statement, orderUsable: statement.joins.isEmpty && !aggregating
+                                               && !statement.distinct && statement.limit != nil)
+            if !analysis.isEmpty { mainScan = IndexedScan(collection: main.spec, analysis: analysis) }
+        }
+
+        var explanation = [" AS \(sources[0].alias)"]
         for stage in stages {
             switch stage {
             case .join(let kind, let source, let scan, _, let hash):
@@ -157,7 +162,36 @@ struct QueryCompiler {
                          aggregates: aggregates, isAggregating: aggregating, having: having, columns: columns,
                          columnNames: columnNames, order: order, distinct: statement.distinct, limit: limit,
                          offset: offset, parameterNames: parameterNames, variableCount: variableCount,
-                         explanation: explanation.joined(separator: "\n"))
+                         explanationTail: explanation.joined(separator: "\n"))
+    }
+
+    /// The sargable parts of WHERE and ORDER BY, with names resolved as ``compilePath`` does.
+    private mutating func analyzeIndexUse(_ statement: SelectStatement, orderUsable: Bool) throws -> IndexAnalysis {
+        let sources = self.sources
+        let resultAliases = Set(self.resultAliases.map { $0.0.lowercased() })
+        let mainAlias = sources[0].alias.lowercased()
+        let basic: (String) -> ExpressionKey.Root = { name in
+            let lowered = name.lowercased()
+            if lowered == mainAlias { return .document }
+            if sources.contains(where: { $0.alias.lowercased() == lowered }) || resultAliases.contains(lowered) { return .opaque }
+            return .property
+        }
+        var unnested: [String: String] = [:]
+        for (offset, join) in statement.joins.enumerated() {
+            guard case .unnest(let value, _) = join else { continue }
+            if let key = ExpressionKey.make(value, resolve: basic), key.context == .document, !key.text.isEmpty {
+                unnested[sources[offset + 1].alias.lowercased()] = key.text
+            }
+        }
+        var compiler = self
+        let analyzer = IndexAnalyzer(resolveRoot: { name in
+            if let path = unnested[name.lowercased()] { return .member(path) }
+            return basic(name)
+        }, compileConstant: { expression in
+            // Constants read no source or variable; compiling them on a copy changes nothing here.
+            try compiler.compileExpression(expression)
+        })
+        return try analyzer.analyze(statement, orderUsable: orderUsable)
     }
 
     /// LIMIT and OFFSET: an integer expression; negative values count as 0.

@@ -3,7 +3,7 @@
 struct QueryPlan: Sendable {
     /// FROM, JOIN and UNNEST sources in order; index 0 is the main (FROM) collection.
     var sources: [SourcePlan]
-    /// How the main collection's documents are found (a full scan until the planner adds indexes).
+    /// How the main collection's documents are found (a full scan, or indexes chosen at run time).
     var mainScan: any DocumentScan
     /// JOINs and UNNESTs, applied in order to each row of the main scan.
     var stages: [Stage]
@@ -21,7 +21,8 @@ struct QueryPlan: Sendable {
     var offset: Evaluator?
     var parameterNames: Set<String>
     var variableCount: Int
-    var explanation: String
+    /// explain() after the main scan's own line: its alias, then one line per later step.
+    var explanationTail: String
 }
 
 struct SourcePlan: Sendable {
