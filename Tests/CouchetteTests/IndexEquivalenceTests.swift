@@ -120,8 +120,8 @@ import Testing
         let directory = try TemporaryDirectory()
         let indexed = try directory.open("indexed"), plain = try directory.open("plain")
         var random = Generator(seed: 0x1DE7)
-        let documentCount = Self.stress ? 1_000 : 60
-        let queryCount = Self.stress ? 20_000 : 2_000
+        let documentCount = Self.stress ? 400 : 60
+        let queryCount = Self.stress ? 10_000 : 2_000
         let indexedDocs = try await indexed.createCollection(name: "docs")
         let plainDocs = try await plain.createCollection(name: "docs")
         // Half the documents before the indexes exist (built at creation), half after (maintained),
