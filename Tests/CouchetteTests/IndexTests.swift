@@ -221,6 +221,28 @@ import Testing
         }
     }
 
+    @Test func joinsOnTheJoinedDocumentsIdLookDocumentsUp() async throws {
+        try await withPeople { db, people in
+            let orders = try await db.createCollection(name: "orders")
+            try await db.inBatch { batch in
+                for i in 0..<30 {
+                    let buyer: Any = i % 6 == 5 ? 17 : (i % 6 == 4 ? "nobody" : String(format: "p%02d", (i * 7) % 40))
+                    try batch.save(document: MutableDocument(id: "o\(i)").setValue(buyer, forKey: "person").setInt(i, forKey: "amount"), in: orders)
+                }
+            }
+            try await people.delete(document: try #require(try await people.document(id: "p07")))
+            for kind in ["", "LEFT "] {
+                let byID = "SELECT META(o).id AS o, p.name FROM orders AS o \(kind)JOIN people AS p ON META(p).id = o.person WHERE o.amount > 3"
+                let hashed = "SELECT META(o).id AS o, p.name FROM orders AS o \(kind)JOIN people AS p ON META(p).id || '' = o.person WHERE o.amount > 3"
+                #expect(try await explain(db, byID).contains("(lookup by id)"))
+                #expect(try await explain(db, hashed).contains("(hash)"))
+                let rows = try await queryJSON(db, byID)
+                #expect(rows == (try await queryJSON(db, hashed)))
+                #expect(rows.count > 10)
+            }
+        }
+    }
+
     // MARK: - Maintenance
 
     @Test func indexFollowsUpdatesDeletesPurgesExpirationAndBatches() async throws {

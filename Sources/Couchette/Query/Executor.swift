@@ -60,12 +60,23 @@ struct Executor {
     struct JoinedSource {
         var bindings: [SourceBinding] = []
         var buckets: [HashKey: [Int]]?
+        /// For joins on `META(joined).id`: finds the joined document by its id.
+        var lookup: ((String) throws -> SourceBinding?)?
     }
 
     private func prepare(_ stage: Stage, _ txn: ReadTransaction, _ core: DatabaseCore, _ now: UInt64,
                          _ context: EvaluationContext) throws -> JoinedSource {
         guard case .join(_, let source, let scan, _, let hash) = stage else { return JoinedSource() }
         var joined = JoinedSource()
+        if let hash, hash.innerIsDocumentID, case .collection(let spec) = plan.sources[source].kind {
+            let includeDeleted = plan.sources[source].includeDeleted
+            let documents = core.store.tables.documents
+            joined.lookup = { id in
+                guard let value = try txn.get(documents, key: StoreLayout.documentKey(spec.number, id)) else { return nil }
+                return try CollectionScan.binding(id, value, now: now, includeDeleted: includeDeleted)
+            }
+            return joined
+        }
         try scan.forEach(txn, core: core, now: now, context: context, isSatisfied: { false }) { binding in
             joined.bindings.append(binding)
             return true
@@ -96,9 +107,17 @@ struct Executor {
             }
             context.sources[source] = nil
         case .join(let kind, let source, _, let on, let hash):
-            let side = joined[index]
+            var side = joined[index]
             let candidates: [Int]
-            if let hash, let buckets = side.buckets {
+            if let hash, let lookup = side.lookup {
+                // The hash key of a document id is its string: other outer values match nothing.
+                if case .string(let id)? = try hash.outer(context), let binding = try lookup(id) {
+                    side.bindings = [binding]
+                    candidates = [0]
+                } else {
+                    candidates = []
+                }
+            } else if let hash, let buckets = side.buckets {
                 candidates = try hash.outer(context).flatMap { buckets[HashKey($0)] } ?? []
             } else {
                 candidates = Array(side.bindings.indices)

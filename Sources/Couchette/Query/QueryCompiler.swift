@@ -145,7 +145,7 @@ struct QueryCompiler {
         for stage in stages {
             switch stage {
             case .join(let kind, let source, let scan, _, let hash):
-                explanation.append("\(kind.rawValue) JOIN \(scan) AS \(sources[source].alias) (\(hash == nil ? "nested loop" : "hash"))")
+                explanation.append("\(kind.rawValue) JOIN \(scan) AS \(sources[source].alias) (\(hash == nil ? "nested loop" : hash!.innerIsDocumentID ? "lookup by id" : "hash"))")
             case .unnest(let source, _):
                 explanation.append("UNNEST AS \(sources[source].alias)")
             }
@@ -329,13 +329,19 @@ struct QueryCompiler {
             let (left, leftSources) = try compileTracking(a)
             let (right, rightSources) = try compileTracking(b)
             if leftSources == [joined], !rightSources.isEmpty, rightSources.allSatisfy({ $0 < joined }) {
-                return HashCondition(outer: right, inner: left)
+                return HashCondition(outer: right, inner: left, innerIsDocumentID: isDocumentID(a, of: joined))
             }
             if rightSources == [joined], !leftSources.isEmpty, leftSources.allSatisfy({ $0 < joined }) {
-                return HashCondition(outer: left, inner: right)
+                return HashCondition(outer: left, inner: right, innerIsDocumentID: isDocumentID(b, of: joined))
             }
         }
         return nil
+    }
+
+    /// True for `META(alias).id` of the source `index`: the join can look documents up by key.
+    private func isDocumentID(_ value: Expression, of index: Int) -> Bool {
+        guard case .member(.meta(let alias?), let field) = value, field.lowercased() == "id" else { return false }
+        return source(named: alias) == index
     }
 
     private mutating func compileTracking(_ value: Expression) throws -> (Evaluator, Set<Int>) {

@@ -50,6 +50,9 @@ enum Stage: Sendable {
 struct HashCondition: Sendable {
     var outer: Evaluator
     var inner: Evaluator
+    /// The inner side is `META(joined).id`: matches are looked up by document key instead of
+    /// reading and hashing the whole joined collection.
+    var innerIsDocumentID = false
 }
 
 struct OrderKey: Sendable {
