@@ -40,14 +40,7 @@ extension CouchetteEngine: QueryBenchmarkEngine {
                     ?? Parameters().setString(value, forName: "value")
             }
             return try await compiled.execute().map { row in
-                (0..<row.count).map { column in
-                    switch row.value(at: column) {
-                    case let text as String: text
-                    case let number as Int: String(number)
-                    case nil: "null"
-                    case let other?: "\(other)"
-                    }
-                }
+                (0..<row.count).map { column in row.string(at: column) ?? String(row.int(at: column)) }
             }
         }
     }

@@ -16,6 +16,9 @@ import Testing
         nil, NSNull(), true, false, -3, 0, 1, 2, 2.0, 2.5, 3, 7, -0.5, 10, 1e3,
         "", "a", "ab", "abc", "abd", "b", "B", "ba", "name", "na%me", "Zed",
         [1, 2], [1], ["a"], [2.0, "x"], ["k": 1], ["k": "v", "j": 2],
+        // Integers that one Double stands for, and strings longer than an index key can hold.
+        9_007_199_254_740_993, 9_007_199_254_740_992.0, 9_007_199_254_740_992,
+        String(repeating: "ab", count: 300) + "a", String(repeating: "ab", count: 300) + "b", String(repeating: "ab", count: 300),
     ] }
 
     static func literal(_ value: Any?) -> String {

@@ -264,6 +264,7 @@ public actor Database {
             }
             core.externalChanges.prepareForCompaction()
             defer { core.externalChanges.compacted() }
+            defer { core.indexes.forgetSnapshots() }
             try core.environment.compact()
         case .reindex:
             try await rebuildIndexes()

@@ -5,13 +5,23 @@
 /// The executor only needs this protocol.
 protocol DocumentScan: Sendable, CustomStringConvertible {
     /// Calls `body` for every visible document inside `txn`, until it returns false.
-    /// `isSatisfied` tells a scan that delivers rows in ORDER BY order that the executor has
-    /// all the rows it needs (it may stop at the end of a tie group).
+    /// A scan that delivers rows in ORDER BY order says so in `order`, and stops at the end of a
+    /// tie group once `isSatisfied()` (the executor has all the rows it needs).
     func forEach(_ txn: ReadTransaction, core: DatabaseCore, now: UInt64, context: EvaluationContext,
-                 isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws
+                 order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws
 
     /// What this execution would do (explain()).
     func explain(_ txn: ReadTransaction, core: DatabaseCore, context: EvaluationContext) throws -> String
+}
+
+/// What a scan tells the executor about the order of its rows, while it runs.
+final class ScanOrder {
+    /// Set by a scan that delivers rows in ORDER BY order, each tie group in id order (the
+    /// order a full scan's ties have), so the executor keeps rows as they come instead of sorting.
+    var inOrder = false
+    /// Cleared when a tie group may hold rows whose ORDER BY values differ (cut keys, numbers
+    /// beyond 2^53): the executor sorts what it kept after all.
+    var exact = true
 }
 
 extension DocumentScan {
@@ -29,7 +39,7 @@ struct CollectionScan: DocumentScan {
     }
 
     func forEach(_ txn: ReadTransaction, core: DatabaseCore, now: UInt64, context: EvaluationContext,
-                 isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
+                 order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
         let prefix = StoreLayout.collectionPrefix(collection.number)
         try txn.scan(core.store.tables.documents, prefix: prefix) { key, value in
             let id = String(decoding: key[prefix.count...], as: UTF8.self)

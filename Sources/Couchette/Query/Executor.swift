@@ -28,9 +28,11 @@ struct Executor {
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
         let now = Clock.nowMilliseconds()
         var rows = try core.read { txn -> [Row] in
-            var sink = Sink(plan: plan, context: context, limit: limit, offset: offset)
+            let scanOrder = ScanOrder()
+            var sink = Sink(plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder)
             let joined = try plan.stages.map { try prepare($0, txn, core, now, context) }
-            try plan.mainScan.forEach(txn, core: core, now: now, context: context, isSatisfied: { sink.hasAllRows }) { binding in
+            try plan.mainScan.forEach(txn, core: core, now: now, context: context, order: scanOrder,
+                                      isSatisfied: { sink.hasAllRows }) { binding in
                 context.sources[0] = binding
                 try emit(stage: 0, joined, context, &sink)
                 return !sink.isFull
@@ -77,7 +79,7 @@ struct Executor {
             }
             return joined
         }
-        try scan.forEach(txn, core: core, now: now, context: context, isSatisfied: { false }) { binding in
+        try scan.forEach(txn, core: core, now: now, context: context, order: ScanOrder(), isSatisfied: { false }) { binding in
             joined.bindings.append(binding)
             return true
         }
@@ -167,11 +169,15 @@ struct Executor {
         /// With ORDER BY and LIMIT: only the first `offset + limit` rows are kept.
         var top: TopRows<Row>?
 
-        init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int) {
+        /// Rows arriving in ORDER BY order are kept as they come (see ``ScanOrder``).
+        let scanOrder: ScanOrder
+
+        init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int, scanOrder: ScanOrder) {
             self.plan = plan
             self.context = context
             self.limit = limit
             self.offset = offset
+            self.scanOrder = scanOrder
             if let limit, !plan.order.isEmpty {
                 let order = plan.order
                 top = TopRows(capacity: offset.addingReportingOverflow(limit).overflow ? .max : offset + limit) { a, b in
@@ -189,6 +195,7 @@ struct Executor {
         /// True when rows arriving in ORDER BY order can no longer change the result: the
         /// top `offset + limit` rows are all there.
         var hasAllRows: Bool {
+            if scanOrder.inOrder, let top { return rows.count >= top.capacity }
             if let top { return top.rows.count >= top.capacity }
             return isFull
         }
@@ -223,11 +230,18 @@ struct Executor {
             let keys = try plan.order.map { try $0.evaluator(context) }
             let row = Row(values: values, keys: keys, ordinal: ordinal)
             ordinal += 1
-            if top != nil { top!.insert(row) } else { rows.append(row) }
+            if top != nil && !scanOrder.inOrder { top!.insert(row) } else { rows.append(row) }
         }
 
         mutating func finish() throws -> [Row] {
             if plan.isAggregating { try finishGroups() }
+            if let top, scanOrder.inOrder {
+                if !scanOrder.exact {
+                    let order = plan.order
+                    rows.sort { a, b in Executor.precedes(a, b, order) }
+                }
+                return Array(rows.prefix(top.capacity))
+            }
             return top?.sorted() ?? rows
         }
 

@@ -79,7 +79,12 @@ enum IndexKey {
     /// The string's UTF-8 bytes with `00` escaped, without the type byte or terminator: every
     /// string that starts with `text` encodes to `0x06` + this + more.
     static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
-        for byte in text.utf8 {
+        let utf8 = text.utf8
+        guard utf8.contains(0) else {
+            bytes.append(contentsOf: utf8)
+            return
+        }
+        for byte in utf8 {
             bytes.append(byte)
             if byte == 0 { bytes.append(0xFF) }
         }
@@ -89,6 +94,29 @@ enum IndexKey {
     /// (non-strictly), so scans over cut keys still find a superset of the matches.
     static func truncated(_ bytes: [UInt8]) -> [UInt8] {
         bytes.count > maximumLength ? Array(bytes[..<maximumLength]) : bytes
+    }
+
+    /// True when the first `values` values are all there (not cut) and equal encodings mean
+    /// equal values for them: no number beyond 2^53 (where Doubles stand for several integers)
+    /// and no array or object (which may hold such numbers).
+    static func isExact(_ bytes: [UInt8], values: Int) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            for _ in 0..<values {
+                guard offset < buffer.count, let next = end(of: buffer, at: offset) else { return false }
+                switch buffer[offset] {
+                case number:
+                    var bits: UInt64 = 0
+                    for index in offset + 1..<next { bits = bits << 8 | UInt64(buffer[index]) }
+                    bits = bits & (1 << 63) != 0 ? bits & ~(1 << 63) : ~bits
+                    guard abs(Double(bitPattern: bits)) < 9_007_199_254_740_992 else { return false }
+                case array, object: return false
+                default: break
+                }
+                offset = next
+            }
+            return true
+        }
     }
 
     /// The offset just past the value encoded at `offset`, or nil when the bytes end first (a

@@ -15,7 +15,14 @@ struct IndexPlanner {
         var index: CompiledIndex
         var lower: [UInt8]
         var upper: [UInt8]
-        var text: String
+        /// The conditions bounding the range (joined only when explain() asks).
+        var terms: [String]
+        var inIndexOrder: Bool = false
+        var descending: Bool = false
+
+        var text: String {
+            "\(index.name) [\(terms.joined(separator: " AND "))]" + (inIndexOrder ? " IN INDEX ORDER\(descending ? " (DESC)" : "")" : "")
+        }
     }
 
     enum Choice {
@@ -99,12 +106,12 @@ struct IndexPlanner {
     }
 
     /// Whole LMDB keys for a tuple range, cut like stored keys (see ``IndexKey/truncated(_:)``).
-    private func range(_ index: CompiledIndex, _ tuple: ([UInt8], [UInt8]), _ text: String) -> Range {
+    private func range(_ index: CompiledIndex, _ tuple: ([UInt8], [UInt8]), _ terms: [String]) -> Range {
         let prefix = StoreLayout.indexEntriesPrefix(index.definition.number)
         let limit = IndexKey.maximumLength
         let lower = tuple.0.count > limit ? Array(tuple.0[..<limit]) : tuple.0
         let upper = tuple.1.count > limit ? KeyEncoding.successor(ofPrefix: Array(tuple.1[..<limit])) ?? [0xFF] : tuple.1
-        return Range(index: index, lower: prefix + lower, upper: prefix + upper, text: text)
+        return Range(index: index, lower: prefix + lower, upper: prefix + upper, terms: terms)
     }
 
     private static func score(_ predicate: IndexTerm.Predicate) -> Int {
@@ -126,7 +133,7 @@ struct IndexPlanner {
         case .term(let term):
             var best: Candidate?
             for index in indexes where matches(index, term, column: 0) {
-                let ranges = try tupleRanges(term, fixed: []).map { range(index, $0, "\(index.name) [\(term.text)]") }
+                let ranges = try tupleRanges(term, fixed: []).map { range(index, $0, [term.text]) }
                 let found = Candidate(ranges: ranges, score: Self.score(term.predicate))
                 if best == nil || found.score > best!.score { best = found }
             }
@@ -158,13 +165,12 @@ struct IndexPlanner {
         guard let (fixed, texts, column) = try equalityPrefix(index, terms), !texts.isEmpty else { return nil }
         guard let fixed else { return Candidate(ranges: [], score: 10 * texts.count) }
         if column < index.columnKeys.count, let next = terms.first(where: { matches(index, $0, column: column) }) {
-            let text = "\(index.name) [\((texts + [next.text]).joined(separator: " AND "))]"
-            return Candidate(ranges: try tupleRanges(next, fixed: fixed).map { range(index, $0, text) },
+            let terms = texts + [next.text]
+            return Candidate(ranges: try tupleRanges(next, fixed: fixed).map { range(index, $0, terms) },
                              score: 10 * texts.count + Self.score(next.predicate))
         }
         guard texts.count > 1 else { return nil }  // a single equality is the plain candidate
-        let text = "\(index.name) [\(texts.joined(separator: " AND "))]"
-        return Candidate(ranges: [range(index, (fixed, KeyEncoding.successor(ofPrefix: fixed)!), text)], score: 10 * texts.count)
+        return Candidate(ranges: [range(index, (fixed, KeyEncoding.successor(ofPrefix: fixed)!), texts)], score: 10 * texts.count)
     }
 
     /// The bytes of the equalities on the index's leading columns (nil bytes: an equality with
@@ -224,8 +230,10 @@ struct IndexPlanner {
                     guard start > 0 else { continue }
                     tuple = (fixed, KeyEncoding.successor(ofPrefix: fixed)!)
                 }
-                let described = "\(index.name) [\(text.joined(separator: " AND "))] IN INDEX ORDER\(order.descending ? " (DESC)" : "")"
-                return .ordered(range(index, tuple, described), groupColumns: start + order.keys.count, descending: order.descending)
+                var ordered = range(index, tuple, text)
+                ordered.inIndexOrder = true
+                ordered.descending = order.descending
+                return .ordered(ordered, groupColumns: start + order.keys.count, descending: order.descending)
             }
         }
         return nil

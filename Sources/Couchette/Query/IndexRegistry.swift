@@ -6,6 +6,7 @@
 final class IndexRegistry: DocumentIndexing {
     let tables: StorageEnvironment.Tables
     private let compiled = Locked<[[UInt8]: CompiledIndex]>([:])
+    private let snapshots = Locked<[CollectionSpec: (id: UInt64, readyOnly: Bool, indexes: [CompiledIndex])]>([:])
     /// Documents indexed per transaction while building, so a large collection is indexed in
     /// several commits instead of one giant transaction.
     static let buildBatchSize = 2_000
@@ -37,7 +38,26 @@ final class IndexRegistry: DocumentIndexing {
     }
 
     /// The compiled indexes of a collection; with `readyOnly`, those a query may read (built).
+    ///
+    /// Read snapshots with the same transaction id see the same committed state, so their
+    /// answer is kept per collection (writes always read the table: they may be the ones
+    /// changing it, and an aborted write's id is reused). Compaction restarts ids: ``forgetSnapshots()``.
     func indexes(_ txn: ReadTransaction, _ collection: CollectionSpec, readyOnly: Bool) throws -> [CompiledIndex] {
+        let isRead = !(txn is WriteTransaction)
+        if isRead, let cached = snapshots.withLock({ $0[collection] }), cached.id == txn.id, cached.readyOnly == readyOnly {
+            return cached.indexes
+        }
+        let result = try load(txn, collection, readyOnly: readyOnly)
+        if isRead { snapshots.withLock { $0[collection] = (txn.id, readyOnly, result) } }
+        return result
+    }
+
+    /// Forgets the per-snapshot answers (their transaction ids are about to be reused).
+    func forgetSnapshots() {
+        snapshots.withLock { $0.removeAll() }
+    }
+
+    private func load(_ txn: ReadTransaction, _ collection: CollectionSpec, readyOnly: Bool) throws -> [CompiledIndex] {
         let prefix = StoreLayout.collectionPrefix(collection.number)
         var result: [CompiledIndex] = []
         try txn.scan(tables.indexes, prefix: prefix) { key, value in

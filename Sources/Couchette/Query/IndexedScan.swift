@@ -35,7 +35,7 @@ struct IndexedScan: DocumentScan {
     }
 
     func forEach(_ txn: ReadTransaction, core: DatabaseCore, now: UInt64, context: EvaluationContext,
-                 isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
+                 order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
         let tables = core.store.tables
         let prefix = StoreLayout.collectionPrefix(collection.number)
         func fetch(_ id: [UInt8]) throws -> SourceBinding? {
@@ -44,7 +44,7 @@ struct IndexedScan: DocumentScan {
         }
         switch try choose(txn, core, context) {
         case nil:
-            try fullScan.forEach(txn, core: core, now: now, context: context, isSatisfied: isSatisfied, body)
+            try fullScan.forEach(txn, core: core, now: now, context: context, order: order, isSatisfied: isSatisfied, body)
         case .union(let ranges):
             var ids: Set<[UInt8]> = []
             for range in ranges {
@@ -58,6 +58,7 @@ struct IndexedScan: DocumentScan {
                 if try !body(binding) { return }
             }
         case .ordered(let range, let groupColumns, let descending):
+            order.inOrder = true
             var group: [UInt8]?
             var pending: [[UInt8]] = []
             var stopped = false
@@ -81,6 +82,7 @@ struct IndexedScan: DocumentScan {
                 if current != group {
                     if !pending.isEmpty { try flush() }
                     if stopped { return false }
+                    if order.exact && !IndexKey.isExact(current, values: groupColumns) { order.exact = false }
                     group = current
                 }
                 pending.append(Array(id))
