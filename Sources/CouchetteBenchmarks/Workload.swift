@@ -40,21 +40,27 @@ public struct Workload: Sendable {
     /// True for Couchette-only workloads (change feeds, live queries): the baselines have no
     /// equivalent, so only Couchette runs and their columns show "—".
     public let isCouchetteOnly: Bool
+    /// True for query workloads: raw LMDB has no query language, so its column shows "—".
+    public let needsQueries: Bool
     /// True for workloads measured once whatever `--runs` says (a size, or a long import).
     public let runsOnce: Bool
     let body: @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult
 
-    init(name: String, summary: String, isCouchetteOnly: Bool = false, runsOnce: Bool = false,
+    init(name: String, summary: String, isCouchetteOnly: Bool = false, needsQueries: Bool = false, runsOnce: Bool = false,
          body: @escaping @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult) {
         self.name = name
         self.summary = summary
         self.isCouchetteOnly = isCouchetteOnly
+        self.needsQueries = needsQueries
         self.runsOnce = runsOnce
         self.body = body
     }
 
     /// The engines this workload runs on.
-    public var engines: [any BenchmarkEngine.Type] { isCouchetteOnly ? [CouchetteEngine.self] : Self.engines }
+    public var engines: [any BenchmarkEngine.Type] {
+        if isCouchetteOnly { return [CouchetteEngine.self] }
+        return needsQueries ? Self.engines.filter { $0 is any QueryBenchmarkEngine.Type } : Self.engines
+    }
 
     public func run(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext) async throws -> WorkloadResult {
         try await body(engine, context)
@@ -66,7 +72,7 @@ public struct Workload: Sendable {
         engines.first { $0.name == name }
     }
 
-    public static let all: [Workload] = comparative + scale + changeFeeds
+    public static let all: [Workload] = comparative + scale + queries + changeFeeds
 
     static let comparative: [Workload] = [
         Workload(name: "bulk-insert", summary: "insert N documents in one transaction (durable)") { engine, context in
@@ -169,7 +175,7 @@ public struct Workload: Sendable {
     }
 
     /// Opens one store, fills it with `load` (not timed), then runs `measure` once per run on it.
-    private static func onLoadedStore(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
+    static func onLoadedStore(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
                                       load: (any BenchmarkEngine) async throws -> Void,
                                       _ measure: (any BenchmarkEngine) async throws -> Sample) async throws -> WorkloadResult {
         let store = try await engine.init(directory: try freshFolder(context, 0), durable: durable)

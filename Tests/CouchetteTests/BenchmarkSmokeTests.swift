@@ -27,6 +27,12 @@ import Testing
         let reference = try #require(contents["sqlite"])
         #expect(!reference.isEmpty)
         #expect(contents["couchette"] == reference)
+        if workload.needsQueries {
+            // Query workloads capture their results: SQLite and Couchette must give the same rows.
+            #expect(contents.keys.sorted() == ["couchette", "sqlite"])
+            #expect(reference.keys.contains { $0.hasPrefix("result") })
+            return
+        }
         #expect(contents["lmdb"] == reference)
     }
 

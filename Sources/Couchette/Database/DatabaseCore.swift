@@ -8,6 +8,8 @@ final class DatabaseCore: Sendable {
     let configuration: DatabaseConfiguration
     let environment: StorageEnvironment
     let store: DocumentStore
+    /// Index definitions and entries (the query layer's, behind ``DocumentStore/indexes``).
+    let indexes: IndexRegistry
     let catalog = Catalog()
     let observers = CommitObservers()
     let externalChanges = ExternalChanges()
@@ -25,7 +27,8 @@ final class DatabaseCore: Sendable {
         self.path = path
         self.configuration = configuration
         environment = try EnvironmentRegistry.shared.acquire(path: path)
-        store = DocumentStore(tables: environment.tables)
+        indexes = IndexRegistry(tables: environment.tables)
+        store = DocumentStore(tables: environment.tables, indexes: indexes)
         do {
             try prepareFormat()
             try reloadCatalog()

@@ -4,6 +4,8 @@
 /// It knows nothing of actors or queues; ``Database`` decides which transaction to run it in.
 struct DocumentStore: Sendable {
     let tables: StorageEnvironment.Tables
+    /// Kept current in the same transaction as every write of a current record.
+    let indexes: any DocumentIndexing
 
     // MARK: - Reading
 
@@ -73,7 +75,7 @@ struct DocumentStore: Sendable {
             if record.expiration != 0 {
                 try txn.delete(tables.expirations, key: StoreLayout.expirationKey(record.expiration, collection.number, id))
             }
-            record.expiration = milliseconds
+            record.expiration = milliseconds  // the body is unchanged: no index entry changes
             if milliseconds != 0 {
                 try txn.put(tables.expirations, key: StoreLayout.expirationKey(milliseconds, collection.number, id), value: [])
             }
@@ -130,6 +132,7 @@ struct DocumentStore: Sendable {
         let record = DocumentRecord(isDeleted: deleting, sequence: sequence, expiration: expiration,
                                     revisionID: revisionID, body: deleting ? [] : body)
         try txn.put(tables.documents, key: key, value: record.encoded())
+        try indexes.update(txn, collection, id, old: existing, new: record)
 
         let wasLive = existing.map { !$0.isDeleted } ?? false
         if wasLive != !deleting { context.adjustCount(collection, by: deleting ? -1 : 1) }
@@ -142,6 +145,7 @@ struct DocumentStore: Sendable {
         let txn = context.txn
         let key = StoreLayout.documentKey(collection.number, id)
         try txn.delete(tables.documents, key: key)
+        try indexes.update(txn, collection, id, old: record, new: nil)
         try txn.delete(tables.revisions, key: key)
         try txn.delete(tables.sequences, key: StoreLayout.sequenceKey(collection.number, record.sequence))
         if record.expiration != 0 {
@@ -167,8 +171,9 @@ struct DocumentStore: Sendable {
 
     // MARK: - Collections
 
-    /// Removes every document, revision, sequence and expiration of a collection, and its counters.
+    /// Removes every document, revision, sequence, expiration and index of a collection, and its counters.
     func dropCollection(_ txn: WriteTransaction, _ collection: CollectionSpec) throws {
+        try indexes.dropCollection(txn, collection)
         let prefix = StoreLayout.collectionPrefix(collection.number)
         var expirations: [[UInt8]] = []
         try txn.scan(tables.documents, prefix: prefix) { key, value in

@@ -28,9 +28,11 @@ struct Executor {
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
         let now = Clock.nowMilliseconds()
         var rows = try core.read { txn -> [Row] in
-            var sink = Sink(plan: plan, context: context, limit: limit, offset: offset)
-            let joined = try plan.stages.map { try prepare($0, txn, core.store, now, context) }
-            try plan.mainScan.forEach(txn, store: core.store, now: now) { binding in
+            let scanOrder = ScanOrder()
+            var sink = Sink(plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder)
+            let joined = try plan.stages.map { try prepare($0, txn, core, now, context) }
+            try plan.mainScan.forEach(txn, core: core, now: now, context: context, order: scanOrder,
+                                      isSatisfied: { sink.hasAllRows }) { binding in
                 context.sources[0] = binding
                 try emit(stage: 0, joined, context, &sink)
                 return !sink.isFull
@@ -60,13 +62,24 @@ struct Executor {
     struct JoinedSource {
         var bindings: [SourceBinding] = []
         var buckets: [HashKey: [Int]]?
+        /// For joins on `META(joined).id`: finds the joined document by its id.
+        var lookup: ((String) throws -> SourceBinding?)?
     }
 
-    private func prepare(_ stage: Stage, _ txn: ReadTransaction, _ store: DocumentStore, _ now: UInt64,
+    private func prepare(_ stage: Stage, _ txn: ReadTransaction, _ core: DatabaseCore, _ now: UInt64,
                          _ context: EvaluationContext) throws -> JoinedSource {
         guard case .join(_, let source, let scan, _, let hash) = stage else { return JoinedSource() }
         var joined = JoinedSource()
-        try scan.forEach(txn, store: store, now: now) { binding in
+        if let hash, hash.innerIsDocumentID, case .collection(let spec) = plan.sources[source].kind {
+            let includeDeleted = plan.sources[source].includeDeleted
+            let documents = core.store.tables.documents
+            joined.lookup = { id in
+                guard let value = try txn.get(documents, key: StoreLayout.documentKey(spec.number, id)) else { return nil }
+                return try CollectionScan.binding(id, value, now: now, includeDeleted: includeDeleted)
+            }
+            return joined
+        }
+        try scan.forEach(txn, core: core, now: now, context: context, order: ScanOrder(), isSatisfied: { false }) { binding in
             joined.bindings.append(binding)
             return true
         }
@@ -96,9 +109,17 @@ struct Executor {
             }
             context.sources[source] = nil
         case .join(let kind, let source, _, let on, let hash):
-            let side = joined[index]
+            var side = joined[index]
             let candidates: [Int]
-            if let hash, let buckets = side.buckets {
+            if let hash, let lookup = side.lookup {
+                // The hash key of a document id is its string: other outer values match nothing.
+                if case .string(let id)? = try hash.outer(context), let binding = try lookup(id) {
+                    side.bindings = [binding]
+                    candidates = [0]
+                } else {
+                    candidates = []
+                }
+            } else if let hash, let buckets = side.buckets {
                 candidates = try hash.outer(context).flatMap { buckets[HashKey($0)] } ?? []
             } else {
                 candidates = Array(side.bindings.indices)
@@ -148,11 +169,15 @@ struct Executor {
         /// With ORDER BY and LIMIT: only the first `offset + limit` rows are kept.
         var top: TopRows<Row>?
 
-        init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int) {
+        /// Rows arriving in ORDER BY order are kept as they come (see ``ScanOrder``).
+        let scanOrder: ScanOrder
+
+        init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int, scanOrder: ScanOrder) {
             self.plan = plan
             self.context = context
             self.limit = limit
             self.offset = offset
+            self.scanOrder = scanOrder
             if let limit, !plan.order.isEmpty {
                 let order = plan.order
                 top = TopRows(capacity: offset.addingReportingOverflow(limit).overflow ? .max : offset + limit) { a, b in
@@ -165,6 +190,14 @@ struct Executor {
         var isFull: Bool {
             guard let limit, plan.order.isEmpty, !plan.isAggregating else { return false }
             return rows.count >= offset + limit
+        }
+
+        /// True when rows arriving in ORDER BY order can no longer change the result: the
+        /// top `offset + limit` rows are all there.
+        var hasAllRows: Bool {
+            if scanOrder.inOrder, let top { return rows.count >= top.capacity }
+            if let top { return top.rows.count >= top.capacity }
+            return isFull
         }
 
         mutating func accept() throws {
@@ -197,11 +230,18 @@ struct Executor {
             let keys = try plan.order.map { try $0.evaluator(context) }
             let row = Row(values: values, keys: keys, ordinal: ordinal)
             ordinal += 1
-            if top != nil { top!.insert(row) } else { rows.append(row) }
+            if top != nil && !scanOrder.inOrder { top!.insert(row) } else { rows.append(row) }
         }
 
         mutating func finish() throws -> [Row] {
             if plan.isAggregating { try finishGroups() }
+            if let top, scanOrder.inOrder {
+                if !scanOrder.exact {
+                    let order = plan.order
+                    rows.sort { a, b in Executor.precedes(a, b, order) }
+                }
+                return Array(rows.prefix(top.capacity))
+            }
             return top?.sorted() ?? rows
         }
 

@@ -43,6 +43,23 @@ public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
         }
     }
 
+    // Typed getters read the stored values directly (no boxing into `Any`); other types get
+    // Couchbase Lite's coercions as everywhere else.
+    public func string(at index: Int) -> String? {
+        guard values.indices.contains(index) else { return nil }
+        if case .string(let text)? = values[index] { return text }
+        return Coercion.string(value(at: index))
+    }
+
+    public func int(at index: Int) -> Int {
+        guard values.indices.contains(index) else { return 0 }
+        if case .int(let number)? = values[index] { return Int(truncatingIfNeeded: number) }
+        return Coercion.int(value(at: index))
+    }
+
+    public func string(forKey key: String) -> String? { columns.index[key].flatMap { string(at: $0) } }
+    public func int(forKey key: String) -> Int { columns.index[key].map { int(at: $0) } ?? 0 }
+
     /// The value of the column named `key`: nil for MISSING or an unknown name.
     public func value(forKey key: String) -> Any? { columns.index[key].flatMap(value(at:)) }
 
