@@ -16,6 +16,15 @@ struct Executor {
     }
 
     func run(core: DatabaseCore, parameters: [String: Datum]) throws -> [[Datum?]] {
+        try run(core: core, parameters: parameters, trackingMatches: false).rows
+    }
+
+    /// Runs the query; with `trackingMatches`, also returns the ids of the main collection's
+    /// documents that passed WHERE (nil when there were more than ``MatchTracking/limit``, or
+    /// when the query reads more than one source): what a live query needs to tell later that a
+    /// commit cannot change its results (see ``anyMatches(_:core:parameters:)``).
+    func run(core: DatabaseCore, parameters: [String: Datum],
+             trackingMatches: Bool) throws -> (rows: [[Datum?]], matches: Set<String>?) {
         let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
         if !unset.isEmpty {
             throw CouchetteError(.invalidQuery, "query parameter\(unset.count > 1 ? "s" : "") \(unset.map { "$" + $0 }.joined(separator: ", ")) \(unset.count > 1 ? "are" : "is") not set; set them with query.parameters")
@@ -27,9 +36,11 @@ struct Executor {
         let limit = try plan.limit.map { try count($0, context, "LIMIT") }
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
         let now = Clock.nowMilliseconds()
+        var matches: Set<String>?
         var rows = try core.read { txn -> [Row] in
             let scanOrder = ScanOrder()
             var sink = Sink(plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder)
+            if trackingMatches && MatchTracking.applies(to: plan) { sink.matches = [] }
             let joined = try plan.stages.map { try prepare($0, txn, core, now, context) }
             try plan.mainScan.forEach(txn, core: core, now: now, context: context, order: scanOrder,
                                       isSatisfied: { sink.hasAllRows }) { binding in
@@ -37,6 +48,7 @@ struct Executor {
                 try emit(stage: 0, joined, context, &sink)
                 return !sink.isFull
             }
+            defer { matches = sink.matches }
             return try sink.finish()
         }
         if !plan.order.isEmpty && limit == nil {  // with a LIMIT, the sink's heap returns them sorted
@@ -44,7 +56,7 @@ struct Executor {
             rows.sort { a, b in Executor.precedes(a, b, order) }
         }
         let window = rows.dropFirst(offset).prefix(limit ?? Int.max)
-        return window.map(\.values)
+        return (window.map(\.values), matches)
     }
 
     private func count(_ evaluator: Evaluator, _ context: EvaluationContext, _ clause: String) throws -> Int {
@@ -172,6 +184,9 @@ struct Executor {
         /// Rows arriving in ORDER BY order are kept as they come (see ``ScanOrder``).
         let scanOrder: ScanOrder
 
+        /// When tracked: the ids of the documents that passed WHERE; nil once too many.
+        var matches: Set<String>?
+
         init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int, scanOrder: ScanOrder) {
             self.plan = plan
             self.context = context
@@ -203,6 +218,10 @@ struct Executor {
         mutating func accept() throws {
             if let filter = plan.filter {
                 guard let result = try filter(context), !result.isNull, result.isTruthy else { return }
+            }
+            if matches != nil, let id = context.sources[0]?.id {
+                matches!.insert(id)
+                if matches!.count > MatchTracking.limit { matches = nil }
             }
             if plan.isAggregating {
                 let key = try plan.groupKeys.map { HashKey(try $0(context)) }

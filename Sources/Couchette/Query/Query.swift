@@ -63,6 +63,19 @@ public final class Query: Sendable {
         return ResultSet(columns: columns, rows: rows)
     }
 
+    /// Like ``executeNow(parameters:)``, also returning the ids of the documents that passed
+    /// WHERE when ``MatchTracking`` applies (nil otherwise).
+    func executeTrackingMatches(parameters: Parameters?) throws -> (results: ResultSet, matches: Set<String>?) {
+        let values = try parameters?.resolved() ?? [:]
+        let (rows, matches) = try Executor(plan: plan).run(core: core, parameters: values, trackingMatches: true)
+        return (ResultSet(columns: columns, rows: rows), matches)
+    }
+
+    /// Whether any of `ids` now passes the query's WHERE clause (see ``MatchTracking``).
+    func anyMatches(_ ids: Set<String>, parameters: Parameters?) throws -> Bool {
+        try Executor(plan: plan).anyMatches(ids, core: core, parameters: try parameters?.resolved() ?? [:])
+    }
+
     /// A description of how the query runs: the scans, joins and the steps after them.
     ///
     /// The first line says how the main collection is read, for the current indexes and
