@@ -81,18 +81,18 @@ import Testing
             let replicator = try Replicator(config: config)
             let changes = replicator.changes()
             await replicator.start()
-            #expect(await eventually { await replicator.status.activity == .idle })
+            #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .idle })
             let mine = try local.defaultCollection()
             let theirs = try remote.defaultCollection()
             try await mine.save(document: MutableDocument(id: "from-local").setString("a", forKey: "v"))
             try await theirs.save(document: MutableDocument(id: "from-remote").setString("b", forKey: "v"))
-            #expect(await eventually { (try? await theirs.document(id: "from-local")) != nil })
-            #expect(await eventually { (try? await mine.document(id: "from-remote")) != nil })
+            #expect(await eventually(timeout: .seconds(30)) { (try? await theirs.document(id: "from-local")) != nil })
+            #expect(await eventually(timeout: .seconds(30)) { (try? await mine.document(id: "from-remote")) != nil })
             let edit = try #require(try await theirs.document(id: "from-local")).toMutable().setString("edited", forKey: "v")
             try await theirs.save(document: edit)
-            #expect(await eventually { (try? await mine.document(id: "from-local"))?.string(forKey: "v") == "edited" })
+            #expect(await eventually(timeout: .seconds(30)) { (try? await mine.document(id: "from-local"))?.string(forKey: "v") == "edited" })
             try await mine.delete(document: try #require(try await mine.document(id: "from-remote")))
-            #expect(await eventually { (try? await theirs.document(id: "from-remote")) == nil })
+            #expect(await eventually(timeout: .seconds(30)) { (try? await theirs.document(id: "from-remote")) == nil })
             await replicator.stop()
             var activities: [Replicator.ActivityLevel] = []
             while let change = await changes.next(timeout: .seconds(10)) {
@@ -237,10 +237,26 @@ import Testing
         config.continuous = true
         let replicator = try Replicator(config: config)
         await replicator.start()
-        #expect(await eventually { await replicator.status.activity == .idle })
+        #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .idle })
         try await local.close()
-        #expect(await eventually { await replicator.status.activity == .stopped })
+        #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped })
         try await remote.close()
+    }
+
+    @Test func startRightAfterStopRunsAgain() async throws {
+        try await withTwoDatabases { local, remote in
+            var config = try makeConfig(local, remote, .push)
+            config.continuous = true
+            let replicator = try Replicator(config: config)
+            await replicator.start()
+            await replicator.stop()
+            await replicator.start()
+            try await local.defaultCollection().save(document: MutableDocument(id: "after-restart"))
+            #expect(await eventually(timeout: .seconds(30)) { (try? await remote.defaultCollection().document(id: "after-restart")) != nil })
+            #expect(await replicator.status.activity != .stopped)
+            await replicator.stop()
+            #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped })
+        }
     }
 
     @Test func namedCollectionsReplicateToTheSameNameOrRemoteName() async throws {

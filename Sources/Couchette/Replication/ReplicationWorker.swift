@@ -80,35 +80,42 @@ struct ReplicationWorker: Sendable {
             cursor.session = Checkpoint.Session(startSequence: cursor.since)
             cursor.isLoaded = true
         }
-        var caughtUp = false
+        var page = try await nextPage(since: cursor.since, caughtUp: false)
         while true {
             try Task.checkCancellation()
-            state.setActivity(replicator, worker: number, caughtUp ? .idle : .busy)
-            let wait: ChangesWait = caughtUp ? .longpoll(timeout: .seconds(min(max(config.heartbeat, 1), 60))) : .normal
-            let page = try await source.changes(since: cursor.since, limit: config.batchSize,
-                                                documentIDs: link.config.documentIDs, wait: wait)
-            try Task.checkCancellation()
             if page.results.isEmpty {
-                if page.lastSequence != cursor.since && cursor.since != nil {
+                if page.lastSequence != cursor.since {
                     cursor.since = page.lastSequence
                     try await saveCheckpoint(&cursor)
                 }
                 if !config.continuous { return }
-                caughtUp = true
+                page = try await nextPage(since: cursor.since, caughtUp: true)
                 continue
             }
             state.setActivity(replicator, worker: number, .busy)
+            // A full page means more is waiting: read the next page while this one is moved.
+            let isFull = page.results.count >= config.batchSize
+            let following = page.lastSequence
+            async let upcoming = isFull ? nextPage(since: following, caughtUp: false) as PeerChanges? : nil
             try await transfer(page.results, session: &cursor.session)
             cursor.since = page.lastSequence
             try await saveCheckpoint(&cursor)
             cursor.failedAttempts = 0
-            if page.results.count < config.batchSize {
-                if !config.continuous { return }
-                caughtUp = true
+            if let next = try await upcoming {
+                page = next
+            } else if config.continuous {
+                page = try await nextPage(since: cursor.since, caughtUp: true)
             } else {
-                caughtUp = false
+                return
             }
         }
+    }
+
+    /// The next page of changes; once caught up, a long poll (the worker shows `.idle` meanwhile).
+    private func nextPage(since: Value?, caughtUp: Bool) async throws -> PeerChanges {
+        if caughtUp { state.setActivity(replicator, worker: number, .idle) }
+        let wait: ChangesWait = caughtUp ? .longpoll(timeout: .seconds(min(max(config.heartbeat, 1), 60))) : .normal
+        return try await source.changes(since: since, limit: config.batchSize, documentIDs: link.config.documentIDs, wait: wait)
     }
 
     /// Moves the revisions of one page of changes that the target lacks.

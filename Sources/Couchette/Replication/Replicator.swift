@@ -46,8 +46,11 @@ public actor Replicator {
     /// Wraps each peer (tests count and break calls through it).
     private nonisolated let wrapPeer: @Sendable (any ReplicationPeer) -> any ReplicationPeer
     private var run: Task<Void, Never>?
+    private var isStopping = false
+    private var generation = 0
     private var links: [ReplicationLink]?
-    private var closeRegistrations: [(CommitObservers, Int)] = []
+    /// Close observers on the replicated databases: closing one stops the replicator.
+    private nonisolated let closeRegistrations = Locked<[(observers: CommitObservers, token: Int)]>([])
 
     /// - Throws: `.invalidParameter` without collections, with collections of several databases,
     ///   with a ``DatabaseEndpoint`` naming the local database, or a URL that is not http(s).
@@ -76,50 +79,59 @@ public actor Replicator {
         }
         self.config = config
         self.wrapPeer = wrapPeer
+        for database in databases {
+            let token = database.core.observers.add(nil, onClose: { [weak self] in
+                guard let self else { return }
+                Task { await self.stop() }
+            })
+            closeRegistrations.withLock { $0.append((database.core.observers, token)) }
+        }
     }
 
     deinit {
         run?.cancel()
+        for registration in closeRegistrations.withLock({ $0 }) { registration.observers.remove(registration.token) }
         state.finishStreams()
     }
 
     /// The current status.
     public var status: Status { state.status }
 
-    /// Starts replicating; does nothing when already running. With `reset`, checkpoints are
-    /// ignored and every document is compared again (already present revisions are not re-sent).
+    /// Starts replicating; does nothing when already running (a run being stopped is replaced
+    /// once it has stopped). With `reset`, checkpoints are ignored and every document is compared
+    /// again (revisions the other side has are not re-sent).
     public func start(reset: Bool = false) {
-        guard run == nil else { return }
+        if run != nil && !isStopping { return }
+        let previous = run
+        generation += 1
+        let current = generation
+        isStopping = false
         state.begin(self)
-        for database in databases {
-            let token = database.core.observers.add(nil, onClose: { [weak self] in
-                guard let self else { return }
-                Task { await self.stop() }
-            })
-            closeRegistrations.append((database.core.observers, token))
-        }
         run = Task.detached { [self] in
+            await previous?.value
             let error = await self.execute(reset: reset)
-            await self.finished(error: error)
+            await self.finished(error: error, generation: current)
         }
     }
 
     /// Stops replicating. The status becomes `.stopped` once the batch in flight is abandoned;
-    /// the checkpoint keeps what was completed.
+    /// the checkpoints keep what was completed.
     public func stop() {
-        run?.cancel()
+        guard let run else { return }
+        isStopping = true
+        run.cancel()
     }
 
-    private var databases: [Database] {
+    private nonisolated var databases: [Database] {
         var result = [config.collections[0].database]
         if let endpoint = config.target as? DatabaseEndpoint { result.append(endpoint.database) }
         return result
     }
 
-    private func finished(error: (any Error)?) {
+    private func finished(error: (any Error)?, generation finished: Int) {
+        guard finished == generation else { return }  // a newer start() took over
         run = nil
-        for (observers, token) in closeRegistrations { observers.remove(token) }
-        closeRegistrations = []
+        isStopping = false
         state.end(self, error: error)
     }
 
