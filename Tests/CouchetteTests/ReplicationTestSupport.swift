@@ -102,11 +102,14 @@ func saveDocuments(_ count: Int, prefix: String, in collection: Collection) asyn
     }
 }
 
-/// The revision tree of a document as comparable facts: revision, parent, deleted flag.
+/// The revision tree of a document as comparable facts: revision, parent, and for leaves the
+/// deleted flag (the protocol carries ancestors as bare ids, so an ancestor's flag is not shared).
 func treeShape(_ collection: Collection, _ id: String) throws -> Set<String> {
     let tree = try collection.revisionTree(id: id)
-    return Set(tree.nodes.map { node in
-        "\(node.revisionID)<\(node.parent.map { tree.nodes[$0].revisionID } ?? "root")\(node.isDeleted ? " deleted" : "")"
+    let leaves = Set(tree.leafIndices)
+    return Set(tree.nodes.enumerated().map { position, node in
+        let flag = leaves.contains(position) ? (node.isDeleted ? " deleted leaf" : " leaf") : ""
+        return "\(node.revisionID)<\(node.parent.map { tree.nodes[$0].revisionID } ?? "root")\(flag)"
     })
 }
 

@@ -158,8 +158,10 @@ struct ReplicationWorker: Sendable {
             events.append(event(revision.id, flags: revision.deleted ? .deleted : [], error: failures[revision.id]))
         }
         if !isPush {
+            // Every document of the page, not only those written now: a retried batch whose
+            // revisions were written before the failure must still get its conflicts resolved.
             var pulled: [String: Set<String>] = [:]
-            for revision in accepted where failures[revision.id] == nil { pulled[revision.id, default: []].insert(revision.revisionID) }
+            for change in changes { pulled[change.id, default: []].formUnion(change.leafRevisions) }
             try await ConflictResolver(collection: link.collection, resolver: link.config.conflictResolver).resolve(pulled)
         }
         state.addProgress(replicator, completed: changes.count, total: 0)
