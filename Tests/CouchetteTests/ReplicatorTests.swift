@@ -259,6 +259,80 @@ import Testing
         }
     }
 
+    /// Fails every fetch of one document, as a server answers `_bulk_get` with a per-document error.
+    struct OneMissingPeer: ReplicationPeer {
+        let base: any ReplicationPeer
+        let missing: String
+        var identifier: String { base.identifier }
+        func info() async throws -> PeerInfo { try await base.info() }
+        func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
+            try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
+        }
+        func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] { try await base.revsDiff(revisions) }
+        func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
+            try await base.bulkGet(requests).map { fetch in
+                if case .found(let revision) = fetch, revision.id == missing {
+                    return .failed(id: revision.id, revisionID: revision.revisionID, error: CouchetteError(.http(status: 403), "forbidden"))
+                }
+                return fetch
+            }
+        }
+        func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] { try await base.bulkDocs(revisions) }
+        func localDocument(id: String) async throws -> Value? { try await base.localDocument(id: id) }
+        func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
+        func ensureFullCommit() async throws { try await base.ensureFullCommit() }
+    }
+
+    @Test func perDocumentErrorsAreReportedAndTheRestReplicates() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(3, prefix: "e", in: try remote.defaultCollection())
+            let replicator = try Replicator(config: try makeConfig(local, remote, .pull)) { OneMissingPeer(base: $0, missing: "e1") }
+            let events = replicator.documentReplications()
+            #expect(await runToCompletion(replicator).last?.error == nil)
+            let event = try #require(await events.next(timeout: .seconds(10)))
+            #expect(!event.isPush)
+            let failed = try #require(event.documents.first { $0.id == "e1" })
+            #expect((failed.error as? CouchetteError)?.code == .http(status: 403))
+            #expect(event.documents.filter { $0.error == nil }.map(\.id).sorted() == ["e0", "e2"])
+            #expect(try await local.defaultCollection().count == 2)
+        }
+    }
+
+    @Test func pulledDocumentsUpdateLiveQueries() async throws {
+        try await withTwoDatabases { local, remote in
+            let query = try local.createQuery("SELECT COUNT(*) AS n FROM _default")
+            let results = query.changes()
+            _ = await results.next(timeout: .seconds(10))  // the initial results
+            try await saveDocuments(5, prefix: "lq", in: try remote.defaultCollection())
+            _ = await runToCompletion(try Replicator(config: try makeConfig(local, remote, .pull)))
+            var count = -1
+            while count != 5, let change = await results.next(timeout: .seconds(10)) {
+                var rows = change.results?.makeIterator()
+                count = rows?.next()?.int(forKey: "n") ?? -1
+            }
+            #expect(count == 5)
+        }
+    }
+
+    @Test func severalCollectionsReplicateTogether() async throws {
+        try await withTwoDatabases { local, remote in
+            let notes = try await local.createCollection(name: "notes")
+            try await saveDocuments(3, prefix: "d", in: try local.defaultCollection())
+            try await saveDocuments(4, prefix: "n", in: notes)
+            let remoteNotes = try await remote.createCollection(name: "notes")
+            try await saveDocuments(2, prefix: "rn", in: remoteNotes)
+            var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: remote))
+            config.addCollection(try local.defaultCollection())
+            config.addCollection(notes)
+            let last = try #require(await runToCompletion(try Replicator(config: config)).last)
+            #expect(last.error == nil)
+            #expect(try await remote.defaultCollection().count == 3)
+            #expect(try await remoteNotes.count == 6)
+            #expect(try await notes.count == 6)
+            #expect(try await local.defaultCollection().count == 3)
+        }
+    }
+
     @Test func namedCollectionsReplicateToTheSameNameOrRemoteName() async throws {
         try await withTwoDatabases { local, remote in
             let tasks = try await local.createCollection(name: "tasks", scope: "work")
