@@ -117,6 +117,11 @@ import Testing
             #expect(statuses.map(\.activity).contains(.connecting))
             #expect(statuses.map(\.activity).contains(.busy))
             #expect(statuses.last?.activity == .stopped)
+            // connecting, then busy until the end: never back to connecting once busy.
+            let activities = statuses.dropFirst().map(\.activity)
+            let firstBusy = try #require(activities.firstIndex(of: .busy))
+            #expect(activities[..<firstBusy].allSatisfy { $0 == .connecting })
+            #expect(activities[firstBusy...].dropLast().allSatisfy { $0 == .busy })
             let event = try #require(await documents.next(timeout: .seconds(10)))
             #expect(Set(event.documents.map(\.id)) == ["s0", "s1", "s2", "s3"])
             #expect(event.documents.allSatisfy { $0.error == nil && $0.flags.isEmpty })

@@ -7,6 +7,8 @@ final class ReplicatorState: Sendable {
     private struct State {
         var isRunning = false
         var workers: [Int: Replicator.ActivityLevel] = [:]
+        /// Workers done with their one-shot run, while others may still work.
+        var finishedWorkers = 0
         var completed: UInt64 = 0
         var total: UInt64 = 0
         var error: (any Error)?
@@ -19,7 +21,8 @@ final class ReplicatorState: Sendable {
             var activity = Replicator.ActivityLevel.stopped
             if isRunning {
                 let levels = Set(workers.values)
-                activity = levels.contains(.busy) ? .busy
+                // No worker left while still running: the run is wrapping up, not connecting.
+                activity = levels.contains(.busy) || (levels.isEmpty && finishedWorkers > 0) ? .busy
                     : levels.contains(.connecting) || levels.isEmpty ? .connecting
                     : levels.contains(.offline) ? .offline
                     : .idle
@@ -50,6 +53,7 @@ final class ReplicatorState: Sendable {
         update(replicator) { state in
             state.isRunning = true
             state.workers = [:]
+            state.finishedWorkers = 0
             state.error = nil
             state.completed = 0
             state.total = 0
@@ -73,7 +77,10 @@ final class ReplicatorState: Sendable {
     }
 
     func workerFinished(_ replicator: Replicator, worker: Int) {
-        update(replicator) { state in state.workers[worker] = nil }
+        update(replicator) { state in
+            state.workers[worker] = nil
+            state.finishedWorkers += 1
+        }
     }
 
     func addProgress(_ replicator: Replicator, completed: Int, total: Int) {
