@@ -109,7 +109,7 @@ public actor Replicator {
         state.begin(self)
         run = Task.detached { [self] in
             await previous?.value
-            let error = await self.execute(reset: reset)
+            let error = await self.execute(reset: reset, generation: current)
             await self.finished(error: error, generation: current)
         }
     }
@@ -136,13 +136,16 @@ public actor Replicator {
     }
 
     /// Runs every worker (each collection, each direction); returns the error that stopped them.
-    private nonisolated func execute(reset: Bool) async -> (any Error)? {
+    /// Worker numbers are unique across runs, so a run still winding down cannot touch the status
+    /// entries of the next one.
+    private nonisolated func execute(reset: Bool, generation: Int) async -> (any Error)? {
         do {
             let links = try await resolveLinks()
             var workers: [ReplicationWorker] = []
             for link in links {
-                if config.replicatorType.pushes { workers.append(try ReplicationWorker(link: link, isPush: true, number: workers.count, replicator: self)) }
-                if config.replicatorType.pulls { workers.append(try ReplicationWorker(link: link, isPush: false, number: workers.count, replicator: self)) }
+                for isPush in [true, false] where isPush ? config.replicatorType.pushes : config.replicatorType.pulls {
+                    workers.append(try ReplicationWorker(link: link, isPush: isPush, number: generation << 16 | workers.count, replicator: self))
+                }
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in workers {
