@@ -14,9 +14,9 @@ struct ConflictResolver {
 
     /// Resolves each document of `pulled` (ids and the revisions just pulled) that is in conflict.
     func resolve(_ pulled: [String: Set<String>]) async throws {
-        for (id, revisions) in pulled.sorted(by: { $0.key < $1.key }) {
+        for id in try collection.conflictedDocumentIDs(pulled.keys.sorted()) {
             for _ in 0..<Self.attempts {
-                guard let resolution = try resolution(id: id, pulled: revisions) else { break }
+                guard let resolution = try resolution(id: id, pulled: pulled[id] ?? []) else { break }
                 if try await collection.resolveConflict(resolution) { break }
             }
         }
