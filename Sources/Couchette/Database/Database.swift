@@ -300,8 +300,13 @@ extension WriteOperation {
     var documentDescription: String {
         switch self {
         case .save(let collection, let id, _, _, _), .delete(let collection, let id, _, _),
-             .purge(let collection, let id), .setExpiration(let collection, let id, _):
+             .purge(let collection, let id), .setExpiration(let collection, let id, _),
+             .putLocal(let collection, let id, _):
             "document '\(id)' in \(collection.fullName)"
+        case .graft(let collection, let revision):
+            "revision \(revision.revisionID) of document '\(revision.id)' in \(collection.fullName)"
+        case .resolveConflict(let collection, let resolution):
+            "conflict of document '\(resolution.id)' in \(collection.fullName)"
         case .purgeExpired: "expired documents"
         }
     }

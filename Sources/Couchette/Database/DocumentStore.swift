@@ -69,37 +69,48 @@ struct DocumentStore: Sendable {
             return .done
         case .setExpiration(let collection, let id, let milliseconds):
             try checkExists(collection)
-            guard var record = try record(txn, collection, id), !record.isDeleted, !record.isExpired(now: context.now) else {
+            guard let old = try record(txn, collection, id), !old.isDeleted, !old.isExpired(now: context.now) else {
                 throw CouchetteError(.notFound, "document '\(id)' not found in \(collection.fullName)")
             }
-            if record.expiration != 0 {
-                try txn.delete(tables.expirations, key: StoreLayout.expirationKey(record.expiration, collection.number, id))
-            }
-            record.expiration = milliseconds  // the body is unchanged: no index entry changes
-            if milliseconds != 0 {
-                try txn.put(tables.expirations, key: StoreLayout.expirationKey(milliseconds, collection.number, id), value: [])
-            }
-            try txn.put(tables.documents, key: StoreLayout.documentKey(collection.number, id), value: record.encoded())
+            var new = old
+            new.expiration = milliseconds
+            try replaceCurrent(context, collection, id, old: old, new: new)
             return .done
         case .purgeExpired(let now):
             try purgeExpired(context, now: now)
             return .done
+        case .graft(let collection, let revision):
+            try checkExists(collection)
+            return try graft(context, collection, revision)
+        case .resolveConflict(let collection, let resolution):
+            try checkExists(collection)
+            return try resolve(context, collection, resolution)
+        case .putLocal(let collection, let id, let body):
+            try checkExists(collection)
+            let key = StoreLayout.localDocumentKey(collection.number, id)
+            if let body { try txn.put(tables.meta, key: key, value: body) } else { try txn.delete(tables.meta, key: key) }
+            return .done
+        }
+    }
+
+    /// The current record of `id`, or nil; an expired one is purged first, since it no longer exists.
+    private func currentRecord(_ context: WriteContext, _ collection: CollectionSpec, _ id: String) throws -> DocumentRecord? {
+        guard let existing = try record(context.txn, collection, id) else { return nil }
+        guard existing.isExpired(now: context.now) else { return existing }
+        try purge(context, collection, id, existing)
+        return nil
+    }
+
+    private func validate(id: String) throws {
+        guard !id.isEmpty, id.utf8.count <= 480 else {
+            throw CouchetteError(.invalidParameter, "document id '\(id)' must be 1 to 480 bytes long")
         }
     }
 
     private func writeRevision(_ context: WriteContext, _ collection: CollectionSpec, _ id: String,
                                body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl) throws -> WriteOutcome {
-        guard !id.isEmpty, id.utf8.count <= 480 else {
-            throw CouchetteError(.invalidParameter, "document id '\(id)' must be 1 to 480 bytes long")
-        }
-        let txn = context.txn
-        let key = StoreLayout.documentKey(collection.number, id)
-        var existing = try txn.get(tables.documents, key: key).map(DocumentRecord.init(decoding:))
-        if let expired = existing, expired.isExpired(now: context.now) {
-            // An expired document no longer exists: clear it before writing afresh.
-            try purge(context, collection, id, expired)
-            existing = nil
-        }
+        try validate(id: id)
+        let existing = try currentRecord(context, collection, id)
         if control == .failOnConflict, let existing {
             // A new document (no base) may replace a tombstone; anything else must match exactly.
             let matches = base == existing.revisionID || (base == nil && existing.isDeleted && !deleting)
@@ -114,44 +125,116 @@ struct DocumentStore: Sendable {
 
         let revisionID = RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
         let sequence = try context.nextSequence(collection)
-        var tree = existing == nil ? RevisionTree() : try revisionTree(txn, collection, id)
-        tree.add(revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence)
+        var tree = existing == nil ? RevisionTree() : try revisionTree(context.txn, collection, id)
+        tree.add(revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body)
+        try commitTree(&tree, context, collection, id, replacing: existing, sequence: sequence)
+        return .saved(revisionID: revisionID, sequence: sequence)
+    }
 
-        var expiration = existing?.expiration ?? 0
-        if let existing {
-            try txn.delete(tables.sequences, key: StoreLayout.sequenceKey(collection.number, existing.sequence))
-            if deleting && existing.expiration != 0 {
-                try txn.delete(tables.expirations, key: StoreLayout.expirationKey(existing.expiration, collection.number, id))
-                expiration = 0
+    /// Grafts a replicated revision; an already known revision is a no-op (`.done`).
+    private func graft(_ context: WriteContext, _ collection: CollectionSpec, _ revision: GraftedRevision) throws -> WriteOutcome {
+        try validate(id: revision.id)
+        let existing = try currentRecord(context, collection, revision.id)
+        var tree = existing == nil ? RevisionTree() : try revisionTree(context.txn, collection, revision.id)
+        guard tree.index(of: revision.revisionID) == nil else { return .done }
+        let sequence = try context.nextSequence(collection)
+        _ = try tree.graft(history: revision.history, isDeleted: revision.isDeleted, sequence: sequence, body: revision.body)
+        try commitTree(&tree, context, collection, revision.id, replacing: existing, sequence: sequence)
+        return .saved(revisionID: revision.revisionID, sequence: sequence)
+    }
+
+    /// Closes the losing branches of a conflict with tombstones and writes the resolution.
+    private func resolve(_ context: WriteContext, _ collection: CollectionSpec, _ resolution: ConflictResolution) throws -> WriteOutcome {
+        guard let existing = try currentRecord(context, collection, resolution.id) else { return .conflict }
+        var tree = try revisionTree(context.txn, collection, resolution.id)
+        let live = tree.liveLeaves
+        guard Set(live.map(\.revisionID)) == resolution.liveLeaves else { return .conflict }
+        let sequence = try context.nextSequence(collection)
+        for leaf in live where leaf.revisionID != resolution.keep {
+            // Deterministic: two peers closing the same branch write the same tombstone id.
+            let tombstone = RevisionID.make(parent: leaf.revisionID, deleted: true, body: Document.emptyBody)
+            tree.add(tombstone, parent: leaf.revisionID, isDeleted: true, sequence: sequence)
+        }
+        var written = resolution.keep ?? existing.revisionID
+        if let keep = resolution.keep, let body = resolution.body {
+            written = RevisionID.make(parent: keep, deleted: false, body: body)
+            tree.add(written, parent: keep, isDeleted: false, sequence: sequence, body: body)
+        }
+        try commitTree(&tree, context, collection, resolution.id, replacing: existing, sequence: sequence)
+        return .saved(revisionID: written, sequence: sequence)
+    }
+
+    /// Saves `tree` and makes its winner the document's current record under `sequence`.
+    ///
+    /// The winner's body lives in the record, every other live leaf keeps its own body in the
+    /// tree: so when the winner changes, the old winner's body moves into the tree.
+    private func commitTree(_ tree: inout RevisionTree, _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
+                       replacing existing: DocumentRecord?, sequence: UInt64) throws {
+        guard let winner = tree.winner, let winnerIndex = tree.index(of: winner.revisionID) else {
+            throw CouchetteError(.corruption, "document '\(id)' in \(collection.fullName) has an empty revision tree")
+        }
+        var body: [UInt8] = []
+        if !winner.isDeleted {
+            if let stored = winner.body {
+                body = stored
+            } else if let existing, existing.revisionID == winner.revisionID {
+                body = existing.body
+            } else {
+                throw CouchetteError(.corruption, "revision \(winner.revisionID) of '\(id)' has no body")
             }
         }
-        var sequenceEntry: [UInt8] = [deleting ? 1 : 0]
-        sequenceEntry.append(contentsOf: id.utf8)
-        try txn.put(tables.sequences, key: StoreLayout.sequenceKey(collection.number, sequence), value: sequenceEntry)
-        try txn.put(tables.revisions, key: key, value: tree.encoded())
-        let record = DocumentRecord(isDeleted: deleting, sequence: sequence, expiration: expiration,
-                                    revisionID: revisionID, body: deleting ? [] : body)
-        try txn.put(tables.documents, key: key, value: record.encoded())
-        try indexes.update(txn, collection, id, old: existing, new: record)
-
-        let wasLive = existing.map { !$0.isDeleted } ?? false
-        if wasLive != !deleting { context.adjustCount(collection, by: deleting ? -1 : 1) }
+        if let existing, existing.revisionID != winner.revisionID, !existing.isDeleted,
+           let old = tree.index(of: existing.revisionID), tree.isLeaf(old) {
+            tree.setBody(existing.body, at: old)
+        }
+        tree.setBody(nil, at: winnerIndex)
+        try context.txn.put(tables.revisions, key: StoreLayout.documentKey(collection.number, id), value: tree.encoded())
+        let record = DocumentRecord(isDeleted: winner.isDeleted, sequence: sequence,
+                                    expiration: winner.isDeleted ? 0 : existing?.expiration ?? 0,
+                                    revisionID: winner.revisionID, body: body)
+        try replaceCurrent(context, collection, id, old: existing, new: record)
         context.recordChange(collection, id)
-        return .saved(revisionID: revisionID, sequence: sequence)
+    }
+
+    /// THE place that writes or removes a document's current record: the `documents` entry, its
+    /// `sequences` entry, its expiration entry and the live count change together here. Every
+    /// write path (local saves and deletes, replicated grafts, conflict resolutions, purges,
+    /// expirations) goes through it, and so does index maintenance.
+    func replaceCurrent(_ context: WriteContext, _ collection: CollectionSpec, _ id: String,
+                        old: DocumentRecord?, new: DocumentRecord?) throws {
+        let txn = context.txn
+        let key = StoreLayout.documentKey(collection.number, id)
+        if let old {
+            if old.sequence != new?.sequence {
+                try txn.delete(tables.sequences, key: StoreLayout.sequenceKey(collection.number, old.sequence))
+            }
+            if old.expiration != 0 && old.expiration != new?.expiration {
+                try txn.delete(tables.expirations, key: StoreLayout.expirationKey(old.expiration, collection.number, id))
+            }
+        }
+        try indexes.update(txn, collection, id, old: old, new: new)
+        guard let new else {
+            try txn.delete(tables.documents, key: key)
+            if let old, !old.isDeleted { context.adjustCount(collection, by: -1) }
+            return
+        }
+        if old?.sequence != new.sequence || old?.isDeleted != new.isDeleted {
+            var sequenceEntry: [UInt8] = [new.isDeleted ? 1 : 0]
+            sequenceEntry.append(contentsOf: id.utf8)
+            try txn.put(tables.sequences, key: StoreLayout.sequenceKey(collection.number, new.sequence), value: sequenceEntry)
+        }
+        if new.expiration != 0 && new.expiration != old?.expiration {
+            try txn.put(tables.expirations, key: StoreLayout.expirationKey(new.expiration, collection.number, id), value: [])
+        }
+        try txn.put(tables.documents, key: key, value: new.encoded())
+        let wasLive = old.map { !$0.isDeleted } ?? false
+        if wasLive != !new.isDeleted { context.adjustCount(collection, by: new.isDeleted ? -1 : 1) }
     }
 
     /// Removes every trace of a document.
     private func purge(_ context: WriteContext, _ collection: CollectionSpec, _ id: String, _ record: DocumentRecord) throws {
-        let txn = context.txn
-        let key = StoreLayout.documentKey(collection.number, id)
-        try txn.delete(tables.documents, key: key)
-        try indexes.update(txn, collection, id, old: record, new: nil)
-        try txn.delete(tables.revisions, key: key)
-        try txn.delete(tables.sequences, key: StoreLayout.sequenceKey(collection.number, record.sequence))
-        if record.expiration != 0 {
-            try txn.delete(tables.expirations, key: StoreLayout.expirationKey(record.expiration, collection.number, id))
-        }
-        if !record.isDeleted { context.adjustCount(collection, by: -1) }
+        try context.txn.delete(tables.revisions, key: StoreLayout.documentKey(collection.number, id))
+        try replaceCurrent(context, collection, id, old: record, new: nil)
     }
 
     private func purgeExpired(_ context: WriteContext, now: UInt64) throws {
@@ -188,6 +271,7 @@ struct DocumentStore: Sendable {
         try txn.deleteAll(tables.documents, prefix: prefix)
         try txn.deleteAll(tables.revisions, prefix: prefix)
         try txn.deleteAll(tables.sequences, prefix: prefix)
+        try txn.deleteAll(tables.meta, prefix: StoreLayout.localDocumentPrefix(collection.number))
         try txn.delete(tables.meta, key: StoreLayout.countKey(collection.number))
         try txn.delete(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number))
         try txn.delete(tables.meta, key: StoreLayout.collectionKey(scope: collection.scope, name: collection.name))

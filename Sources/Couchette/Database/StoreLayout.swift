@@ -9,6 +9,8 @@ import Foundation
 /// | `meta`        | `"next-collection"`                        | next collection number (u32)       |
 /// | `meta`        | `"sequence:" collection`                   | last sequence of the collection    |
 /// | `meta`        | `"count:" collection`                      | live documents of the collection   |
+/// | `meta`        | `"uuid"`                                   | database UUID, 32 hex digits       |
+/// | `meta`        | `"local:" collection, id`                  | `_local` document body (binary)    |
 /// | `documents`   | collection, document id                    | ``DocumentRecord``                 |
 /// | `sequences`   | collection, sequence                       | u8 deleted flag, document id       |
 /// | `revisions`   | collection, document id                    | ``RevisionTree``                   |
@@ -16,6 +18,9 @@ import Foundation
 /// | `meta`        | `"next-index"`                             | next index number (u32)            |
 /// | `indexes`     | collection, index name                     | ``IndexDefinition`` (JSON)         |
 /// | `index-entries` (dupsort) | index number (u32), ``IndexKey`` tuple (≤ 500 bytes) | document id (one value per document) |
+///
+/// `_local` documents (replication checkpoints) are never replicated and have no sequence, so
+/// they live beside the counters in `meta`. The UUID names this database in replication ids.
 ///
 /// LMDB keys are at most 511 bytes, which bounds document ids to 480 bytes.
 ///
@@ -53,6 +58,18 @@ enum StoreLayout {
         var key = Array("count:".utf8)
         KeyEncoding.appendUInt32(collection, to: &key)
         return key
+    }
+
+    static let uuidKey = Array("uuid".utf8)
+
+    static func localDocumentPrefix(_ collection: UInt32) -> [UInt8] {
+        var key = Array("local:".utf8)
+        KeyEncoding.appendUInt32(collection, to: &key)
+        return key
+    }
+
+    static func localDocumentKey(_ collection: UInt32, _ id: String) -> [UInt8] {
+        localDocumentPrefix(collection) + Array(id.utf8)
     }
 
     static func collectionPrefix(_ collection: UInt32) -> [UInt8] {

@@ -8,6 +8,32 @@ enum WriteOperation: Sendable {
     /// 0 milliseconds removes the expiration.
     case setExpiration(CollectionSpec, id: String, milliseconds: UInt64)
     case purgeExpired(now: UInt64)
+    /// A revision received by replication, grafted with its history (CouchDB `new_edits=false`).
+    case graft(CollectionSpec, GraftedRevision)
+    /// Closes a document's conflicting branches (see ``ConflictResolution``).
+    case resolveConflict(CollectionSpec, ConflictResolution)
+    /// Writes (nil body: removes) a `_local` document: not replicated, no sequence.
+    case putLocal(CollectionSpec, id: String, body: [UInt8]?)
+}
+
+/// A revision as replication delivers it: body already encoded, history newest first starting
+/// with `revisionID`.
+struct GraftedRevision: Sendable {
+    var id: String
+    var revisionID: String
+    var isDeleted: Bool
+    var body: [UInt8]
+    var history: [String]
+}
+
+/// How to end a conflict: every live leaf except `keep` gets a tombstone child; `keep` gets a
+/// child with `body` when one is given. A nil `keep` deletes every live branch. Refused with
+/// `.conflict` when the document's live leaves are no longer exactly `liveLeaves`.
+struct ConflictResolution: Sendable {
+    var id: String
+    var liveLeaves: Set<String>
+    var keep: String?
+    var body: [UInt8]?
 }
 
 /// What one ``WriteOperation`` did.

@@ -53,9 +53,50 @@ struct RevisionTree: Sendable, Equatable {
     /// Adds a revision as a child of `parent` (nil: a new root), then prunes old ancestors.
     mutating func add(_ revisionID: String, parent: String?, isDeleted: Bool, sequence: UInt64, body: [UInt8]? = nil) {
         let parentIndex = parent.flatMap(index(of:))
-        if let parentIndex { nodes[parentIndex].body = nil }
+        if let parentIndex { nodes[parentIndex].body = nil }  // no longer a leaf
         nodes.append(Node(revisionID: revisionID, parent: parentIndex, isDeleted: isDeleted, sequence: sequence, body: body))
         prune(depth: Self.maximumDepth)
+    }
+
+    /// The leaves that are not deletions: more than one means the document is in conflict.
+    var liveLeaves: [Node] { leafIndices.map { nodes[$0] }.filter { !$0.isDeleted } }
+
+    func isLeaf(_ position: Int) -> Bool { !nodes.contains { $0.parent == position } }
+
+    mutating func setBody(_ body: [UInt8]?, at position: Int) { nodes[position].body = body }
+
+    /// Grafts a revision received from a peer (CouchDB `new_edits=false`): `history` is the
+    /// revision followed by its ancestors, newest first. The deepest ancestor already known is
+    /// where the new branch starts; missing ancestors are added without bodies; with no known
+    /// ancestor the history becomes a new root. Returns false when the revision is already known.
+    ///
+    /// - Throws: `.invalidParameter` when the history is empty or its generations do not count
+    ///   down by one.
+    mutating func graft(history: [String], isDeleted: Bool, sequence: UInt64, body: [UInt8]?) throws -> Bool {
+        try Self.validate(history: history)
+        let newest = history[0]
+        guard index(of: newest) == nil else { return false }
+        let known = history.dropFirst().firstIndex { index(of: $0) != nil }
+        var parent = known.map { history[$0] }
+        for position in stride(from: (known ?? history.count) - 1, through: 1, by: -1) {
+            add(history[position], parent: parent, isDeleted: false, sequence: sequence)
+            parent = history[position]
+        }
+        add(newest, parent: parent, isDeleted: isDeleted, sequence: sequence, body: isDeleted ? nil : body)
+        return true
+    }
+
+    /// Checks that `history` is non-empty and counts generations down by one.
+    static func validate(history: [String]) throws {
+        guard let newest = history.first, var generation = RevisionID.generation(of: newest) else {
+            throw CouchetteError(.invalidParameter, "revision history \(history) does not start with a valid revision id")
+        }
+        for revision in history.dropFirst() {
+            generation -= 1
+            guard RevisionID.generation(of: revision) == generation else {
+                throw CouchetteError(.invalidParameter, "revision history \(history) skips a generation at \(revision)")
+            }
+        }
     }
 
     /// Keeps, for every leaf, the leaf and at most `depth` of its ancestors.

@@ -1,0 +1,69 @@
+/// The seams replication builds on: changes with all leaves, revision lookups, grafting
+/// replicated revisions, closing conflicts and `_local` documents. Reads run in a snapshot on
+/// the caller's thread; writes go through the database's group commit like local saves, so
+/// change feeds and live queries see replicated documents as they see local ones.
+extension Collection {
+    /// The last sequence assigned in this collection (0 when empty).
+    func lastSequence() throws -> UInt64 {
+        try core.checkUsable(spec)
+        return try core.read { try core.store.lastSequence($0, spec) }
+    }
+
+    func replicationChanges(since: UInt64, limit: Int, documentIDs: Set<String>?) throws -> (changes: [StoredChange], lastSequence: UInt64) {
+        try core.checkUsable(spec)
+        return try core.read { try core.store.changes($0, spec, since: since, limit: max(1, limit), documentIDs: documentIDs) }
+    }
+
+    func missingRevisions(_ revisions: [String: [String]]) throws -> [String: (missing: [String], possibleAncestors: [String])] {
+        try core.checkUsable(spec)
+        return try core.read { try core.store.missingRevisions($0, spec, revisions) }
+    }
+
+    /// Several revisions read in one snapshot; nil where the revision is unknown or has no body.
+    func storedRevisions(_ requests: [(id: String, revisionID: String)]) throws -> [StoredRevision?] {
+        try core.checkUsable(spec)
+        return try core.read { txn in try requests.map { try core.store.revision(txn, spec, $0.id, $0.revisionID) } }
+    }
+
+    /// Which of `ids` have more than one live leaf, read in one snapshot.
+    func conflictedDocumentIDs(_ ids: [String]) throws -> [String] {
+        try core.checkUsable(spec)
+        return try core.read { txn in try ids.filter { try core.store.revisionTree(txn, spec, $0).liveLeaves.count > 1 } }
+    }
+
+    func revisionTree(id: String) throws -> RevisionTree {
+        try core.checkUsable(spec)
+        return try core.read { try core.store.revisionTree($0, spec, id) }
+    }
+
+    /// Grafts replicated revisions in one commit; each outcome is `.saved` (accepted) or `.done`
+    /// (already known).
+    func graft(_ revisions: [GraftedRevision]) async throws -> [WriteOutcome] {
+        try core.checkUsable(spec)
+        guard !revisions.isEmpty else { return [] }
+        return try await database.perform(PendingWrite(revisions.map { .graft(spec, $0) }))
+    }
+
+    /// Writes a conflict resolution; false when the document's leaves changed meanwhile.
+    func resolveConflict(_ resolution: ConflictResolution) async throws -> Bool {
+        try core.checkUsable(spec)
+        let outcomes = try await database.perform(PendingWrite([.resolveConflict(spec, resolution)]))
+        return outcomes.first != .conflict
+    }
+
+    func localDocument(id: String) throws -> Value? {
+        try core.checkUsable(spec)
+        guard let bytes = try core.read({ try core.store.localDocument($0, spec, id) }) else { return nil }
+        return EncodedValue(bytes: bytes).decode()
+    }
+
+    /// Stores (nil: removes) the `_local` document `id`.
+    func putLocalDocument(id: String, _ body: Value?) async throws {
+        try core.checkUsable(spec)
+        guard !id.isEmpty, id.utf8.count <= 400 else {
+            throw CouchetteError(.invalidParameter, "local document id '\(id)' must be 1 to 400 bytes long")
+        }
+        let bytes = try body.map { try ValueEncoder.encode($0) }
+        _ = try await database.perform(PendingWrite([.putLocal(spec, id: id, body: bytes)]))
+    }
+}

@@ -1,0 +1,132 @@
+/// A ``ReplicationPeer`` over one collection of an open database: the local side of every
+/// replication, the other side of a ``DatabaseEndpoint``, and what the listener serves over HTTP.
+///
+/// Sequences are the collection's integer sequences (`Value.int`); string digits are accepted
+/// too, since HTTP query strings carry them as text. Long polls wait on the collection's commit
+/// observers, never on a timer loop.
+struct LocalPeer: ReplicationPeer {
+    let collection: Collection
+    let identifier: String
+
+    init(collection: Collection) throws {
+        self.collection = collection
+        identifier = "couchette:\(try collection.core.uuid())/\(collection.fullName)"
+    }
+
+    func info() async throws -> PeerInfo {
+        PeerInfo(name: collection.database.name, updateSequence: .int(Int64(clamping: try collection.lastSequence())))
+    }
+
+    /// Parses a sequence this peer handed out; nil means "from the start".
+    static func sequence(_ value: Value?) throws -> UInt64 {
+        switch value {
+        case nil, .null?: return 0
+        case .int(let number)? where number >= 0: return UInt64(number)
+        case .string(let text)? where UInt64(text) != nil: return UInt64(text) ?? 0
+        case .double(let number)? where number >= 0 && number < 1.8e19 && number.rounded() == number: return UInt64(number)
+        case let other?:
+            throw CouchetteError(.invalidParameter, "'\(JSON.string(from: other))' is not a Couchette sequence (a non-negative integer)")
+        }
+    }
+
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
+        let start = try Self.sequence(since)
+        let ids = documentIDs.map(Set.init)
+        var page = try collection.replicationChanges(since: start, limit: limit, documentIDs: ids)
+        if page.changes.isEmpty, case .longpoll(let timeout) = wait {
+            // Subscribe first, then look again: a commit between the two reads is not missed.
+            let feed = collection.changes()
+            page = try collection.replicationChanges(since: start, limit: limit, documentIDs: ids)
+            if page.changes.isEmpty {
+                try await Self.waitForCommit(feed, timeout: timeout)
+                page = try collection.replicationChanges(since: start, limit: limit, documentIDs: ids)
+            }
+        }
+        let results = page.changes.map {
+            PeerChange(sequence: .int(Int64(clamping: $0.sequence)), id: $0.id, leafRevisions: $0.leafRevisions, deleted: $0.isDeleted)
+        }
+        return PeerChanges(results: results, lastSequence: .int(Int64(clamping: page.lastSequence)))
+    }
+
+    /// Returns at the next commit to the collection, at the timeout, when the database closes, or
+    /// (throwing `CancellationError`) when the task is cancelled.
+    private static func waitForCommit(_ feed: ChangeStream<CollectionChange>, timeout: Duration) async throws {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var iterator = feed.makeAsyncIterator()
+                _ = await iterator.next()
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+        try Task.checkCancellation()
+    }
+
+    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] {
+        try collection.missingRevisions(revisions).mapValues {
+            RevsDiffResult(missing: $0.missing, possibleAncestors: $0.possibleAncestors)
+        }
+    }
+
+    func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
+        let stored = try collection.storedRevisions(requests.map { ($0.id, $0.revisionID) })
+        return zip(requests, stored).map { request, revision in
+            guard let revision else {
+                return .failed(id: request.id, revisionID: request.revisionID,
+                               error: CouchetteError(.notFound, "revision \(request.revisionID) of document '\(request.id)' not found in \(collection.fullName)"))
+            }
+            var history = revision.history
+            let known = Set(request.knownAncestors)
+            if let cut = history.firstIndex(where: known.contains) { history.removeSubrange((cut + 1)...) }
+            return .found(PeerRevision(id: request.id, revisionID: request.revisionID, deleted: revision.isDeleted,
+                                       body: revision.isDeleted ? .dictionary([:]) : EncodedValue(bytes: revision.body).decode(),
+                                       history: history))
+        }
+    }
+
+    func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
+        var errors: [DocumentWriteError] = []
+        var grafts: [GraftedRevision] = []
+        grafts.reserveCapacity(revisions.count)
+        for revision in revisions {
+            do {
+                grafts.append(try graftable(revision))
+            } catch {
+                errors.append(DocumentWriteError(id: revision.id, revisionID: revision.revisionID, error: error as? CouchetteError
+                                                  ?? CouchetteError(.invalidParameter, "\(error)")))
+            }
+        }
+        _ = try await collection.graft(grafts)
+        return errors
+    }
+
+    private func graftable(_ revision: PeerRevision) throws -> GraftedRevision {
+        guard !revision.id.isEmpty, revision.id.utf8.count <= 480 else {
+            throw CouchetteError(.invalidParameter, "document id '\(revision.id)' must be 1 to 480 bytes long")
+        }
+        guard revision.history.first == revision.revisionID else {
+            throw CouchetteError(.invalidParameter, "history of '\(revision.id)' does not start with its revision \(revision.revisionID)")
+        }
+        try RevisionTree.validate(history: revision.history)
+        guard case .dictionary = revision.body else {
+            throw CouchetteError(.invalidParameter, "body of document '\(revision.id)' is not a JSON object")
+        }
+        let body = revision.deleted ? Document.emptyBody : try ValueEncoder.encode(revision.body)
+        return GraftedRevision(id: revision.id, revisionID: revision.revisionID, isDeleted: revision.deleted,
+                               body: body, history: revision.history)
+    }
+
+    func localDocument(id: String) async throws -> Value? {
+        try collection.localDocument(id: id)
+    }
+
+    func putLocalDocument(id: String, _ body: Value) async throws {
+        try await collection.putLocalDocument(id: id, body)
+    }
+
+    /// Every commit is already durable (or as durable as the database's `fullSync` setting makes it).
+    func ensureFullCommit() async throws {
+        try collection.core.checkUsable(collection.spec)
+    }
+}
