@@ -1,13 +1,22 @@
+import Foundation
+
 /// Notices commits made by other processes (or by another ``Database`` instance of this process)
 /// on the same file, and publishes them through the database's commit observers.
 ///
-/// While at least one observer is registered, a task polls LMDB's last transaction id every
-/// ``interval`` (a read of the meta pages through the memory map: no transaction, no lock). When
-/// it moved, the task opens one snapshot and, for each collection, reads the `sequences` table
-/// after the last sequence it has seen, skipping the entries this database's own writer made
-/// (the writer records them, tagged with their transaction id, just before each commit: see
-/// ``recordOwnCommit(transactionID:_:)``). The ids found form one ``CommitSummary``, published from
-/// the task — never on, nor waiting for, the writer thread.
+/// While at least one observer is registered, a monitor compares LMDB's last transaction id (a
+/// read of the meta pages through the memory map: no transaction, no lock) with the last one it
+/// examined. On Linux the monitor is a thread of its own blocked on an inotify watch of the
+/// database folder (see ``DirectoryWatch``): every commit, from any process, writes `data.mdb`
+/// and wakes it, so an idle process does not run at all — but for one look every
+/// ``safetyInterval`` (for writers inotify cannot see, such as another program mapping the file
+/// writable, or a network file system). Under a stream of commits it looks at most once per
+/// ``interval``. Elsewhere it is a task polling every ``interval``.
+///
+/// When the id moved, the monitor opens one snapshot and, for each collection, reads the
+/// `sequences` table after the last sequence it has seen, skipping the entries this database's
+/// own writer made (the writer records them, tagged with their transaction id, just before each
+/// commit: see ``recordOwnCommit(transactionID:_:)``). The ids found form one ``CommitSummary``,
+/// published from the monitor — never on, nor waiting for, the writer thread.
 ///
 /// What is reported:
 /// - saves and deletions by others, with their ids, in sequence order; several commits made
@@ -23,8 +32,12 @@
 ///   after an event for a later commit of this process.
 /// - Another ``Database`` instance of this process on the same file counts as another process.
 final class ExternalChanges: Sendable {
-    /// How often the last transaction id is compared while observers exist.
+    /// The shortest time between two looks at the last transaction id while observers exist (the
+    /// polling period where no file watch is available).
     static let interval = Duration.milliseconds(20)
+    /// How long a file-watching monitor sleeps when nothing is written, in milliseconds: the
+    /// latest it notices a commit inotify did not report, or that its last observer is gone.
+    static let safetyInterval: Int32 = 1000
 
     private struct Cursor {
         var sequence: UInt64
@@ -85,7 +98,7 @@ final class ExternalChanges: Sendable {
 
     // MARK: - Monitoring
 
-    /// Whether the polling task runs (for tests).
+    /// Whether the monitor runs (for tests).
     var isRunning: Bool { state.withLock { $0.isRunning } }
 
     /// Whether every commit to the file has been examined (for tests).
@@ -93,7 +106,7 @@ final class ExternalChanges: Sendable {
         core.environment.lastTransactionID == state.withLock { $0.lastSeen }
     }
 
-    /// Starts the polling task unless it runs; call after registering an observer.
+    /// Starts the monitor unless it runs; call after registering an observer.
     func ensureRunning(_ core: DatabaseCore) {
         let start = state.withLock { state -> Bool in
             guard !state.isRunning else { return false }
@@ -103,25 +116,58 @@ final class ExternalChanges: Sendable {
             return true
         }
         guard start else { return }
+        #if canImport(Glibc)
+        // The watch exists before the baseline is read, so a commit after the baseline wakes it.
+        let watch = try? DirectoryWatch(path: core.environment.path)
+        #endif
         // A baseline first, synchronously: commits made after the observer registered are then
-        // never missed. Failures (database closed) end the task at its first turn.
+        // never missed. Failures (database closed) end the monitor at its first turn.
         _ = try? core.read { txn in try self.scan(txn, core: core, reporting: false) }
+        #if canImport(Glibc)
+        if let watch {
+            Thread.detachNewThread { self.follow(core, watch) }
+            return
+        }
+        #endif
         Task.detached { await self.run(core) }
     }
 
+    /// The polling monitor, where no file watch is available.
     private func run(_ core: DatabaseCore) async {
         while true {
             try? await Task.sleep(for: Self.interval)
-            let keepGoing = state.withLock { state -> Bool in
-                if core.observers.count == 0 || !core.isOpenNow {
-                    state.isRunning = false
-                    state.ownCommits.removeAll()
-                    return false
-                }
-                return true
-            }
-            guard keepGoing else { return }
+            guard keepsRunning(core) else { return }
             poll(core)
+        }
+    }
+
+    #if canImport(Glibc)
+    /// The file-watching monitor; blocks its own thread, never a Swift concurrency one.
+    private func follow(_ core: DatabaseCore, _ watch: DirectoryWatch) {
+        var lastLook = ContinuousClock.now - Self.interval
+        while true {
+            _ = watch.wait(milliseconds: Self.safetyInterval)
+            // A stream of commits would otherwise wake it for each: look at most once per interval.
+            let early = lastLook + Self.interval - ContinuousClock.now
+            if early > .zero {
+                Thread.sleep(forTimeInterval: Double(early.components.attoseconds) / 1e18 + Double(early.components.seconds))
+            }
+            guard keepsRunning(core) else { return }
+            lastLook = .now
+            poll(core)
+        }
+    }
+    #endif
+
+    /// False, and the monitor marked stopped, once the last observer is gone or the database closed.
+    private func keepsRunning(_ core: DatabaseCore) -> Bool {
+        state.withLock { state -> Bool in
+            if core.observers.count == 0 || !core.isOpenNow {
+                state.isRunning = false
+                state.ownCommits.removeAll()
+                return false
+            }
+            return true
         }
     }
 
