@@ -101,7 +101,7 @@ final class ExternalChanges: Sendable {
     /// Whether the monitor runs (for tests).
     var isRunning: Bool { state.withLock { $0.isRunning } }
 
-    /// Whether every commit to the file has been examined (for tests).
+    /// Whether every commit to the file has been examined.
     func hasCaughtUp(_ core: DatabaseCore) -> Bool {
         core.environment.lastTransactionID == state.withLock { $0.lastSeen }
     }
@@ -143,18 +143,35 @@ final class ExternalChanges: Sendable {
 
     #if canImport(Glibc)
     /// The file-watching monitor; blocks its own thread, never a Swift concurrency one.
+    ///
+    /// A commit writes the file twice (its pages, then its meta page): the first write wakes the
+    /// monitor too early, finding nothing, and the second one right away. New snapshots start at
+    /// the commit only once LMDB has also updated its lock file, just after the meta page: a scan
+    /// in between reads the snapshot before, so the monitor looks again shortly, as no further
+    /// write will wake it.
     private func follow(_ core: DatabaseCore, _ watch: DirectoryWatch) {
-        var lastLook = ContinuousClock.now - Self.interval
+        var lastScan = ContinuousClock.now - Self.interval
+        var woken = false
         while true {
-            _ = watch.wait(milliseconds: Self.safetyInterval)
-            // A stream of commits would otherwise wake it for each: look at most once per interval.
-            let early = lastLook + Self.interval - ContinuousClock.now
+            if !woken { _ = watch.wait(milliseconds: Self.safetyInterval) }
+            woken = false
+            // A stream of commits would otherwise make it scan for each: at most once per interval.
+            let early = lastScan + Self.interval - ContinuousClock.now
             if early > .zero {
                 Thread.sleep(forTimeInterval: Double(early.components.attoseconds) / 1e18 + Double(early.components.seconds))
             }
             guard keepsRunning(core) else { return }
-            lastLook = .now
-            poll(core)
+            if poll(core) { lastScan = .now }
+            var retries = 0
+            while retries < 50 && !hasCaughtUp(core) {
+                retries += 1
+                // Another commit's write: the loop above takes it, at its pace.
+                if watch.wait(milliseconds: 1) {
+                    woken = true
+                    break
+                }
+                poll(core)
+            }
         }
     }
     #endif
@@ -172,14 +189,17 @@ final class ExternalChanges: Sendable {
     }
 
     /// Compares the last transaction id with the last one seen; reads what others wrote since.
-    func poll(_ core: DatabaseCore) {
+    /// Returns whether the id had moved.
+    @discardableResult
+    func poll(_ core: DatabaseCore) -> Bool {
         let last = core.environment.lastTransactionID
         let seen = state.withLock { $0.lastSeen }
-        guard last != seen else { return }
+        guard last != seen else { return false }
         // No baseline yet (the first read failed): take one instead of reporting the whole file.
         let reporting = seen != 0
-        guard let summary = try? core.read({ txn in try scan(txn, core: core, reporting: reporting) }) else { return }
+        guard let summary = try? core.read({ txn in try scan(txn, core: core, reporting: reporting) }) else { return true }
         core.observers.publish(summary)
+        return true
     }
 
     /// Moves every collection's cursor to the snapshot `txn`; returns what others wrote in between.
