@@ -20,7 +20,7 @@ import Foundation
 ///
 /// What is reported:
 /// - saves and deletions by others, with their ids, in sequence order; several commits made
-///   within one polling interval arrive as one event (their ids merged);
+///   within one ``interval`` may arrive as one event (their ids merged);
 /// - purges by others (including expiration purges) leave no sequence entry, so their ids are not
 ///   known: a purge of a live document is noticed because the collection's live count moved by
 ///   more than the new entries explain, and the collection is then reported as changed without
