@@ -1,17 +1,26 @@
+import Foundation
+
 /// Notices commits made by other processes (or by another ``Database`` instance of this process)
 /// on the same file, and publishes them through the database's commit observers.
 ///
-/// While at least one observer is registered, a task polls LMDB's last transaction id every
-/// ``interval`` (a read of the meta pages through the memory map: no transaction, no lock). When
-/// it moved, the task opens one snapshot and, for each collection, reads the `sequences` table
-/// after the last sequence it has seen, skipping the entries this database's own writer made
-/// (the writer records them, tagged with their transaction id, just before each commit: see
-/// ``recordOwnCommit(transactionID:_:)``). The ids found form one ``CommitSummary``, published from
-/// the task — never on, nor waiting for, the writer thread.
+/// While at least one observer is registered, a monitor compares LMDB's last transaction id (a
+/// read of the meta pages through the memory map: no transaction, no lock) with the last one it
+/// examined. On Linux the monitor is a thread of its own blocked on an inotify watch of the
+/// database folder (see ``DirectoryWatch``): every commit, from any process, writes `data.mdb`
+/// and wakes it, so an idle process does not run at all — but for one look every
+/// ``safetyInterval`` (for writers inotify cannot see, such as another program mapping the file
+/// writable, or a network file system). Under a stream of commits it looks at most once per
+/// ``interval``. Elsewhere it is a task polling every ``interval``.
+///
+/// When the id moved, the monitor opens one snapshot and, for each collection, reads the
+/// `sequences` table after the last sequence it has seen, skipping the entries this database's
+/// own writer made (the writer records them, tagged with their transaction id, just before each
+/// commit: see ``recordOwnCommit(transactionID:_:)``). The ids found form one ``CommitSummary``,
+/// published from the monitor — never on, nor waiting for, the writer thread.
 ///
 /// What is reported:
 /// - saves and deletions by others, with their ids, in sequence order; several commits made
-///   within one polling interval arrive as one event (their ids merged);
+///   within one ``interval`` may arrive as one event (their ids merged);
 /// - purges by others (including expiration purges) leave no sequence entry, so their ids are not
 ///   known: a purge of a live document is noticed because the collection's live count moved by
 ///   more than the new entries explain, and the collection is then reported as changed without
@@ -23,8 +32,12 @@
 ///   after an event for a later commit of this process.
 /// - Another ``Database`` instance of this process on the same file counts as another process.
 final class ExternalChanges: Sendable {
-    /// How often the last transaction id is compared while observers exist.
+    /// The shortest time between two looks at the last transaction id while observers exist (the
+    /// polling period where no file watch is available).
     static let interval = Duration.milliseconds(20)
+    /// How long a file-watching monitor sleeps when nothing is written, in milliseconds: the
+    /// latest it notices a commit inotify did not report, or that its last observer is gone.
+    static let safetyInterval: Int32 = 1000
 
     private struct Cursor {
         var sequence: UInt64
@@ -85,15 +98,15 @@ final class ExternalChanges: Sendable {
 
     // MARK: - Monitoring
 
-    /// Whether the polling task runs (for tests).
+    /// Whether the monitor runs (for tests).
     var isRunning: Bool { state.withLock { $0.isRunning } }
 
-    /// Whether every commit to the file has been examined (for tests).
+    /// Whether every commit to the file has been examined.
     func hasCaughtUp(_ core: DatabaseCore) -> Bool {
         core.environment.lastTransactionID == state.withLock { $0.lastSeen }
     }
 
-    /// Starts the polling task unless it runs; call after registering an observer.
+    /// Starts the monitor unless it runs; call after registering an observer.
     func ensureRunning(_ core: DatabaseCore) {
         let start = state.withLock { state -> Bool in
             guard !state.isRunning else { return false }
@@ -103,37 +116,90 @@ final class ExternalChanges: Sendable {
             return true
         }
         guard start else { return }
+        #if canImport(Glibc)
+        // The watch exists before the baseline is read, so a commit after the baseline wakes it.
+        let watch = try? DirectoryWatch(path: core.environment.path)
+        #endif
         // A baseline first, synchronously: commits made after the observer registered are then
-        // never missed. Failures (database closed) end the task at its first turn.
+        // never missed. Failures (database closed) end the monitor at its first turn.
         _ = try? core.read { txn in try self.scan(txn, core: core, reporting: false) }
+        #if canImport(Glibc)
+        if let watch {
+            Thread.detachNewThread { self.follow(core, watch) }
+            return
+        }
+        #endif
         Task.detached { await self.run(core) }
     }
 
+    /// The polling monitor, where no file watch is available.
     private func run(_ core: DatabaseCore) async {
         while true {
             try? await Task.sleep(for: Self.interval)
-            let keepGoing = state.withLock { state -> Bool in
-                if core.observers.count == 0 || !core.isOpenNow {
-                    state.isRunning = false
-                    state.ownCommits.removeAll()
-                    return false
-                }
-                return true
-            }
-            guard keepGoing else { return }
+            guard keepsRunning(core) else { return }
             poll(core)
         }
     }
 
+    #if canImport(Glibc)
+    /// The file-watching monitor; blocks its own thread, never a Swift concurrency one.
+    ///
+    /// A commit writes the file twice (its pages, then its meta page): the first write wakes the
+    /// monitor too early, finding nothing, and the second one right away. New snapshots start at
+    /// the commit only once LMDB has also updated its lock file, just after the meta page: a scan
+    /// in between reads the snapshot before, so the monitor looks again shortly, as no further
+    /// write will wake it.
+    private func follow(_ core: DatabaseCore, _ watch: DirectoryWatch) {
+        var lastScan = ContinuousClock.now - Self.interval
+        var woken = false
+        while true {
+            if !woken { _ = watch.wait(milliseconds: Self.safetyInterval) }
+            woken = false
+            // A stream of commits would otherwise make it scan for each: at most once per interval.
+            let early = lastScan + Self.interval - ContinuousClock.now
+            if early > .zero {
+                Thread.sleep(forTimeInterval: Double(early.components.attoseconds) / 1e18 + Double(early.components.seconds))
+            }
+            guard keepsRunning(core) else { return }
+            if poll(core) { lastScan = .now }
+            var retries = 0
+            while retries < 50 && !hasCaughtUp(core) {
+                retries += 1
+                // Another commit's write: the loop above takes it, at its pace.
+                if watch.wait(milliseconds: 1) {
+                    woken = true
+                    break
+                }
+                poll(core)
+            }
+        }
+    }
+    #endif
+
+    /// False, and the monitor marked stopped, once the last observer is gone or the database closed.
+    private func keepsRunning(_ core: DatabaseCore) -> Bool {
+        state.withLock { state -> Bool in
+            if core.observers.count == 0 || !core.isOpenNow {
+                state.isRunning = false
+                state.ownCommits.removeAll()
+                return false
+            }
+            return true
+        }
+    }
+
     /// Compares the last transaction id with the last one seen; reads what others wrote since.
-    func poll(_ core: DatabaseCore) {
+    /// Returns whether the id had moved.
+    @discardableResult
+    func poll(_ core: DatabaseCore) -> Bool {
         let last = core.environment.lastTransactionID
         let seen = state.withLock { $0.lastSeen }
-        guard last != seen else { return }
+        guard last != seen else { return false }
         // No baseline yet (the first read failed): take one instead of reporting the whole file.
         let reporting = seen != 0
-        guard let summary = try? core.read({ txn in try scan(txn, core: core, reporting: reporting) }) else { return }
+        guard let summary = try? core.read({ txn in try scan(txn, core: core, reporting: reporting) }) else { return true }
         core.observers.publish(summary)
+        return true
     }
 
     /// Moves every collection's cursor to the snapshot `txn`; returns what others wrote in between.

@@ -13,11 +13,14 @@ import Foundation
 /// | `meta`        | `"local:" collection, id`                  | `_local` document body (binary)    |
 /// | `documents`   | collection, document id                    | ``DocumentRecord``                 |
 /// | `sequences`   | collection, sequence                       | u8 deleted flag, document id       |
-/// | `revisions`   | collection, document id                    | ``RevisionTree``                   |
+/// | `revisions`   | collection, document id                    | ``RevisionTree`` (\*)              |
 /// | `expirations` | expiry (ms since 1970), collection, id     | empty                              |
 /// | `meta`        | `"next-index"`                             | next index number (u32)            |
 /// | `indexes`     | collection, index name                     | ``IndexDefinition`` (JSON)         |
 /// | `index-entries` (dupsort) | index number (u32), ``IndexKey`` tuple (≤ 500 bytes) | document id (one value per document) |
+///
+/// (\*) Only for documents with more history than their current revision: a document without an
+/// entry has the one-revision tree its record describes (see ``DocumentStore/revisionTree(_:_:_:)``).
 ///
 /// `_local` documents (replication checkpoints) are never replicated and have no sequence, so
 /// they live beside the counters in `meta`. The UUID names this database in replication ids.
