@@ -83,11 +83,15 @@ struct EncodedValue: Sendable {
     /// Offset slot `index` (relative to this container's tag); for dictionaries slot 2i is the
     /// key of entry i and 2i+1 its value. Slots always point past the header, so a damaged
     /// offset can never lead back to its container (no endless recursion).
+    /// The offset of slot `index`'s child, relative to this container. A valid encoding places
+    /// children after the offset table; damaged bytes pointing into the header or the table are
+    /// refused, which also stops them from chaining into ever deeper (stack-exhausting) reads.
     private func slot(_ index: Int) -> Int? {
         let narrow = isNarrow
         let width = ValueTag.fieldWidth(narrow: narrow)
         let header = ValueTag.headerSize(narrow: narrow)
-        guard let relative = unsigned(at: offset + header + index * width, width: width), relative >= header else { return nil }
+        let contentStart = header + count * (isDictionary ? 2 : 1) * width
+        guard let relative = unsigned(at: offset + header + index * width, width: width), relative >= contentStart else { return nil }
         return relative
     }
 
