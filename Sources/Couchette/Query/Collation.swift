@@ -112,6 +112,8 @@ enum ValueOrder {
         case let (.bool(a), .bool(b)): return a == b ? 0 : (a ? 1 : -1)
         case let (.int(a), .int(b)): return a == b ? 0 : (a < b ? -1 : 1)
         case let (.string(a), .string(b)): return collation.compare(a, b)
+        case let (.int(a), .double(b)): return compare(a, b)
+        case let (.double(a), .int(b)): return -compare(b, a)
         default: break
         }
         if let a = lhs.number, let b = rhs.number { return a == b ? 0 : (a < b ? -1 : 1) }
@@ -136,6 +138,21 @@ enum ValueOrder {
             return 0
         }
         return 0
+    }
+}
+
+extension ValueOrder {
+    /// An integer against a Double, exactly: converting the integer to a Double would make
+    /// 2^53 + 1 equal to 2^53 (as a Double) but greater than 2^53 (as an integer), an order that
+    /// is not transitive, so sorts and index scans could disagree.
+    static func compare(_ a: Int64, _ b: Double) -> Int {
+        if b.isNaN { return -1 }
+        if b >= 9_223_372_036_854_775_808.0 { return -1 }
+        if b < -9_223_372_036_854_775_808.0 { return 1 }
+        let whole = b.rounded(.down)
+        let floor = Int64(whole)
+        if a != floor { return a < floor ? -1 : 1 }
+        return whole == b ? 0 : -1
     }
 }
 

@@ -60,6 +60,7 @@ struct IndexedScan: DocumentScan {
         case .ordered(let range, let groupColumns, let descending):
             order.inOrder = true
             var group: [UInt8]?
+            var firstColumnEnd = 0
             var pending: [[UInt8]] = []
             var stopped = false
             func flush() throws {
@@ -69,21 +70,30 @@ struct IndexedScan: DocumentScan {
                     if try !body(binding) { stopped = true; break }
                 }
                 pending.removeAll(keepingCapacity: true)
-                if isSatisfied() { stopped = true }
             }
             let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool = { key, id in
                 let tuple = UnsafeRawBufferPointer(rebasing: key[4...])
-                var end = 0
-                for _ in 0..<groupColumns {
+                var end = 0, firstEnd = tuple.count
+                for column in 0..<groupColumns {
                     guard let next = IndexKey.end(of: tuple, at: end) else { end = tuple.count; break }
                     end = next
+                    if column == 0 { firstEnd = next }
                 }
                 let current = Array(tuple[..<end])
                 if current != group {
                     if !pending.isEmpty { try flush() }
                     if stopped { return false }
+                    // Every later entry sorts after every row kept so far when all groups so far
+                    // were exact, or when the first column changes (its bytes then differ, so
+                    // its values do); otherwise an inexact earlier column could still hide a
+                    // smaller row further on.
+                    if let previous = group, isSatisfied(),
+                       order.exact || !previous[..<firstColumnEnd].elementsEqual(current[..<min(firstEnd, current.count)]) {
+                        return false
+                    }
                     if order.exact && !IndexKey.isExact(current, values: groupColumns) { order.exact = false }
                     group = current
+                    firstColumnEnd = min(firstEnd, current.count)
                 }
                 pending.append(Array(id))
                 return true
