@@ -63,7 +63,7 @@ public struct Workload: Sendable {
         engines.first { $0.name == name }
     }
 
-    public static let all: [Workload] = comparative + changeFeeds
+    public static let all: [Workload] = comparative + changeFeeds + replication
 
     static let comparative: [Workload] = [
         Workload(name: "bulk-insert", summary: "insert N documents in one transaction (durable)") { engine, context in

@@ -29,6 +29,7 @@ import Testing
             #expect(stored.string(forKey: "v") == "c")
             let tree = try collection.revisionTree(id: "doc")
             #expect(Set(tree.liveLeaves.map(\.revisionID)) == [b2, c3])
+            try await db.performMaintenance(type: .integrityCheck)
             let fetched = try await peer.bulkGet([RevisionRequest(id: "doc", revisionID: b2, knownAncestors: [])])
             guard case .found(let loser)? = fetched.first else { Issue.record("loser not readable"); return }
             #expect(loser.body == .dictionary(["v": .string("b")]))

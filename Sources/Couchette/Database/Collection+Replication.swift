@@ -25,6 +25,12 @@ extension Collection {
         return try core.read { txn in try requests.map { try core.store.revision(txn, spec, $0.id, $0.revisionID) } }
     }
 
+    /// Which of `ids` have more than one live leaf, read in one snapshot.
+    func conflictedDocumentIDs(_ ids: [String]) throws -> [String] {
+        try core.checkUsable(spec)
+        return try core.read { txn in try ids.filter { try core.store.revisionTree(txn, spec, $0).liveLeaves.count > 1 } }
+    }
+
     func revisionTree(id: String) throws -> RevisionTree {
         try core.checkUsable(spec)
         return try core.read { try core.store.revisionTree($0, spec, id) }

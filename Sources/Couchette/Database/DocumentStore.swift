@@ -125,7 +125,7 @@ struct DocumentStore: Sendable {
         let sequence = try context.nextSequence(collection)
         var tree = existing == nil ? RevisionTree() : try revisionTree(context.txn, collection, id)
         tree.add(revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body)
-        try store(&tree, context, collection, id, replacing: existing, sequence: sequence)
+        try commitTree(&tree, context, collection, id, replacing: existing, sequence: sequence)
         return .saved(revisionID: revisionID, sequence: sequence)
     }
 
@@ -137,7 +137,7 @@ struct DocumentStore: Sendable {
         guard tree.index(of: revision.revisionID) == nil else { return .done }
         let sequence = try context.nextSequence(collection)
         _ = try tree.graft(history: revision.history, isDeleted: revision.isDeleted, sequence: sequence, body: revision.body)
-        try store(&tree, context, collection, revision.id, replacing: existing, sequence: sequence)
+        try commitTree(&tree, context, collection, revision.id, replacing: existing, sequence: sequence)
         return .saved(revisionID: revision.revisionID, sequence: sequence)
     }
 
@@ -158,7 +158,7 @@ struct DocumentStore: Sendable {
             written = RevisionID.make(parent: keep, deleted: false, body: body)
             tree.add(written, parent: keep, isDeleted: false, sequence: sequence, body: body)
         }
-        try store(&tree, context, collection, resolution.id, replacing: existing, sequence: sequence)
+        try commitTree(&tree, context, collection, resolution.id, replacing: existing, sequence: sequence)
         return .saved(revisionID: written, sequence: sequence)
     }
 
@@ -166,7 +166,7 @@ struct DocumentStore: Sendable {
     ///
     /// The winner's body lives in the record, every other live leaf keeps its own body in the
     /// tree: so when the winner changes, the old winner's body moves into the tree.
-    private func store(_ tree: inout RevisionTree, _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
+    private func commitTree(_ tree: inout RevisionTree, _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
                        replacing existing: DocumentRecord?, sequence: UInt64) throws {
         guard let winner = tree.winner, let winnerIndex = tree.index(of: winner.revisionID) else {
             throw CouchetteError(.corruption, "document '\(id)' in \(collection.fullName) has an empty revision tree")

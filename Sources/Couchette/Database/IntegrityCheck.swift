@@ -18,6 +18,10 @@ struct IntegrityCheck {
                 guard tree.winner?.revisionID == record.revisionID else {
                     throw fail(collection, "document '\(id)' revision \(record.revisionID) is not its tree's winner")
                 }
+                // Replication can leave conflicts: every live leaf but the winner keeps its body in the tree.
+                for leaf in tree.liveLeaves where leaf.revisionID != record.revisionID && leaf.body == nil {
+                    throw fail(collection, "document '\(id)' conflicting revision \(leaf.revisionID) has no body")
+                }
                 let entry = try txn.get(tables.sequences, key: StoreLayout.sequenceKey(collection.number, record.sequence))
                 guard let entry, entry.count >= 1, String(decoding: entry[1...], as: UTF8.self) == id else {
                     throw fail(collection, "document '\(id)' is missing from the sequence index")

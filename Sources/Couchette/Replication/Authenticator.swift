@@ -1,0 +1,34 @@
+/// Credentials a ``Replicator`` presents to a ``URLEndpoint`` server. They never appear in logs,
+/// status errors or replication ids.
+public protocol Authenticator: Sendable {}
+
+/// HTTP Basic authentication.
+///
+/// ```swift
+/// config.authenticator = BasicAuthenticator(username: "alice", password: "secret")
+/// ```
+public struct BasicAuthenticator: Authenticator {
+    public let username: String
+    let password: String
+
+    public init(username: String, password: String) {
+        self.username = username
+        self.password = password
+    }
+}
+
+/// A session cookie obtained from the server beforehand (CouchDB's `AuthSession`, Sync
+/// Gateway's `SyncGatewaySession`).
+///
+/// ```swift
+/// config.authenticator = SessionAuthenticator(sessionID: token, cookieName: "AuthSession")
+/// ```
+public struct SessionAuthenticator: Authenticator {
+    public let sessionID: String
+    public let cookieName: String
+
+    public init(sessionID: String, cookieName: String = "SyncGatewaySession") {
+        self.sessionID = sessionID
+        self.cookieName = cookieName
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// Where a ``Replicator`` replicates to: ``URLEndpoint`` (a CouchDB-protocol server) or
+/// ``DatabaseEndpoint`` (another open database in this process).
+public protocol Endpoint: Sendable {}
+
+/// A server that speaks CouchDB's replication protocol: another Couchette database served by a
+/// ``URLEndpointListener``, Apache CouchDB, PouchDB Server or Cloudant.
+///
+/// ```swift
+/// let endpoint = URLEndpoint(url: URL(string: "http://localhost:5984/app")!)
+/// var config = ReplicatorConfiguration(target: endpoint)
+/// ```
+///
+/// The URL names the remote database; the default collection replicates with it and a named
+/// collection with the keyspace `db.scope.collection` (see ``CollectionConfiguration/remoteName``).
+/// `Replicator(config:)` throws `.invalidParameter` for a URL that is not `http` or `https`.
+public struct URLEndpoint: Endpoint {
+    public let url: URL
+
+    public init(url: URL) {
+        self.url = url
+    }
+}
+
+/// Another open database in this process, replicated through the same engine as a remote
+/// server but without HTTP.
+///
+/// ```swift
+/// let backup = try Database(name: "backup")
+/// var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: backup))
+/// config.addCollection(try app.defaultCollection())
+/// let replicator = try Replicator(config: config)
+/// await replicator.start()
+/// ```
+///
+/// Each replicated collection pairs with the collection of the same scope and name in the target
+/// database (or ``CollectionConfiguration/remoteName``, `"scope.name"` or `"name"`), which the
+/// replicator creates when missing.
+public struct DatabaseEndpoint: Endpoint {
+    public let database: Database
+
+    public init(database: Database) {
+        self.database = database
+    }
+}

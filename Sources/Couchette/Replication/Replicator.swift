@@ -1,0 +1,280 @@
+import Foundation
+
+/// Replicates collections with a ``URLEndpoint`` server or another database (``DatabaseEndpoint``)
+/// over CouchDB's replication protocol.
+///
+/// ```swift
+/// var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: backup))
+/// config.addCollection(try db.defaultCollection())
+/// let replicator = try Replicator(config: config)
+/// let changes = replicator.changes()            // the current status first, then every change
+/// await replicator.start()
+/// for await change in changes where change.status.activity == .stopped {
+///     if let error = change.status.error { print("failed: \(error)") }
+///     break
+/// }
+/// ```
+///
+/// A one-shot replication goes `.connecting` → `.busy` → `.stopped`; a continuous one settles at
+/// `.idle` between changes. Checkpoints (`_local` documents on both sides) let a later run resume
+/// where this one stopped; `start(reset: true)` starts over. Network failures are retried with
+/// exponential backoff (status `.offline` meanwhile) up to
+/// ``ReplicatorConfiguration/maxAttempts``; refused credentials stop at once with
+/// `.unauthorized`. Closing a replicated database stops the replicator.
+public actor Replicator {
+    /// What a replicator is doing; ordered from least to most active.
+    public enum ActivityLevel: Sendable, Comparable {
+        case stopped, offline, connecting, idle, busy
+    }
+
+    /// Changes processed (`completed`) out of changes seen so far (`total`) in this run.
+    public struct Progress: Sendable, Equatable {
+        public let completed: UInt64
+        public let total: UInt64
+    }
+
+    public struct Status: Sendable {
+        public let activity: ActivityLevel
+        public let progress: Progress
+        /// The failure that stopped the replicator, or the one it is retrying while `.offline`.
+        public let error: (any Error)?
+    }
+
+    /// The configuration this replicator was created with.
+    public nonisolated let config: ReplicatorConfiguration
+    nonisolated let state = ReplicatorState()
+    /// Wraps each peer (tests count and break calls through it).
+    private nonisolated let wrapPeer: @Sendable (any ReplicationPeer) -> any ReplicationPeer
+    private var run: Task<Void, Never>?
+    private var isStopping = false
+    private var generation = 0
+    private var links: [ReplicationLink]?
+    /// Close observers on the replicated databases: closing one stops the replicator.
+    private nonisolated let closeRegistrations = Locked<[(observers: CommitObservers, token: Int)]>([])
+
+    /// - Throws: `.invalidParameter` without collections, with collections of several databases,
+    ///   with a ``DatabaseEndpoint`` naming the local database, or a URL that is not http(s).
+    public init(config: ReplicatorConfiguration) throws {
+        try self.init(config: config, wrapPeer: { $0 })
+    }
+
+    init(config: ReplicatorConfiguration, wrapPeer: @escaping @Sendable (any ReplicationPeer) -> any ReplicationPeer) throws {
+        guard let first = config.collections.first else {
+            throw CouchetteError(.invalidParameter, "replicator configuration has no collection: call addCollection first")
+        }
+        guard config.collections.allSatisfy({ $0.database === first.database }) else {
+            throw CouchetteError(.invalidParameter, "replicated collections must all belong to one database")
+        }
+        switch config.target {
+        case let endpoint as DatabaseEndpoint:
+            guard endpoint.database !== first.database, endpoint.database.path != first.database.path else {
+                throw CouchetteError(.invalidParameter, "a database cannot replicate with itself ('\(first.database.name)')")
+            }
+        case let endpoint as URLEndpoint:
+            guard let scheme = endpoint.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                throw CouchetteError(.invalidParameter, "replication URL '\(endpoint.url.absoluteString)' must use http or https")
+            }
+        default:
+            throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
+        }
+        self.config = config
+        self.wrapPeer = wrapPeer
+        for database in databases {
+            let token = database.core.observers.add(nil, onClose: { [weak self] in
+                guard let self else { return }
+                Task { await self.stop() }
+            })
+            closeRegistrations.withLock { $0.append((database.core.observers, token)) }
+        }
+    }
+
+    deinit {
+        run?.cancel()
+        for registration in closeRegistrations.withLock({ $0 }) { registration.observers.remove(registration.token) }
+        state.finishStreams()
+    }
+
+    /// The current status.
+    public var status: Status { state.status }
+
+    /// Starts replicating; does nothing when already running (a run being stopped is replaced
+    /// once it has stopped). With `reset`, checkpoints are ignored and every document is compared
+    /// again (revisions the other side has are not re-sent).
+    public func start(reset: Bool = false) {
+        if run != nil && !isStopping { return }
+        let previous = run
+        generation += 1
+        let current = generation
+        isStopping = false
+        state.begin(self)
+        run = Task.detached { [self] in
+            await previous?.value
+            let error = await self.execute(reset: reset, generation: current)
+            await self.finished(error: error, generation: current)
+        }
+    }
+
+    /// Stops replicating. The status becomes `.stopped` once the batch in flight is abandoned;
+    /// the checkpoints keep what was completed.
+    public func stop() {
+        guard let run else { return }
+        isStopping = true
+        run.cancel()
+    }
+
+    private nonisolated var databases: [Database] {
+        var result = [config.collections[0].database]
+        if let endpoint = config.target as? DatabaseEndpoint { result.append(endpoint.database) }
+        return result
+    }
+
+    private func finished(error: (any Error)?, generation finished: Int) {
+        guard finished == generation else { return }  // a newer start() took over
+        run = nil
+        isStopping = false
+        state.end(self, error: error)
+    }
+
+    /// Runs every worker (each collection, each direction); returns the error that stopped them.
+    /// Worker numbers are unique across runs, so a run still winding down cannot touch the status
+    /// entries of the next one.
+    private nonisolated func execute(reset: Bool, generation: Int) async -> (any Error)? {
+        do {
+            let links = try await resolveLinks()
+            var workers: [ReplicationWorker] = []
+            for link in links {
+                for isPush in [true, false] where isPush ? config.replicatorType.pushes : config.replicatorType.pulls {
+                    workers.append(try ReplicationWorker(link: link, isPush: isPush, number: generation << 16 | workers.count, replicator: self))
+                }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in workers {
+                    group.addTask { try await worker.run(reset: reset) }
+                }
+                try await group.waitForAll()
+            }
+            return nil
+        } catch is CancellationError {
+            return nil
+        } catch {
+            return Task.isCancelled ? nil : error
+        }
+    }
+
+    // MARK: - Peers
+
+    /// The local and remote peers of every collection, made once.
+    func resolveLinks() async throws -> [ReplicationLink] {
+        if let links { return links }
+        var made: [ReplicationLink] = []
+        for (collection, collectionConfig) in zip(config.collections, config.collectionConfigs) {
+            let remote: any ReplicationPeer
+            switch config.target {
+            case let endpoint as DatabaseEndpoint:
+                remote = try LocalPeer(collection: try await Self.counterpart(of: collection, in: endpoint.database, remoteName: collectionConfig.remoteName))
+            case let endpoint as URLEndpoint:
+                remote = try makeRemotePeer(url: endpoint.url, collection: collection, config: config, collectionConfig: collectionConfig)
+            default:
+                throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
+            }
+            made.append(ReplicationLink(collection: collection, config: collectionConfig,
+                                        local: try LocalPeer(collection: collection),
+                                        localPeer: wrapPeer(try LocalPeer(collection: collection)),
+                                        remote: wrapPeer(remote)))
+        }
+        links = made
+        return made
+    }
+
+    /// The collection of `database` that `collection` replicates with, created when missing.
+    private static func counterpart(of collection: Collection, in database: Database, remoteName: String?) async throws -> Collection {
+        var scope = collection.scope.name
+        var name = collection.name
+        if let remoteName {
+            let parts = remoteName.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard (1...2).contains(parts.count) else {
+                throw CouchetteError(.invalidParameter, "remoteName '\(remoteName)' must be 'collection' or 'scope.collection'")
+            }
+            name = parts[parts.count - 1]
+            scope = parts.count == 2 ? parts[0] : Catalog.defaultName
+        }
+        if let existing = try database.collection(name: name, scope: scope) { return existing }
+        return try await database.createCollection(name: name, scope: scope)
+    }
+
+    // MARK: - Streams
+
+    /// The replicator's status: the current one at once, then every change, in order.
+    ///
+    /// ```swift
+    /// for await change in replicator.changes() {
+    ///     print(change.status.activity, change.status.progress.completed, "/", change.status.progress.total)
+    /// }
+    /// ```
+    ///
+    /// Subscribe at any time, before or after ``start(reset:)``. A consumer more than 64 events
+    /// behind gets only the newest status. The stream ends when the replicator is deallocated.
+    public nonisolated func changes() -> ChangeStream<ReplicatorChange> {
+        state.statusStream(self)
+    }
+
+    /// The documents each batch pushed or pulled (one event per batch and direction), with
+    /// `.deleted` flags and per-document errors. Documents refused by a filter are not reported.
+    public nonisolated func documentReplications() -> ChangeStream<DocumentReplication> {
+        state.documentStream()
+    }
+
+    // MARK: - Pending documents
+
+    /// The ids of local documents changed since the last push checkpoint (and passing the
+    /// collection's `documentIDs` and push filter): what a push would send next.
+    ///
+    /// - Throws: `.unsupported` for a pull-only replicator; `.invalidParameter` for a collection
+    ///   the replicator does not replicate.
+    public func pendingDocumentIDs(for collection: Collection) async throws -> Set<String> {
+        guard config.replicatorType.pushes else {
+            throw CouchetteError(.unsupported, "a pull-only replicator has no pending documents")
+        }
+        let links = try await resolveLinks()
+        guard let link = links.first(where: { $0.collection == collection }) else {
+            throw CouchetteError(.invalidParameter, "\(collection.fullName) is not replicated by this replicator")
+        }
+        let worker = try ReplicationWorker(link: link, isPush: true, number: 0, replicator: self)
+        let checkpoint = try link.local.collection.localDocument(id: worker.replicationID)
+        var since = try LocalPeer.sequence(checkpoint?["source_last_seq"])
+        let ids = link.config.documentIDs.map(Set.init)
+        var pending = Set<String>()
+        while true {
+            let page = try collection.replicationChanges(since: since, limit: 1000, documentIDs: ids)
+            for change in page.changes where try passesPushFilter(change, link) { pending.insert(change.id) }
+            if page.changes.count < 1000 || page.lastSequence == since { break }
+            since = page.lastSequence
+        }
+        return pending
+    }
+
+    /// Whether `id` is among ``pendingDocumentIDs(for:)``.
+    public func isDocumentPending(_ id: String, collection: Collection) async throws -> Bool {
+        try await pendingDocumentIDs(for: collection).contains(id)
+    }
+
+    private func passesPushFilter(_ change: StoredChange, _ link: ReplicationLink) throws -> Bool {
+        guard let filter = link.config.pushFilter else { return true }
+        let collection = link.local.collection
+        let current = try collection.core.read { txn in try collection.core.store.record(txn, collection.spec, change.id) }
+        guard let current else { return false }
+        let document = Document(id: change.id, revisionID: current.revisionID, sequence: current.sequence,
+                                isDeleted: current.isDeleted, body: current.body)
+        return filter(document, current.isDeleted ? .deleted : [])
+    }
+}
+
+/// One replicated collection: the local collection and its peers on both sides.
+struct ReplicationLink: Sendable {
+    let collection: Collection
+    let config: CollectionConfiguration
+    /// The unwrapped local peer (conflict resolution reads the collection directly).
+    let local: LocalPeer
+    let localPeer: any ReplicationPeer
+    let remote: any ReplicationPeer
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// Everything a ``Replicator`` needs: the target, the collections, direction, mode and retries.
+///
+/// ```swift
+/// var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://server:4984/app")!))
+/// config.addCollection(try db.defaultCollection())
+/// config.replicatorType = .pushAndPull
+/// config.continuous = true
+/// config.authenticator = BasicAuthenticator(username: "alice", password: "secret")
+/// let replicator = try Replicator(config: config)
+/// ```
+///
+/// The configuration is copied into the replicator: changing it afterwards has no effect there.
+public struct ReplicatorConfiguration: Sendable {
+    /// Where documents go to and come from.
+    public let target: any Endpoint
+    /// The collections added with ``addCollection(_:config:)``, in order.
+    public private(set) var collections: [Collection] = []
+    private(set) var collectionConfigs: [CollectionConfiguration] = []
+    /// Default `.pushAndPull`.
+    public var replicatorType: ReplicatorType = .pushAndPull
+    /// false (default): replicate what there is, then stop. true: keep going and wait for changes.
+    public var continuous = false
+    public var authenticator: (any Authenticator)?
+    /// Extra HTTP headers sent with every request to a ``URLEndpoint``.
+    public var headers: [String: String] = [:]
+    /// Seconds between keep-alive signals of a waiting continuous replication (default 300).
+    public var heartbeat: TimeInterval = 300
+    /// How many times a failing replication is tried in a row before it stops with the error;
+    /// 0 (default) means 10 for a one-shot replication and unlimited for a continuous one.
+    public var maxAttempts: UInt = 0
+    /// The longest wait between two attempts, in seconds (default 300). Waits double from one
+    /// second up to this.
+    public var maxAttemptWaitTime: TimeInterval = 300
+    /// How many changes one batch carries (internal: tests use small batches).
+    var batchSize = 500
+
+    public init(target: any Endpoint) {
+        self.target = target
+    }
+
+    /// Adds `collection` (with its own filters and resolver), or replaces its configuration.
+    public mutating func addCollection(_ collection: Collection, config: CollectionConfiguration? = nil) {
+        if let index = collections.firstIndex(of: collection) {
+            collectionConfigs[index] = config ?? CollectionConfiguration()
+            return
+        }
+        collections.append(collection)
+        collectionConfigs.append(config ?? CollectionConfiguration())
+    }
+
+    /// The attempts allowed in a row (see ``maxAttempts``).
+    var effectiveMaxAttempts: UInt {
+        maxAttempts != 0 ? maxAttempts : (continuous ? .max : 10)
+    }
+}

@@ -1,0 +1,61 @@
+import Couchette
+import Foundation
+
+/// Couchette-only workloads: replication throughput. The baselines have no replicator.
+extension Workload {
+    static let replication: [Workload] = [
+        Workload(name: "replicate-in-process",
+                 summary: "push N (at most 10,000) ~1 KB documents to another database through DatabaseEndpoint, one-shot",
+                 isCouchetteOnly: true) { _, context in
+            try await replicateInProcess(context, .push)
+        },
+        Workload(name: "replicate-in-process-pull",
+                 summary: "pull N (at most 10,000) ~1 KB documents from another database through DatabaseEndpoint, one-shot",
+                 isCouchetteOnly: true) { _, context in
+            try await replicateInProcess(context, .pull)
+        },
+    ]
+
+    /// Per run: N documents in one fresh database, replicated once into another fresh one
+    /// (pushed from the first or pulled into the second); times the replication alone.
+    private static func replicateInProcess(_ context: WorkloadContext, _ direction: ReplicatorType) async throws -> WorkloadResult {
+        let documents = DocumentGenerator().documents(count: min(context.size, 10_000))
+        var samples: [Sample] = []
+        var contents: [String: String]?
+        for run in 0..<context.runs {
+            let folder = try freshFolder(context, run)
+            let source = try await CouchetteEngine(directory: folder + "/source", durable: false)
+            let target = try await CouchetteEngine(directory: folder + "/target", durable: false)
+            try await source.insertAll(documents)
+            // The replicator runs on the side that starts it: the source pushes, the target pulls.
+            let (local, remote) = direction == .push ? (source, target) : (target, source)
+            var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: remote.database))
+            config.addCollection(local.collection)
+            config.replicatorType = direction
+            let replicator = try Replicator(config: config)
+            let seconds = try await time { try await runOnce(replicator) }
+            guard try await target.collection.count == UInt64(documents.count) else {
+                throw BenchmarkError.engine("replication delivered \(try await target.collection.count) of \(documents.count) documents")
+            }
+            samples.append(Sample(seconds: seconds, ops: documents.count))
+            if context.captureContents && run == context.runs - 1 { contents = try await target.contents() }
+            try await source.close()
+            try await target.close()
+        }
+        return WorkloadResult(samples: samples, contents: contents)
+    }
+
+    /// Starts a one-shot replicator and returns when it stopped; throws the error it stopped with.
+    private static func runOnce(_ replicator: Replicator) async throws {
+        let changes = replicator.changes()
+        await replicator.start()
+        var started = false
+        for await change in changes {
+            if change.status.activity != .stopped { started = true; continue }
+            guard started else { continue }
+            if let error = change.status.error { throw error }
+            return
+        }
+        throw BenchmarkError.engine("the replicator's status stream ended")
+    }
+}

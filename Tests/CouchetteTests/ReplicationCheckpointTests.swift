@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import Couchette
+
+/// Checkpoints: `_local` documents in CouchDB's format on both sides, resuming, resetting.
+@Suite struct ReplicationCheckpointTests {
+    @Test func aStoppedReplicationResumesWithoutFetchingAnyDocumentTwice() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(30, prefix: "c", in: try local.defaultCollection())
+            var config = try makeConfig(local, remote, .push)
+            config.batchSize = 10
+            // The first run dies at its third batch, with a non-retryable error.
+            let dying = PeerProbe { name, call in name == "bulkGet" && call == 3 ? CouchetteError(.unauthorized, "gone") : nil }
+            let first = try Replicator(config: config, wrapPeer: dying.wrap)
+            #expect((await runToCompletion(first).last?.error as? CouchetteError)?.code == .unauthorized)
+            #expect(try await remote.defaultCollection().count == 20)
+
+            let counting = PeerProbe()
+            let second = try Replicator(config: config, wrapPeer: counting.wrap)
+            #expect(await runToCompletion(second).last?.error == nil)
+            #expect(try await remote.defaultCollection().count == 30)
+            #expect(dying.bulkGetItems + counting.bulkGetItems == 30)
+
+            // Nothing changed: a third run fetches nothing and sees no change.
+            let idle = PeerProbe()
+            let third = try Replicator(config: config, wrapPeer: idle.wrap)
+            #expect(await runToCompletion(third).last?.progress.total == 0)
+            #expect(idle.bulkGetItems == 0)
+        }
+    }
+
+    @Test func checkpointsUseCouchDBsFormatOnBothSides() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(3, prefix: "f", in: try local.defaultCollection())
+            let replicator = try Replicator(config: try makeConfig(local, remote, .push))
+            _ = await runToCompletion(replicator)
+            let links = try await replicator.resolveLinks()
+            let worker = try ReplicationWorker(link: links[0], isPush: true, number: 0, replicator: replicator)
+            #expect(worker.replicationID.wholeMatch(of: /[0-9a-f]{32}/) != nil)
+            let mine = try #require(try local.defaultCollection().localDocument(id: worker.replicationID))
+            let theirs = try #require(try remote.defaultCollection().localDocument(id: worker.replicationID))
+            #expect(mine["session_id"] == theirs["session_id"])
+            #expect(mine["source_last_seq"] == .int(3))
+            #expect(mine["replication_id_version"] == .int(3))
+            guard case .array(let history)? = mine["history"], let entry = history.first else {
+                Issue.record("no history"); return
+            }
+            #expect(entry["recorded_seq"] == .int(3))
+            #expect(entry["docs_written"] == .int(3))
+            #expect(entry["session_id"] == mine["session_id"])
+        }
+    }
+
+    @Test func resumeSequenceFollowsCouchDBsRules() {
+        let source: Value = .dictionary(["session_id": .string("b"), "source_last_seq": .int(9),
+                                         "history": .array([.dictionary(["session_id": .string("b"), "recorded_seq": .int(9)]),
+                                                            .dictionary(["session_id": .string("a"), "recorded_seq": .int(4)])])])
+        let same: Value = .dictionary(["session_id": .string("b"), "history": .array([])])
+        let older: Value = .dictionary(["session_id": .string("a"),
+                                        "history": .array([.dictionary(["session_id": .string("a"), "recorded_seq": .int(4)])])])
+        let foreign: Value = .dictionary(["session_id": .string("z"), "history": .array([])])
+        #expect(Checkpoint.resumeSequence(source: source, target: same) == .int(9))
+        #expect(Checkpoint.resumeSequence(source: source, target: older) == .int(4))
+        #expect(Checkpoint.resumeSequence(source: source, target: foreign) == nil)
+        #expect(Checkpoint.resumeSequence(source: nil, target: same) == nil)
+    }
+
+    @Test func resetComparesEverythingAgainButSendsNothingPresent() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(8, prefix: "z", in: try local.defaultCollection())
+            let probe = PeerProbe()
+            let replicator = try Replicator(config: try makeConfig(local, remote, .push), wrapPeer: probe.wrap)
+            _ = await runToCompletion(replicator)
+            #expect(probe.bulkGetItems == 8)
+            #expect(await runToCompletion(replicator).last?.progress.total == 0)
+            let reset = try #require(await runToCompletion(replicator, reset: true).last)
+            #expect(reset.progress.total == 8)
+            #expect(probe.bulkGetItems == 8)
+
+            // After the target lost documents (purged there), a reset sends them again.
+            try await remote.defaultCollection().purge(id: "z3")
+            _ = await runToCompletion(replicator)
+            #expect(try await remote.defaultCollection().document(id: "z3") == nil)
+            _ = await runToCompletion(replicator, reset: true)
+            #expect(try await remote.defaultCollection().document(id: "z3") != nil)
+        }
+    }
+
+    @Test func changingTheFilterStartsANewCheckpoint() {
+        let plain = Checkpoint.replicationID(localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
+                                             documentIDs: nil, hasFilter: false)
+        #expect(plain != Checkpoint.replicationID(localUUID: "u", collection: "_default._default", remote: "r", isPush: false,
+                                                  documentIDs: nil, hasFilter: false))
+        #expect(plain != Checkpoint.replicationID(localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
+                                                  documentIDs: ["a"], hasFilter: false))
+        #expect(plain != Checkpoint.replicationID(localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
+                                                  documentIDs: nil, hasFilter: true))
+        #expect(plain == Checkpoint.replicationID(localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
+                                                  documentIDs: nil, hasFilter: false))
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+@testable import Couchette
+
+/// A peer that counts calls and can fail them on purpose, wrapped around a real one.
+final class PeerProbe: Sendable {
+    struct Counts {
+        var bulkGetItems = 0
+        var bulkGetCalls = 0
+        var bulkDocsCalls = 0
+    }
+
+    let counts = Locked(Counts())
+    /// Decides whether a call fails: gets the call name and its 1-based number for that name.
+    let failure: @Sendable (String, Int) -> CouchetteError?
+
+    init(failure: @escaping @Sendable (String, Int) -> CouchetteError? = { _, _ in nil }) {
+        self.failure = failure
+    }
+
+    var bulkGetItems: Int { counts.withLock { $0.bulkGetItems } }
+
+    func wrap(_ peer: any ReplicationPeer) -> any ReplicationPeer { ProbedPeer(base: peer, probe: self) }
+}
+
+struct ProbedPeer: ReplicationPeer {
+    let base: any ReplicationPeer
+    let probe: PeerProbe
+    var identifier: String { base.identifier }
+
+    func info() async throws -> PeerInfo { try await base.info() }
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
+        try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
+    }
+    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] { try await base.revsDiff(revisions) }
+    func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
+        let call = probe.counts.withLock { counts -> Int in
+            counts.bulkGetCalls += 1
+            return counts.bulkGetCalls
+        }
+        if let error = probe.failure("bulkGet", call) { throw error }
+        probe.counts.withLock { $0.bulkGetItems += requests.count }
+        return try await base.bulkGet(requests)
+    }
+    func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
+        let call = probe.counts.withLock { counts -> Int in
+            counts.bulkDocsCalls += 1
+            return counts.bulkDocsCalls
+        }
+        if let error = probe.failure("bulkDocs", call) { throw error }
+        return try await base.bulkDocs(revisions)
+    }
+    func localDocument(id: String) async throws -> Value? { try await base.localDocument(id: id) }
+    func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
+    func ensureFullCommit() async throws { try await base.ensureFullCommit() }
+}
+
+/// Two fresh databases in one temporary folder, closed afterwards.
+nonisolated(nonsending) func withTwoDatabases(_ body: (Database, Database) async throws -> Void) async throws {
+    let directory = try TemporaryDirectory()
+    let local = try directory.open("local")
+    let remote = try directory.open("remote")
+    do {
+        try await body(local, remote)
+    } catch {
+        try? await local.close()
+        try? await remote.close()
+        throw error
+    }
+    try await local.close()
+    try await remote.close()
+}
+
+/// Starts `replicator` and returns every status until it stops again (the first element is the
+/// status before the start).
+func runToCompletion(_ replicator: Replicator, reset: Bool = false) async -> [Replicator.Status] {
+    let changes = replicator.changes()
+    await replicator.start(reset: reset)
+    var statuses: [Replicator.Status] = []
+    while let change = await changes.next(timeout: .seconds(30)) {
+        statuses.append(change.status)
+        if statuses.count > 1 && change.status.activity == .stopped { break }
+    }
+    return statuses
+}
+
+func makeConfig(_ local: Database, _ remote: Database, _ type: ReplicatorType = .pushAndPull,
+                _ collectionConfig: CollectionConfiguration? = nil) throws -> ReplicatorConfiguration {
+    var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: remote))
+    config.addCollection(try local.defaultCollection(), config: collectionConfig)
+    config.replicatorType = type
+    return config
+}
+
+/// Saves documents `prefix0 …` with a counter and some text.
+func saveDocuments(_ count: Int, prefix: String, in collection: Collection) async throws {
+    try await collection.database.inBatch { batch in
+        for n in 0..<count {
+            try batch.save(document: MutableDocument(id: "\(prefix)\(n)").setInt(n, forKey: "n").setString(prefix, forKey: "origin"),
+                           in: collection)
+        }
+    }
+}
+
+/// The revision tree of a document as comparable facts: revision, parent, and for leaves the
+/// deleted flag (the protocol carries ancestors as bare ids, so an ancestor's flag is not shared).
+func treeShape(_ collection: Collection, _ id: String) throws -> Set<String> {
+    let tree = try collection.revisionTree(id: id)
+    let leaves = Set(tree.leafIndices)
+    return Set(tree.nodes.enumerated().map { position, node in
+        let flag = leaves.contains(position) ? (node.isDeleted ? " deleted leaf" : " leaf") : ""
+        return "\(node.revisionID)<\(node.parent.map { tree.nodes[$0].revisionID } ?? "root")\(flag)"
+    })
+}
+
+/// Every document id with its current revision (tombstones included).
+func currentRevisions(_ collection: Collection) throws -> [String: String] {
+    var result: [String: String] = [:]
+    var since: UInt64 = 0
+    while true {
+        let page = try collection.replicationChanges(since: since, limit: 1000, documentIDs: nil)
+        for change in page.changes {
+            result[change.id] = try collection.core.read { try collection.core.store.record($0, collection.spec, change.id) }?.revisionID
+        }
+        if page.changes.count < 1000 { return result }
+        since = page.lastSequence
+    }
+}
