@@ -57,7 +57,7 @@ final class RemotePeer: ReplicationPeer {
         configuration.httpCookieAcceptPolicy = .never
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
-        session = URLSession(configuration: configuration)
+        session = URLSession(configuration: configuration, delegate: RefusingChallenges(), delegateQueue: nil)
     }
 
     deinit { session.finishTasksAndInvalidate() }
@@ -248,9 +248,10 @@ final class RemotePeer: ReplicationPeer {
             (data, response) = try await session.data(for: request)
         } catch is CancellationError {
             throw CancellationError()
-        } catch let error as URLError where error.code == .cancelled {
+        } catch let error as URLError where error.code == .cancelled || error.code == .userCancelledAuthentication {
+            // Not this task's cancellation: RefusingChallenges cancelled an authentication challenge.
             try Task.checkCancellation()
-            throw CouchetteError(.io, "\(method) \(identifier)\(path) was cancelled")
+            throw CouchetteError(.unauthorized, "\(method) \(identifier)\(path) was refused: the server asks for other credentials")
         } catch {
             throw CouchetteError(.io, "cannot reach \(identifier): \((error as NSError).localizedDescription)")
         }
@@ -303,5 +304,14 @@ final class RemotePeer: ReplicationPeer {
         default: .http(status: 500)
         }
         return CouchetteError(code, "document '\(id)': \(name): \(reason)")
+    }
+}
+
+/// Answers HTTP authentication challenges by cancelling them: credentials go in headers up front,
+/// and without a delegate Foundation on Linux waits forever on a `401` carrying `WWW-Authenticate`.
+private final class RefusingChallenges: NSObject, URLSessionTaskDelegate {
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 }
