@@ -52,6 +52,27 @@ import Testing
         }
     }
 
+    @Test func deletingTheWinnerLocallyHandsTheWinToTheConflictingBranch() async throws {
+        try await withDatabase { db, _ in
+            let collection = try db.defaultCollection()
+            let peer = try LocalPeer(collection: collection)
+            let root = "1-" + String(repeating: "a", count: 32)
+            _ = try await peer.bulkDocs([Self.revision("doc", ["2-" + String(repeating: "b", count: 32), root], ["v": .string("b")])])
+            _ = try await peer.bulkDocs([Self.revision("doc", ["2-" + String(repeating: "c", count: 32), root], ["v": .string("c")])])
+            let winner = try #require(try await collection.document(id: "doc"))
+            #expect(winner.string(forKey: "v") == "c")
+            try await collection.delete(document: winner)
+            let now = try #require(try await collection.document(id: "doc"))
+            #expect(now.string(forKey: "v") == "b")
+            #expect(try await collection.count == 1)
+            // A local save extends the new winner and keeps the deleted branch closed.
+            try await collection.save(document: now.toMutable().setString("b2", forKey: "v"))
+            #expect(try collection.revisionTree(id: "doc").liveLeaves.count == 1)
+            #expect(try await collection.document(id: "doc")?.revisionID?.hasPrefix("3-") == true)
+            try await db.performMaintenance(type: .integrityCheck)
+        }
+    }
+
     @Test func revsDiffReportsMissingRevisionsAndPossibleAncestors() async throws {
         try await withDatabase { db, _ in
             let collection = try db.defaultCollection()

@@ -29,6 +29,27 @@ import Testing
         }
     }
 
+    @Test func checkpointsSurviveReopeningBothDatabases() async throws {
+        let directory = try TemporaryDirectory()
+        var local = try directory.open("local")
+        var remote = try directory.open("remote")
+        try await saveDocuments(6, prefix: "k", in: try local.defaultCollection())
+        _ = await runToCompletion(try Replicator(config: try makeConfig(local, remote, .push)))
+        try await local.close()
+        try await remote.close()
+
+        local = try directory.open("local")
+        remote = try directory.open("remote")
+        try await saveDocuments(2, prefix: "later", in: try local.defaultCollection())
+        let probe = PeerProbe()
+        let replicator = try Replicator(config: try makeConfig(local, remote, .push), wrapPeer: probe.wrap)
+        #expect(await runToCompletion(replicator).last?.progress.total == 2)
+        #expect(probe.bulkGetItems == 2)
+        #expect(try await remote.defaultCollection().count == 8)
+        try await local.close()
+        try await remote.close()
+    }
+
     @Test func checkpointsUseCouchDBsFormatOnBothSides() async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(3, prefix: "f", in: try local.defaultCollection())

@@ -93,6 +93,47 @@ import Testing
         }
     }
 
+    @Test func continuousReplicationResolvesConcurrentEditsOnBothSides() async throws {
+        try await withTwoDatabases { local, remote in
+            var config = try makeConfig(local, remote)
+            config.continuous = true
+            let replicator = try Replicator(config: config)
+            await replicator.start()
+            let mine = try local.defaultCollection()
+            let theirs = try remote.defaultCollection()
+            for round in 0..<5 {
+                // Both sides edit the same documents at once with different contents, so
+                // conflicts arrive while the replicator runs.
+                async let left: Void = Self.edit(mine, side: "local", round: round)
+                async let right: Void = Self.edit(theirs, side: "remote", round: round)
+                _ = try await (left, right)
+            }
+            let ids = (0..<6).flatMap { n in ["live-0-\(n)", "live-1-\(n)"] }
+            let converged = await eventually(timeout: .seconds(30)) {
+                guard let left = try? currentRevisions(mine), let right = try? currentRevisions(theirs), left == right,
+                      left.count == ids.count else { return false }
+                return ids.allSatisfy { id in
+                    (try? treeShape(mine, id) == treeShape(theirs, id)) == true
+                        && (try? mine.revisionTree(id: id).liveLeaves.count) == 1
+                }
+            }
+            #expect(converged)
+            #expect(try mine.revisionTree(id: "live-0-0").leafIndices.count > 1, "no conflict was made")
+            await replicator.stop()
+            try await local.performMaintenance(type: .integrityCheck)
+            try await remote.performMaintenance(type: .integrityCheck)
+        }
+    }
+
+    /// Saves `live-<round % 2>-0…5` on one side, last write wins, with contents naming the side.
+    static func edit(_ collection: Collection, side: String, round: Int) async throws {
+        for n in 0..<6 {
+            let id = "live-\(round % 2)-\(n)"
+            let document = try await collection.document(id: id)?.toMutable() ?? MutableDocument(id: id)
+            try await collection.save(document: document.setString("\(side) \(round)", forKey: "v"))
+        }
+    }
+
     @Test func pullOnlyResolvesLocally() async throws {
         try await withTwoDatabases { local, remote in
             try await Self.makeConflict(local, remote)

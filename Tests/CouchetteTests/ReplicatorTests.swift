@@ -231,6 +231,12 @@ import Testing
             var ftp = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "ftp://host/db")!))
             ftp.addCollection(try local.defaultCollection())
             await expectCouchetteError(.invalidParameter) { _ = try Replicator(config: ftp) }
+            var negative = try makeConfig(local, remote)
+            negative.maxAttemptWaitTime = -1
+            await expectCouchetteError(.invalidParameter) { _ = try Replicator(config: negative) }
+            var notANumber = try makeConfig(local, remote)
+            notANumber.heartbeat = .nan
+            await expectCouchetteError(.invalidParameter) { _ = try Replicator(config: notANumber) }
         }
     }
 

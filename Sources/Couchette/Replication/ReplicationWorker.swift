@@ -52,7 +52,8 @@ struct ReplicationWorker: Sendable {
                 cursor.failedAttempts += 1
                 guard Self.isTransient(error), cursor.failedAttempts < config.effectiveMaxAttempts else { throw error }
                 state.setActivity(replicator, worker: number, .offline, error: error)
-                let wait = min(pow(2, Double(cursor.failedAttempts - 1)), config.maxAttemptWaitTime)
+                // Doubling from one second, capped (also at a day, which Duration always holds).
+                let wait = min(pow(2, Double(min(cursor.failedAttempts, 64) - 1)), config.maxAttemptWaitTime, 86_400)
                 try await Task.sleep(for: .seconds(max(0, wait)))
             }
         }

@@ -53,7 +53,8 @@ public actor Replicator {
     private nonisolated let closeRegistrations = Locked<[(observers: CommitObservers, token: Int)]>([])
 
     /// - Throws: `.invalidParameter` without collections, with collections of several databases,
-    ///   with a ``DatabaseEndpoint`` naming the local database, or a URL that is not http(s).
+    ///   with a ``DatabaseEndpoint`` naming the local database, a URL that is not http(s), or a
+    ///   negative or non-finite `heartbeat` or `maxAttemptWaitTime`.
     public init(config: ReplicatorConfiguration) throws {
         try self.init(config: config, wrapPeer: { $0 })
     }
@@ -64,6 +65,13 @@ public actor Replicator {
         }
         guard config.collections.allSatisfy({ $0.database === first.database }) else {
             throw CouchetteError(.invalidParameter, "replicated collections must all belong to one database")
+        }
+        for (name, value) in [("heartbeat", config.heartbeat), ("maxAttemptWaitTime", config.maxAttemptWaitTime)]
+        where !value.isFinite || value < 0 {
+            throw CouchetteError(.invalidParameter, "\(name) must be a finite number of seconds ≥ 0, not \(value)")
+        }
+        guard config.batchSize > 0 else {
+            throw CouchetteError(.invalidParameter, "batch size must be positive, not \(config.batchSize)")
         }
         switch config.target {
         case let endpoint as DatabaseEndpoint:
