@@ -12,7 +12,7 @@ import Testing
 
     /// A fixture "CouchDB 3.3" serving database `db` with two documents, recording every request.
     final class FixtureServer: Sendable {
-        struct Seen: Sendable { let method: String; let path: String; let query: [String: String]; let body: Value? }
+        struct Seen: Sendable { let method: String; let path: String; let query: [String: String]; let headers: [String: String]; let body: Value? }
         let seen = Locked<[Seen]>([])
         let server: HTTPServer
         let port: UInt16
@@ -21,7 +21,7 @@ import Testing
             let seen = self.seen
             server = HTTPServer(maximumBodySize: 1 << 20) { request in
                 let body = request.body.isEmpty ? nil : try? JSON.parse(String(decoding: request.body, as: UTF8.self))
-                seen.withLock { $0.append(Seen(method: request.method, path: request.path, query: request.query, body: body)) }
+                seen.withLock { $0.append(Seen(method: request.method, path: request.path, query: request.query, headers: request.headers, body: body)) }
                 return FixtureServer.answer(request, body)
             }
             port = try server.start(host: "127.0.0.1", port: 0, threads: 4)
@@ -104,6 +104,7 @@ import Testing
             #expect(checkpoint.map { JSON.string(from: $0.body ?? .null).contains(Self.seq2) } == true)
             let bulkGet = try #require(seen.first { $0.path == "/db/_bulk_get" })
             #expect(bulkGet.query["revs"] == "true")
+            #expect(bulkGet.headers["accept-encoding"]?.contains("gzip") == true, "\(bulkGet.headers)")
         }
         await fixture.server.stop()
     }

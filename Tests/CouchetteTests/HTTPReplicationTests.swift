@@ -118,29 +118,38 @@ import Testing
         }
     }
 
-    @Test func aListenerRestartedMidReplicationIsWaitedFor() async throws {
+    @Test func aListenerStoppedMidReplicationIsWaitedForThenCompletes() async throws {
         try await withTwoDatabases { local, remote in
-            try await saveDocuments(40, prefix: "k", in: try local.defaultCollection())
+            try await saveDocuments(60, prefix: "k", in: try local.defaultCollection())
             var listenerConfig = URLEndpointListenerConfiguration(collections: [try remote.defaultCollection()])
             let first = URLEndpointListener(config: listenerConfig)
             try await first.start()
             let port = try #require(first.port)
-            await first.stop()   // the server is down when the replicator starts
 
+            // The second batch waits at the gate until the listener is down, then goes to the
+            // (closed) port: the replicator goes offline with some documents already delivered.
+            let gate = Locked((reached: false, released: false, calls: 0))
             var config = try httpConfig(local, "http://127.0.0.1:\(port)/remote", .push)
+            config.batchSize = 10
             config.maxAttempts = 100
             config.maxAttemptWaitTime = 0.2
-            let replicator = try Replicator(config: config)
+            let replicator = try Replicator(config: config) { peer in
+                guard peer is RemotePeer else { return peer }
+                return GatedPeer(base: peer, gate: gate)
+            }
             let changes = replicator.changes()
             await replicator.start()
+            #expect(await eventually(timeout: .seconds(20)) { gate.withLock { $0.reached } })
+            await first.stop()
+            gate.withLock { $0.released = true }
             var sawOffline = false
             while let change = await changes.next(timeout: .seconds(20)) {
-                if change.status.activity == .offline {
-                    sawOffline = true
-                    break
-                }
+                if change.status.activity == .offline { sawOffline = true; break }
             }
             #expect(sawOffline)
+            let delivered = try await remote.defaultCollection().count
+            #expect(delivered > 0 && delivered < 60)
+
             listenerConfig.port = port
             let second = URLEndpointListener(config: listenerConfig)
             try await second.start()
@@ -150,7 +159,8 @@ import Testing
                 if change.status.activity == .stopped { break }
             }
             #expect(last?.activity == .stopped && last?.error == nil, "\(String(describing: last?.error))")
-            #expect(try await remote.defaultCollection().count == 40)
+            #expect(try await remote.defaultCollection().count == 60)
+            #expect(try currentRevisions(local.defaultCollection()) == currentRevisions(remote.defaultCollection()))
             await second.stop()
         }
     }
@@ -177,4 +187,31 @@ import Testing
             }
         }
     }
+}
+
+/// Holds the second `_bulk_docs` of a run until the test releases it.
+private struct GatedPeer: ReplicationPeer {
+    let base: any ReplicationPeer
+    let gate: Locked<(reached: Bool, released: Bool, calls: Int)>
+    var identifier: String { base.identifier }
+    func info() async throws -> PeerInfo { try await base.info() }
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
+        try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
+    }
+    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] { try await base.revsDiff(revisions) }
+    func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] { try await base.bulkGet(requests) }
+    func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
+        let call = gate.withLock { state in
+            state.calls += 1
+            if state.calls == 2 { state.reached = true }
+            return state.calls
+        }
+        if call == 2 {
+            while !gate.withLock({ $0.released }) { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        return try await base.bulkDocs(revisions)
+    }
+    func localDocument(id: String) async throws -> Value? { try await base.localDocument(id: id) }
+    func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
+    func ensureFullCommit() async throws { try await base.ensureFullCommit() }
 }
