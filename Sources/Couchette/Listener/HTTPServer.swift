@@ -58,6 +58,7 @@ final class HTTPServer: Sendable {
             "keep_alive_timeout_ms", "15000",
             "request_timeout_ms", "120000",
             "max_request_size", "65536",
+            "tcp_nodelay", "1",   // else Nagle holds the body behind the headers for a delayed ACK (~40 ms)
         ]
         var callbacks = HTTPServer.callbacks()
         // The context holds this pointer until mg_stop returns; the retain is released in stop().
