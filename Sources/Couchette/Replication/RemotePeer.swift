@@ -240,6 +240,8 @@ final class RemotePeer: ReplicationPeer {
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            // libcurl would otherwise send `Expect: 100-continue` and wait for the server's go-ahead.
+            request.setValue("", forHTTPHeaderField: "Expect")
             request.httpBody = Data(JSON.string(from: body).utf8)
         }
         let data: Data
