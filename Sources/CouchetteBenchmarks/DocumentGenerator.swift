@@ -26,8 +26,17 @@ public struct DocumentGenerator: Sendable {
 
     /// Documents `0..<count`, with ids `doc-0000001`, ….
     public func documents(count: Int) -> [GeneratedDocument] {
-        var random = SplitMix64(seed: seed)
-        return (0..<count).map { document(number: $0, random: &random) }
+        Array(lazyDocuments(count: count))
+    }
+
+    /// The same documents as ``documents(count:)``, generated one at a time as the sequence is
+    /// iterated: for data sets too big to hold.
+    public func lazyDocuments(count: Int) -> UnfoldSequence<GeneratedDocument, (SplitMix64, Int)> {
+        sequence(state: (SplitMix64(seed: seed), 0)) { state in
+            guard state.1 < count else { return nil }
+            defer { state.1 += 1 }
+            return document(number: state.1, random: &state.0)
+        }
     }
 
     public static func id(_ number: Int) -> String {

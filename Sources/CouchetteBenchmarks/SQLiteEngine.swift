@@ -27,7 +27,7 @@ public final class SQLiteEngine: BenchmarkEngine {
         sqlite3_close(db)
     }
 
-    private func execute(_ sql: String) throws {
+    func execute(_ sql: String) throws {
         guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
             throw BenchmarkError.engine("sqlite: \(sql): \(String(cString: sqlite3_errmsg(db)))")
         }

@@ -40,18 +40,27 @@ public struct Workload: Sendable {
     /// True for Couchette-only workloads (change feeds, live queries): the baselines have no
     /// equivalent, so only Couchette runs and their columns show "—".
     public let isCouchetteOnly: Bool
+    /// True for query workloads: raw LMDB has no query language, so its column shows "—".
+    public let needsQueries: Bool
+    /// True for workloads measured once whatever `--runs` says (a size, or a long import).
+    public let runsOnce: Bool
     let body: @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult
 
-    init(name: String, summary: String, isCouchetteOnly: Bool = false,
+    init(name: String, summary: String, isCouchetteOnly: Bool = false, needsQueries: Bool = false, runsOnce: Bool = false,
          body: @escaping @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult) {
         self.name = name
         self.summary = summary
         self.isCouchetteOnly = isCouchetteOnly
+        self.needsQueries = needsQueries
+        self.runsOnce = runsOnce
         self.body = body
     }
 
     /// The engines this workload runs on.
-    public var engines: [any BenchmarkEngine.Type] { isCouchetteOnly ? [CouchetteEngine.self] : Self.engines }
+    public var engines: [any BenchmarkEngine.Type] {
+        if isCouchetteOnly { return [CouchetteEngine.self] }
+        return needsQueries ? Self.engines.filter { $0 is any QueryBenchmarkEngine.Type } : Self.engines
+    }
 
     public func run(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext) async throws -> WorkloadResult {
         try await body(engine, context)
@@ -63,7 +72,7 @@ public struct Workload: Sendable {
         engines.first { $0.name == name }
     }
 
-    public static let all: [Workload] = comparative + changeFeeds + replication
+    public static let all: [Workload] = comparative + scale + queries + changeFeeds + replication
 
     static let comparative: [Workload] = [
         Workload(name: "bulk-insert", summary: "insert N documents in one transaction (durable)") { engine, context in
@@ -124,27 +133,7 @@ public struct Workload: Sendable {
                 return Sample(seconds: seconds, ops: ids.count)
             }
         },
-        Workload(name: "open", summary: "open a database of N documents and read one") { engine, context in
-            let documents = DocumentGenerator().documents(count: context.size)
-            let folder = try freshFolder(context, 0)
-            let builder = try await engine.init(directory: folder, durable: false)
-            try await builder.insertAll(documents)
-            try await builder.close()
-            var samples: [Sample] = []
-            var contents: [String: String]?
-            for run in 0..<context.runs {
-                var store: (any BenchmarkEngine)?
-                let seconds = try await time {
-                    store = try await engine.init(directory: folder, durable: false)
-                    _ = try await store?.readEach([documents[0].id])
-                }
-                if context.captureContents && run == context.runs - 1 { contents = try await store?.contents() }
-                try await store?.close()
-                samples.append(Sample(seconds: seconds, ops: 1))
-            }
-            return WorkloadResult(samples: samples, contents: contents)
-        },
-        Workload(name: "disk-size", summary: "bytes on disk after inserting N documents") { engine, context in
+        Workload(name: "disk-size", summary: "bytes on disk after inserting N documents", runsOnce: true) { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
             let store = try await engine.init(directory: try freshFolder(context, 0), durable: false)
             try await store.insertAll(documents)
@@ -172,7 +161,7 @@ public struct Workload: Sendable {
     }
 
     /// Runs `measure` once per run, each time on a new, empty store.
-    private static func onFreshStores(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
+    static func onFreshStores(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
                                       _ measure: (any BenchmarkEngine) async throws -> Sample) async throws -> WorkloadResult {
         var samples: [Sample] = []
         var contents: [String: String]?
@@ -186,7 +175,7 @@ public struct Workload: Sendable {
     }
 
     /// Opens one store, fills it with `load` (not timed), then runs `measure` once per run on it.
-    private static func onLoadedStore(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
+    static func onLoadedStore(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
                                       load: (any BenchmarkEngine) async throws -> Void,
                                       _ measure: (any BenchmarkEngine) async throws -> Sample) async throws -> WorkloadResult {
         let store = try await engine.init(directory: try freshFolder(context, 0), durable: durable)

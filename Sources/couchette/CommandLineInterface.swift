@@ -14,10 +14,13 @@ struct Command: Sendable {
     struct Argument: Sendable {
         let name: String
         let help: String
+        /// Optional arguments come last and may be left out (the command checks what it got).
+        let isOptional: Bool
 
-        init(_ name: String, _ help: String = "") {
+        init(_ name: String, _ help: String = "", isOptional: Bool = false) {
             self.name = name
             self.help = help
+            self.isOptional = isOptional
         }
     }
 
@@ -64,7 +67,7 @@ struct Command: Sendable {
     }
 
     var usage: String {
-        (["couchette", name] + arguments.map(\.name)
+        (["couchette", name] + arguments.map { $0.isOptional ? "[\($0.name)]" : $0.name }
             + options.map { "[\($0.flag)\($0.isRepeatable ? " ..." : "")]" })
             .joined(separator: " ")
     }
@@ -175,11 +178,12 @@ struct ParsedArguments: Sendable {
             options[name] = value
             repeated[name, default: []].append(value)
         }
-        guard positional.count == command.arguments.count else {
+        let required = command.arguments.filter { !$0.isOptional }.count
+        guard (required...command.arguments.count).contains(positional.count) else {
             let expected = command.arguments.map(\.name).joined(separator: " ")
-            if positional.count < command.arguments.count {
-                let missing = command.arguments[positional.count...].map(\.name).joined(separator: " ")
-                throw UsageError("missing argument\(command.arguments.count - positional.count > 1 ? "s" : "") \(missing) (expected \(expected))")
+            if positional.count < required {
+                let missing = command.arguments[positional.count..<required].map(\.name).joined(separator: " ")
+                throw UsageError("missing argument\(required - positional.count > 1 ? "s" : "") \(missing) (expected \(expected))")
             }
             throw UsageError("unexpected argument '\(positional[command.arguments.count])' (expected \(expected.isEmpty ? "none" : expected))")
         }

@@ -9,7 +9,7 @@ enum CouchetteTool {
         DemoCommand.command, InfoCommand.command, ImportCommand.command, ExportCommand.command,
         GetCommand.command, PutCommand.command, RemoveCommand.command, PurgeCommand.command,
         QueryCommand.command, WatchCommand.command, ShellCommand.command, CompactCommand.command, CheckCommand.command,
-        WriteLoopCommand.command, ServeCommand.command, ReplicateCommand.command,
+        WriteLoopCommand.command, IndexCommand.command, ServeCommand.command, ReplicateCommand.command,
     ]
 
     static func main() async {

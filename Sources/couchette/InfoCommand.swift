@@ -37,10 +37,9 @@ enum InfoCommand {
     }
 }
 
-/// The indexes of a collection. The index issue adds `Collection.indexes()`; until then there are
-/// none, and this is the one place `info` and the shell's `.indexes` ask.
+/// The indexes of a collection: the one place `info` and the shell's `.indexes` ask.
 enum IndexList {
-    static func names(of collection: Collection) async throws -> [String] { [] }
+    static func names(of collection: Collection) async throws -> [String] { try await collection.indexes() }
 }
 
 extension Array {

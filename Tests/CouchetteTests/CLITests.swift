@@ -265,6 +265,38 @@ import Testing
         #expect(try CLI.run(["put", db, "a", "{}", "--collection", "c", "--collection", "d"]).status == 2)
     }
 
+    @Test func indexCreateListExplainAndDrop() throws {
+        let directory = try TemporaryDirectory()
+        let db = directory.path + "/people"
+        #expect(try CLI.run(["import", db, Self.names]).status == 0)
+        let created = try CLI.run(["index", db, "create", "byState", "contact.address.state, LOWER(name.last)"])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.contains("Created index byState on _default._default"))
+        let partial = try CLI.run(["index", db, "create", "caByBirthday", "birthday", "--where", "contact.address.state = 'CA'"])
+        #expect(partial.status == 0, "\(partial.stderr)")
+        #expect(try CLI.run(["index", db, "list"]).stdout == "_default._default: byState\n_default._default: caByBirthday\n")
+        #expect(try CLI.run(["info", db]).stdout.contains("_default._default: byState"))
+
+        let sql = "SELECT name.last FROM _default WHERE contact.address.state = 'CA' AND LOWER(name.last) = 'bejcek'"
+        let explain = try CLI.run(["query", db, sql, "--explain"])
+        #expect(explain.stdout.contains("USING byState"), "\(explain.stdout)")
+        #expect(try CLI.run(["query", db, sql]).stdout == "{\"last\":\"Bejcek\"}\n")
+        let ordered = try CLI.run(["query", db, "SELECT birthday FROM _default WHERE contact.address.state = 'CA' AND birthday > '1950' ORDER BY birthday LIMIT 1", "--explain"])
+        #expect(ordered.stdout.contains("USING caByBirthday"), "\(ordered.stdout)")
+
+        #expect(try CLI.run(["index", db, "drop", "byState"]).status == 0)
+        #expect(try CLI.run(["index", db, "drop", "byState"]).status == 0)  // missing: no-op
+        #expect(try CLI.run(["index", db, "list", "--collection", "_default"]).stdout == "_default._default: caByBirthday\n")
+        #expect(try CLI.run(["query", db, sql, "--explain"]).stdout.contains("SCAN _default._default"))
+
+        let bad = try CLI.run(["index", db, "create", "bad", "name.last +"])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("invalid query") && bad.stderr.contains("index 'bad'"), "\(bad.stderr)")
+        #expect(try CLI.run(["index", db, "rebuild"]).status == 2)
+        #expect(try CLI.run(["index", db, "create", "onlyName"]).status == 2)
+        #expect(try CLI.run(["index", db, "list", "--collection", "nope"]).status == 1)
+    }
+
     @Test func runtimeErrorsExitWithOne() throws {
         let directory = try TemporaryDirectory()
         let db = directory.path + "/runtime"

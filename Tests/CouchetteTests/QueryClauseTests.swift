@@ -207,7 +207,7 @@ import Testing
             }
             func order(_ clause: String) async throws -> [String] {
                 try await db.createQuery("SELECT v FROM _ ORDER BY \(clause), meta().id").execute().map { row in
-                    row.value(at: 0) == nil ? "MISSING" : JSON.string(from: row.values[0]!)
+                    row.value(at: 0) == nil ? "MISSING" : JSON.string(from: row.values[0]!.value)
                 }
             }
             #expect(try await order("v") == ["MISSING", "null", "false", "true", "1.5", "2", #""A""#, #""B""#, #""a""#, #""b""#, #""e""#, #""é""#, "[1]", #"{"k":1}"#])

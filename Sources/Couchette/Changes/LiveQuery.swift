@@ -34,6 +34,8 @@ final class LiveQueryRegistry: Sendable {
     private let state = Locked(State())
     /// Evaluations run by this database's live queries since it was opened (for tests).
     let evaluations = Locked(0)
+    /// Re-runs skipped because the changed documents could not affect the results (for tests).
+    let skippedEvaluations = Locked(0)
 
     /// How many distinct live queries are running (for tests).
     var count: Int { state.withLock { $0.liveQueries.count } }
@@ -73,7 +75,7 @@ final class LiveQueryRegistry: Sendable {
         if let existing = state.liveQueries[key] {
             live = existing
         } else {
-            live = LiveQuery(query: query, parameters: parameters, evaluations: evaluations)
+            live = LiveQuery(query: query, parameters: parameters, evaluations: evaluations, skipped: skippedEvaluations)
             state.liveQueries[key] = live
             live.observeCommits()
         }
@@ -98,19 +100,23 @@ final class LiveQueryRegistry: Sendable {
 /// The live query registers one commit observer, which runs on the writer thread (or on the
 /// cross-process poller for other processes' commits) after every commit, in commit order:
 /// 1. A commit whose summary names no collection the query reads (its FROM collection and every
-///    JOINed one, as compiled) is ignored: no evaluation, no event. This is the only test made;
-///    in particular a commit that touched a collection the query reads always re-runs it, even
-///    when the changed documents cannot match the WHERE clause (deciding that would need the
-///    documents' previous versions, which the commit summary does not carry). A commit by another
-///    process that removed documents without leaving sequence entries (a purge) names the
-///    collection without ids, and re-runs it too.
-/// 2. Otherwise the observer only marks the live query dirty and, when no evaluation is running,
-///    starts one in a detached task. The writer never runs, nor waits for, a query.
-/// 3. At most one evaluation is in flight. Commits arriving while it runs mark the query dirty
+///    JOINed one, as compiled) is ignored: no evaluation, no event.
+/// 2. Otherwise the observer only marks the live query dirty, noting the changed ids, and, when no evaluation is running,
+///    starts one as a child task of the database's ``ObservationTasks`` group. The writer never
+///    runs, nor waits for, a query.
+/// 3. Before re-running a query over a single collection (no JOIN or UNNEST), the task checks
+///    whether the commits since the last evaluation can matter (``MatchTracking``): when none of
+///    the changed documents passed WHERE at the last evaluation (the executor recorded which did)
+///    and none passes it now (each is read and tested in a fresh snapshot), the results cannot
+///    have changed and the re-run is skipped. The check is not made — the query simply re-runs —
+///    for JOINs, when the commit's ids are unknown (a purge by another process names the
+///    collection without ids), when more than ``changedIDLimit`` ids are pending, or when more
+///    than ``MatchTracking/limit`` documents matched.
+/// 4. At most one evaluation is in flight. Commits arriving while it runs mark the query dirty
 ///    again and the task loops once more: a burst of commits is coalesced into one re-run. Each
 ///    evaluation reads its own LMDB snapshot, concurrently with writes; different live queries
 ///    evaluate in parallel.
-/// 4. A subscriber that joins while there are no results yet (the first evaluation, or the last
+/// 5. A subscriber that joins while there are no results yet (the first evaluation, or the last
 ///    one failed) also makes the task run until it got an event.
 ///
 /// ## When an evaluation emits, and to whom
@@ -136,9 +142,17 @@ final class LiveQuery: Sendable {
         /// Subscribers that have not received an event yet.
         var waiting: Set<Int> = []
         var observerToken: Int?
+        /// Documents changed by the commits since the last evaluation; nil when unknown.
+        var changedIDs: Set<String>? = []
+        /// Documents that passed WHERE at the last evaluation; nil when not tracked.
+        var matches: Set<String>?
 
         var hasWork: Bool { isDirty || !waiting.isEmpty }
     }
+
+    /// Beyond this many changed documents between two evaluations, the query re-runs without
+    /// checking them one by one.
+    static let changedIDLimit = 1000
 
     /// The query whose compiled plan is run (its own parameters are not used: `parameters` are).
     private let query: Query
@@ -146,12 +160,14 @@ final class LiveQuery: Sendable {
     /// The collections the query reads (FROM and JOINs): commits touching others are ignored.
     let collections: Set<CollectionSpec>
     private let evaluations: Locked<Int>
+    private let skippedEvaluations: Locked<Int>
     private let state = Locked(State())
 
-    init(query: Query, parameters: Parameters?, evaluations: Locked<Int>) {
+    init(query: Query, parameters: Parameters?, evaluations: Locked<Int>, skipped: Locked<Int>) {
         self.query = query
         self.parameters = parameters
         self.evaluations = evaluations
+        self.skippedEvaluations = skipped
         collections = Self.collections(of: query)
     }
 
@@ -166,7 +182,7 @@ final class LiveQuery: Sendable {
     func observeCommits() {
         let token = query.core.observers.add { [weak self] summary in
             guard let self, self.isAffected(by: summary) else { return }
-            self.commitTouched()
+            self.commitTouched(self.changedIDs(in: summary))
         }
         state.withLock { $0.observerToken = token }
     }
@@ -176,8 +192,26 @@ final class LiveQuery: Sendable {
         summary.documentIDs.keys.contains { collections.contains($0) }
     }
 
-    /// A commit touched the query's collections: re-run (coalesced with any running evaluation).
-    func commitTouched() { schedule { $0.isDirty = true } }
+    /// The ids a commit changed in the query's collections; nil when unknown (or several
+    /// collections, where ``MatchTracking`` does not apply).
+    private func changedIDs(in summary: CommitSummary) -> [String]? {
+        guard collections.count == 1, let collection = collections.first,
+              let ids = summary.documentIDs[collection], !ids.isEmpty else { return nil }
+        return ids
+    }
+
+    /// A commit changed `ids` (nil: unknown documents) in the query's collections: re-run,
+    /// coalesced with any running evaluation, unless they provably cannot matter.
+    func commitTouched(_ ids: [String]?) {
+        schedule { state in
+            state.isDirty = true
+            if let ids, let pending = state.changedIDs, pending.count + ids.count <= Self.changedIDLimit {
+                state.changedIDs = pending.union(ids)
+            } else {
+                state.changedIDs = nil
+            }
+        }
+    }
 
     /// Adds a subscriber: it gets the current results now, or the next evaluation's.
     func add(_ subscriber: LiveQueryRegistry.Subscriber) {
@@ -219,42 +253,64 @@ final class LiveQuery: Sendable {
             return true
         }
         if start {
-            Task.detached { self.run() }
+            query.core.observationTasks.submit { self.run() }
         }
     }
 
     /// Evaluates until nothing is pending. Runs in one task at a time (`isRunning`).
     private func run() {
         while true {
-            let followsCommit = state.withLock { state -> Bool? in
+            let work = state.withLock { state -> (followsCommit: Bool, check: (changed: Set<String>, matches: Set<String>)?)? in
                 guard !state.hasEnded, state.hasWork else {
                     state.isRunning = false
                     return nil
                 }
-                defer { state.isDirty = false }
-                return state.isDirty
+                defer {
+                    state.isDirty = false
+                    state.changedIDs = []
+                }
+                // Only a re-run caused by commits alone may be skipped: waiting subscribers need an event.
+                guard state.isDirty, state.waiting.isEmpty, state.last != nil,
+                      let changed = state.changedIDs, let matches = state.matches else { return (state.isDirty, nil) }
+                return (true, (changed, matches))
             }
-            guard let followsCommit else { return }
+            guard let work else { return }
+            if let check = work.check, cannotMatter(check.changed, previouslyMatching: check.matches) {
+                skippedEvaluations.withLock { $0 += 1 }
+                continue
+            }
             evaluations.withLock { $0 += 1 }
-            let outcome = Result { try query.executeNow(parameters: parameters) }
+            let outcome = Result { try query.executeTrackingMatches(parameters: parameters) }
             state.withLock { state in
                 guard !state.hasEnded else { return }
                 let toEveryone: Bool
                 switch outcome {
-                case .success(let results):
+                case .success(let (results, matches)):
                     toEveryone = state.last.map { !$0.hasSameRows(as: results) } ?? true
                     state.last = results
+                    state.matches = matches
                 case .failure:
-                    toEveryone = followsCommit
+                    toEveryone = work.followsCommit
                     state.last = nil
+                    state.matches = nil
                 }
                 for (id, subscriber) in state.subscribers where toEveryone || state.waiting.contains(id) {
-                    subscriber.buffer.yield(QueryChange(query: subscriber.query, results: try? outcome.get(),
+                    subscriber.buffer.yield(QueryChange(query: subscriber.query, results: try? outcome.get().results,
                                                         error: outcome.failureValue))
                 }
                 state.waiting.removeAll()
             }
         }
+    }
+}
+
+extension LiveQuery {
+    /// True when documents `changed` since the last evaluation neither passed WHERE then
+    /// (`previouslyMatching`) nor pass it now: the results cannot have changed. A failing check
+    /// answers false (the re-run then reports the error).
+    private func cannotMatter(_ changed: Set<String>, previouslyMatching: Set<String>) -> Bool {
+        guard changed.isDisjoint(with: previouslyMatching) else { return false }
+        return (try? !query.anyMatches(changed, parameters: parameters)) ?? false
     }
 }
 

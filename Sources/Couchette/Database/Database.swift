@@ -57,6 +57,7 @@ public actor Database {
             write.complete(.failure(CouchetteError(.notOpen, "database '\(name)' is closed")))
         }
         core.observers.close()
+        core.observationTasks.close()
         EnvironmentRegistry.shared.release(core.environment)
     }
 
@@ -253,7 +254,7 @@ public actor Database {
     ///
     /// - `.compact` rewrites the file without free pages. Throws `.busy` when another `Database`
     ///   instance (in this or another process) has the database open.
-    /// - `.reindex` rebuilds indexes (there are none before the query layer defines them).
+    /// - `.reindex` clears and rebuilds every index of every collection.
     /// - `.integrityCheck` reads everything and throws `.corruption` on the first inconsistency.
     public func performMaintenance(type: MaintenanceType) async throws {
         try core.checkOpen()
@@ -264,9 +265,10 @@ public actor Database {
             }
             core.externalChanges.prepareForCompaction()
             defer { core.externalChanges.compacted() }
+            defer { core.indexes.forgetSnapshots() }
             try core.environment.compact()
         case .reindex:
-            break  // no index exists until the query layer adds them
+            try await rebuildIndexes()
         case .integrityCheck:
             try core.read { txn in try IntegrityCheck(store: core.store, catalog: core.catalog.all).run(txn) }
         }

@@ -8,11 +8,15 @@ final class DatabaseCore: Sendable {
     let configuration: DatabaseConfiguration
     let environment: StorageEnvironment
     let store: DocumentStore
+    /// Index definitions and entries (the query layer's, behind ``DocumentStore/indexes``).
+    let indexes: IndexRegistry
     let catalog = Catalog()
     let observers = CommitObservers()
     let externalChanges = ExternalChanges()
     /// The live queries of this database, shared by subscribers with the same text and parameters.
     let liveQueries = LiveQueryRegistry()
+    /// The task group live-query evaluations run in.
+    let observationTasks = ObservationTasks()
     let expirationSignal = WakeSignal()
     private let isOpen = Atomic<Bool>(true)
     private let queue = Locked<[PendingWrite]>([])
@@ -23,7 +27,8 @@ final class DatabaseCore: Sendable {
         self.path = path
         self.configuration = configuration
         environment = try EnvironmentRegistry.shared.acquire(path: path)
-        store = DocumentStore(tables: environment.tables)
+        indexes = IndexRegistry(tables: environment.tables)
+        store = DocumentStore(tables: environment.tables, indexes: indexes)
         do {
             try prepareFormat()
             try reloadCatalog()

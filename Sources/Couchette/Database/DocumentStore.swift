@@ -4,6 +4,8 @@
 /// It knows nothing of actors or queues; ``Database`` decides which transaction to run it in.
 struct DocumentStore: Sendable {
     let tables: StorageEnvironment.Tables
+    /// Kept current in the same transaction as every write of a current record.
+    let indexes: any DocumentIndexing
 
     // MARK: - Reading
 
@@ -197,7 +199,7 @@ struct DocumentStore: Sendable {
     /// THE place that writes or removes a document's current record: the `documents` entry, its
     /// `sequences` entry, its expiration entry and the live count change together here. Every
     /// write path (local saves and deletes, replicated grafts, conflict resolutions, purges,
-    /// expirations) goes through it, so per-document derived data (indexes) can be kept here.
+    /// expirations) goes through it, and so does index maintenance.
     func replaceCurrent(_ context: WriteContext, _ collection: CollectionSpec, _ id: String,
                         old: DocumentRecord?, new: DocumentRecord?) throws {
         let txn = context.txn
@@ -210,6 +212,7 @@ struct DocumentStore: Sendable {
                 try txn.delete(tables.expirations, key: StoreLayout.expirationKey(old.expiration, collection.number, id))
             }
         }
+        try indexes.update(txn, collection, id, old: old, new: new)
         guard let new else {
             try txn.delete(tables.documents, key: key)
             if let old, !old.isDeleted { context.adjustCount(collection, by: -1) }
@@ -251,8 +254,9 @@ struct DocumentStore: Sendable {
 
     // MARK: - Collections
 
-    /// Removes every document, revision, sequence and expiration of a collection, and its counters.
+    /// Removes every document, revision, sequence, expiration and index of a collection, and its counters.
     func dropCollection(_ txn: WriteTransaction, _ collection: CollectionSpec) throws {
+        try indexes.dropCollection(txn, collection)
         let prefix = StoreLayout.collectionPrefix(collection.number)
         var expirations: [[UInt8]] = []
         try txn.scan(tables.documents, prefix: prefix) { key, value in

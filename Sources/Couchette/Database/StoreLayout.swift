@@ -15,7 +15,9 @@ import Foundation
 /// | `sequences`   | collection, sequence                       | u8 deleted flag, document id       |
 /// | `revisions`   | collection, document id                    | ``RevisionTree``                   |
 /// | `expirations` | expiry (ms since 1970), collection, id     | empty                              |
-/// | `indexes`     | reserved for the query layer               |                                    |
+/// | `meta`        | `"next-index"`                             | next index number (u32)            |
+/// | `indexes`     | collection, index name                     | ``IndexDefinition`` (JSON)         |
+/// | `index-entries` (dupsort) | index number (u32), ``IndexKey`` tuple (≤ 500 bytes) | document id (one value per document) |
 ///
 /// `_local` documents (replication checkpoints) are never replicated and have no sequence, so
 /// they live beside the counters in `meta`. The UUID names this database in replication ids.
@@ -29,6 +31,15 @@ enum StoreLayout {
     static let defaultCollectionNumber: UInt32 = 0
     static let formatKey = Array("format".utf8)
     static let nextCollectionKey = Array("next-collection".utf8)
+    static let nextIndexKey = Array("next-index".utf8)
+
+    static func indexDefinitionKey(_ collection: UInt32, _ name: String) -> [UInt8] {
+        documentKey(collection, name)
+    }
+
+    static func indexEntriesPrefix(_ index: UInt32) -> [UInt8] {
+        encodeUInt32(index)
+    }
 
     static func collectionKey(scope: String, name: String) -> [UInt8] {
         collectionKeyPrefix + Array("\(scope).\(name)".utf8)

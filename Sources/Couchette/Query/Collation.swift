@@ -71,15 +71,16 @@ struct Collation: Sendable, Equatable, CustomStringConvertible {
     }
 
     static func binaryCompare(_ lhs: String, _ rhs: String) -> Int {
-        var left = lhs.utf8.makeIterator()
-        var right = rhs.utf8.makeIterator()
-        while true {
-            switch (left.next(), right.next()) {
-            case (nil, nil): return 0
-            case (nil, _): return -1
-            case (_, nil): return 1
-            case let (a?, b?) where a != b: return a < b ? -1 : 1
-            default: continue
+        // UTF-8 byte order, compared in place (native strings are contiguous UTF-8).
+        var left = lhs, right = rhs
+        return left.withUTF8 { a in
+            right.withUTF8 { b in
+                let common = min(a.count, b.count)
+                if common > 0, let x = a.baseAddress, let y = b.baseAddress {
+                    let order = memcmp(x, y, common)
+                    if order != 0 { return order < 0 ? -1 : 1 }
+                }
+                return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
             }
         }
     }

@@ -146,6 +146,24 @@ enum Datum: Sendable {
         }
     }
 
+    /// The plain Swift value (`[String: Any]`, `[Any]`, `String`, …), stored containers converted
+    /// straight from their encoding.
+    var plain: Any {
+        if case .stored(let encoded) = self { return ValueConversion.plain(encoded) }
+        return ValueConversion.plain(value)
+    }
+
+    /// Whether two result columns hold equal values (MISSING equals only MISSING): stored
+    /// containers compare by their canonical bytes before falling back to decoding.
+    static func sameResult(_ lhs: Datum?, _ rhs: Datum?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil): true
+        case (.stored(let left)?, .stored(let right)?): left.sliceBytes == right.sliceBytes || left.decode() == right.decode()
+        case (let left?, let right?): left.value == right.value
+        default: false
+        }
+    }
+
     /// Truthiness in WHERE, HAVING, CASE WHEN and the logical operators (Couchbase Lite's
     /// boolean coercion): false, null, zero are false; every other value is true.
     var isTruthy: Bool {

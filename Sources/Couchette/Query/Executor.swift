@@ -15,7 +15,16 @@ struct Executor {
         var ordinal: Int
     }
 
-    func run(core: DatabaseCore, parameters: [String: Datum]) throws -> [[Value?]] {
+    func run(core: DatabaseCore, parameters: [String: Datum]) throws -> [[Datum?]] {
+        try run(core: core, parameters: parameters, trackingMatches: false).rows
+    }
+
+    /// Runs the query; with `trackingMatches`, also returns the ids of the main collection's
+    /// documents that passed WHERE (nil when there were more than ``MatchTracking/limit``, or
+    /// when the query reads more than one source): what a live query needs to tell later that a
+    /// commit cannot change its results (see ``anyMatches(_:core:parameters:)``).
+    func run(core: DatabaseCore, parameters: [String: Datum],
+             trackingMatches: Bool) throws -> (rows: [[Datum?]], matches: Set<String>?) {
         let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
         if !unset.isEmpty {
             throw CouchetteError(.invalidQuery, "query parameter\(unset.count > 1 ? "s" : "") \(unset.map { "$" + $0 }.joined(separator: ", ")) \(unset.count > 1 ? "are" : "is") not set; set them with query.parameters")
@@ -27,14 +36,19 @@ struct Executor {
         let limit = try plan.limit.map { try count($0, context, "LIMIT") }
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
         let now = Clock.nowMilliseconds()
+        var matches: Set<String>?
         var rows = try core.read { txn -> [Row] in
-            var sink = Sink(plan: plan, context: context, limit: limit, offset: offset)
-            let joined = try plan.stages.map { try prepare($0, txn, core.store, now, context) }
-            try plan.mainScan.forEach(txn, store: core.store, now: now) { binding in
+            let scanOrder = ScanOrder()
+            var sink = Sink(plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder)
+            if trackingMatches && MatchTracking.applies(to: plan) { sink.matches = [] }
+            let joined = try plan.stages.map { try prepare($0, txn, core, now, context) }
+            try plan.mainScan.forEach(txn, core: core, now: now, context: context, order: scanOrder,
+                                      isSatisfied: { sink.hasAllRows }) { binding in
                 context.sources[0] = binding
                 try emit(stage: 0, joined, context, &sink)
                 return !sink.isFull
             }
+            defer { matches = sink.matches }
             return try sink.finish()
         }
         if !plan.order.isEmpty && limit == nil {  // with a LIMIT, the sink's heap returns them sorted
@@ -42,7 +56,7 @@ struct Executor {
             rows.sort { a, b in Executor.precedes(a, b, order) }
         }
         let window = rows.dropFirst(offset).prefix(limit ?? Int.max)
-        return window.map { row in row.values.map { $0?.value } }
+        return (window.map(\.values), matches)
     }
 
     private func count(_ evaluator: Evaluator, _ context: EvaluationContext, _ clause: String) throws -> Int {
@@ -60,13 +74,24 @@ struct Executor {
     struct JoinedSource {
         var bindings: [SourceBinding] = []
         var buckets: [HashKey: [Int]]?
+        /// For joins on `META(joined).id`: finds the joined document by its id.
+        var lookup: ((String) throws -> SourceBinding?)?
     }
 
-    private func prepare(_ stage: Stage, _ txn: ReadTransaction, _ store: DocumentStore, _ now: UInt64,
+    private func prepare(_ stage: Stage, _ txn: ReadTransaction, _ core: DatabaseCore, _ now: UInt64,
                          _ context: EvaluationContext) throws -> JoinedSource {
         guard case .join(_, let source, let scan, _, let hash) = stage else { return JoinedSource() }
         var joined = JoinedSource()
-        try scan.forEach(txn, store: store, now: now) { binding in
+        if let hash, hash.innerIsDocumentID, case .collection(let spec) = plan.sources[source].kind {
+            let includeDeleted = plan.sources[source].includeDeleted
+            let documents = core.store.tables.documents
+            joined.lookup = { id in
+                guard let value = try txn.get(documents, key: StoreLayout.documentKey(spec.number, id)) else { return nil }
+                return try CollectionScan.binding(id, value, now: now, includeDeleted: includeDeleted)
+            }
+            return joined
+        }
+        try scan.forEach(txn, core: core, now: now, context: context, order: ScanOrder(), isSatisfied: { false }) { binding in
             joined.bindings.append(binding)
             return true
         }
@@ -96,9 +121,17 @@ struct Executor {
             }
             context.sources[source] = nil
         case .join(let kind, let source, _, let on, let hash):
-            let side = joined[index]
+            var side = joined[index]
             let candidates: [Int]
-            if let hash, let buckets = side.buckets {
+            if let hash, let lookup = side.lookup {
+                // The hash key of a document id is its string: other outer values match nothing.
+                if case .string(let id)? = try hash.outer(context), let binding = try lookup(id) {
+                    side.bindings = [binding]
+                    candidates = [0]
+                } else {
+                    candidates = []
+                }
+            } else if let hash, let buckets = side.buckets {
                 candidates = try hash.outer(context).flatMap { buckets[HashKey($0)] } ?? []
             } else {
                 candidates = Array(side.bindings.indices)
@@ -148,11 +181,18 @@ struct Executor {
         /// With ORDER BY and LIMIT: only the first `offset + limit` rows are kept.
         var top: TopRows<Row>?
 
-        init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int) {
+        /// Rows arriving in ORDER BY order are kept as they come (see ``ScanOrder``).
+        let scanOrder: ScanOrder
+
+        /// When tracked: the ids of the documents that passed WHERE; nil once too many.
+        var matches: Set<String>?
+
+        init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int, scanOrder: ScanOrder) {
             self.plan = plan
             self.context = context
             self.limit = limit
             self.offset = offset
+            self.scanOrder = scanOrder
             if let limit, !plan.order.isEmpty {
                 let order = plan.order
                 top = TopRows(capacity: offset.addingReportingOverflow(limit).overflow ? .max : offset + limit) { a, b in
@@ -167,9 +207,21 @@ struct Executor {
             return rows.count >= offset + limit
         }
 
+        /// True when rows arriving in ORDER BY order can no longer change the result: the
+        /// top `offset + limit` rows are all there.
+        var hasAllRows: Bool {
+            if scanOrder.inOrder, let top { return rows.count >= top.capacity }
+            if let top { return top.rows.count >= top.capacity }
+            return isFull
+        }
+
         mutating func accept() throws {
             if let filter = plan.filter {
                 guard let result = try filter(context), !result.isNull, result.isTruthy else { return }
+            }
+            if matches != nil, let id = context.sources[0]?.id {
+                matches!.insert(id)
+                if matches!.count > MatchTracking.limit { matches = nil }
             }
             if plan.isAggregating {
                 let key = try plan.groupKeys.map { HashKey(try $0(context)) }
@@ -197,11 +249,18 @@ struct Executor {
             let keys = try plan.order.map { try $0.evaluator(context) }
             let row = Row(values: values, keys: keys, ordinal: ordinal)
             ordinal += 1
-            if top != nil { top!.insert(row) } else { rows.append(row) }
+            if top != nil && !scanOrder.inOrder { top!.insert(row) } else { rows.append(row) }
         }
 
         mutating func finish() throws -> [Row] {
             if plan.isAggregating { try finishGroups() }
+            if let top, scanOrder.inOrder {
+                if !scanOrder.exact {
+                    let order = plan.order
+                    rows.sort { a, b in Executor.precedes(a, b, order) }
+                }
+                return Array(rows.prefix(top.capacity))
+            }
             return top?.sorted() ?? rows
         }
 

@@ -22,6 +22,14 @@ struct Parser {
         return try parser.statement()
     }
 
+    /// Parses one expression that must make up the whole text (index expressions and conditions).
+    static func parseExpression(_ text: String) throws -> Expression {
+        var parser = try Parser(text)
+        let expression = try parser.expression()
+        guard parser.current.kind == .end else { throw parser.failure("end of expression") }
+        return expression
+    }
+
     // MARK: - Tokens
 
     private var current: Token { tokens[index] }

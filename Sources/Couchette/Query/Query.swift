@@ -18,6 +18,8 @@
 public final class Query: Sendable {
     let core: DatabaseCore
     let plan: QueryPlan
+    /// Built once: every result set of this query shares it.
+    private let columns: ColumnNames
     /// The SQL++ text the query was created from.
     public let text: String
     private let storedParameters = Locked<Parameters?>(nil)
@@ -28,6 +30,7 @@ public final class Query: Sendable {
         self.core = core
         self.text = text
         self.plan = plan
+        columns = ColumnNames(plan.columnNames)
     }
 
     /// The values of the query's `$parameters`. Assigning stores a copy: later changes to the
@@ -57,13 +60,33 @@ public final class Query: Sendable {
     func executeNow(parameters: Parameters?) throws -> ResultSet {
         let values = try parameters?.resolved() ?? [:]
         let rows = try Executor(plan: plan).run(core: core, parameters: values)
-        return ResultSet(columns: ColumnNames(plan.columnNames), rows: rows)
+        return ResultSet(columns: columns, rows: rows)
+    }
+
+    /// Like ``executeNow(parameters:)``, also returning the ids of the documents that passed
+    /// WHERE when ``MatchTracking`` applies (nil otherwise).
+    func executeTrackingMatches(parameters: Parameters?) throws -> (results: ResultSet, matches: Set<String>?) {
+        let values = try parameters?.resolved() ?? [:]
+        let (rows, matches) = try Executor(plan: plan).run(core: core, parameters: values, trackingMatches: true)
+        return (ResultSet(columns: columns, rows: rows), matches)
+    }
+
+    /// Whether any of `ids` now passes the query's WHERE clause (see ``MatchTracking``).
+    func anyMatches(_ ids: Set<String>, parameters: Parameters?) throws -> Bool {
+        try Executor(plan: plan).anyMatches(ids, core: core, parameters: try parameters?.resolved() ?? [:])
     }
 
     /// A description of how the query runs: the scans, joins and the steps after them.
+    ///
+    /// The first line says how the main collection is read, for the current indexes and
+    /// parameters: `SCAN collection` (every document) or `INDEX SCAN collection USING name
+    /// [bounds]` (the index and the conditions that bound its ranges).
     public func explain() async throws -> String {
         try core.checkOpen()
-        return plan.explanation
+        let values = (try? storedParameters.withLock { $0 }?.resolved()) ?? [:]
+        let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: values)
+        let scan = try core.read { txn in try plan.mainScan.explain(txn, core: core, context: context) }
+        return scan + plan.explanationTail
     }
 }
 

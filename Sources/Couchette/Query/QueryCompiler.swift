@@ -130,17 +130,22 @@ struct QueryCompiler {
             guard case .join(let kind, let source, _, let on, let hash) = stage, case .collection(let spec) = sources[source].kind else { return stage }
             return .join(kind, source: source, scan: CollectionScan(collection: spec, includeDeleted: sources[source].includeDeleted), on: on, hash: hash)
         }
-        let mainScan = CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted)
-
         let columnNames = try uniqueColumnNames(names)
         let aggregating = !groupKeys.isEmpty || !aggregates.isEmpty
         if having != nil && !aggregating { throw invalid("HAVING requires GROUP BY or an aggregate function") }
 
-        var explanation = [mainScan.description + " AS \(sources[0].alias)"]
+        var mainScan: any DocumentScan = CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted)
+        if !sources[0].includeDeleted {
+            let analysis = try analyzeIndexUse(statement, orderUsable: statement.joins.isEmpty && !aggregating
+                                               && !statement.distinct && statement.limit != nil)
+            if !analysis.isEmpty { mainScan = IndexedScan(collection: main.spec, analysis: analysis) }
+        }
+
+        var explanation = [" AS \(sources[0].alias)"]
         for stage in stages {
             switch stage {
             case .join(let kind, let source, let scan, _, let hash):
-                explanation.append("\(kind.rawValue) JOIN \(scan) AS \(sources[source].alias) (\(hash == nil ? "nested loop" : "hash"))")
+                explanation.append("\(kind.rawValue) JOIN \(scan) AS \(sources[source].alias) (\(hash == nil ? "nested loop" : hash!.innerIsDocumentID ? "lookup by id" : "hash"))")
             case .unnest(let source, _):
                 explanation.append("UNNEST AS \(sources[source].alias)")
             }
@@ -157,7 +162,36 @@ struct QueryCompiler {
                          aggregates: aggregates, isAggregating: aggregating, having: having, columns: columns,
                          columnNames: columnNames, order: order, distinct: statement.distinct, limit: limit,
                          offset: offset, parameterNames: parameterNames, variableCount: variableCount,
-                         explanation: explanation.joined(separator: "\n"))
+                         explanationTail: explanation.joined(separator: "\n"))
+    }
+
+    /// The sargable parts of WHERE and ORDER BY, with names resolved as ``compilePath`` does.
+    private mutating func analyzeIndexUse(_ statement: SelectStatement, orderUsable: Bool) throws -> IndexAnalysis {
+        let sources = self.sources
+        let resultAliases = Set(self.resultAliases.map { $0.0.lowercased() })
+        let mainAlias = sources[0].alias.lowercased()
+        let basic: (String) -> ExpressionKey.Root = { name in
+            let lowered = name.lowercased()
+            if lowered == mainAlias { return .document }
+            if sources.contains(where: { $0.alias.lowercased() == lowered }) || resultAliases.contains(lowered) { return .opaque }
+            return .property
+        }
+        var unnested: [String: String] = [:]
+        for (offset, join) in statement.joins.enumerated() {
+            guard case .unnest(let value, _) = join else { continue }
+            if let key = ExpressionKey.make(value, resolve: basic), key.context == .document, !key.text.isEmpty {
+                unnested[sources[offset + 1].alias.lowercased()] = key.text
+            }
+        }
+        var compiler = self
+        let analyzer = IndexAnalyzer(resolveRoot: { name in
+            if let path = unnested[name.lowercased()] { return .member(path) }
+            return basic(name)
+        }, compileConstant: { expression in
+            // Constants read no source or variable; compiling them on a copy changes nothing here.
+            try compiler.compileExpression(expression)
+        })
+        return try analyzer.analyze(statement, orderUsable: orderUsable)
     }
 
     /// LIMIT and OFFSET: an integer expression; negative values count as 0.
@@ -295,13 +329,19 @@ struct QueryCompiler {
             let (left, leftSources) = try compileTracking(a)
             let (right, rightSources) = try compileTracking(b)
             if leftSources == [joined], !rightSources.isEmpty, rightSources.allSatisfy({ $0 < joined }) {
-                return HashCondition(outer: right, inner: left)
+                return HashCondition(outer: right, inner: left, innerIsDocumentID: isDocumentID(a, of: joined))
             }
             if rightSources == [joined], !leftSources.isEmpty, leftSources.allSatisfy({ $0 < joined }) {
-                return HashCondition(outer: left, inner: right)
+                return HashCondition(outer: left, inner: right, innerIsDocumentID: isDocumentID(b, of: joined))
             }
         }
         return nil
+    }
+
+    /// True for `META(alias).id` of the source `index`: the join can look documents up by key.
+    private func isDocumentID(_ value: Expression, of index: Int) -> Bool {
+        guard case .member(.meta(let alias?), let field) = value, field.lowercased() == "id" else { return false }
+        return source(named: alias) == index
     }
 
     private mutating func compileTracking(_ value: Expression) throws -> (Evaluator, Set<Int>) {

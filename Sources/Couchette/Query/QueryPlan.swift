@@ -3,7 +3,7 @@
 struct QueryPlan: Sendable {
     /// FROM, JOIN and UNNEST sources in order; index 0 is the main (FROM) collection.
     var sources: [SourcePlan]
-    /// How the main collection's documents are found (a full scan until the planner adds indexes).
+    /// How the main collection's documents are found (a full scan, or indexes chosen at run time).
     var mainScan: any DocumentScan
     /// JOINs and UNNESTs, applied in order to each row of the main scan.
     var stages: [Stage]
@@ -21,7 +21,8 @@ struct QueryPlan: Sendable {
     var offset: Evaluator?
     var parameterNames: Set<String>
     var variableCount: Int
-    var explanation: String
+    /// explain() after the main scan's own line: its alias, then one line per later step.
+    var explanationTail: String
 }
 
 struct SourcePlan: Sendable {
@@ -49,6 +50,9 @@ enum Stage: Sendable {
 struct HashCondition: Sendable {
     var outer: Evaluator
     var inner: Evaluator
+    /// The inner side is `META(joined).id`: matches are looked up by document key instead of
+    /// reading and hashing the whole joined collection.
+    var innerIsDocumentID = false
 }
 
 struct OrderKey: Sendable {

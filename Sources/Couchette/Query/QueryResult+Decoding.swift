@@ -19,7 +19,7 @@ extension QueryResult {
     ///   (Couchbase Lite's behaviour); otherwise the `DecodingError` with its coding path.
     public func data<T: Decodable>(as type: T.Type, dataKey: String? = nil) throws -> T {
         var fields: [String: Value] = [:]
-        if let dataKey, let index = columns.index[dataKey], case .dictionary(let nested)? = values[index] {
+        if let dataKey, let index = columns.index[dataKey], case .dictionary(let nested)? = values[index]?.value {
             fields = nested
         }
         fields.merge(dictionaryValue) { _, topLevel in topLevel }

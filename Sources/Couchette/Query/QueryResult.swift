@@ -19,7 +19,9 @@ import Foundation
 /// ```
 public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
     let columns: ColumnNames
-    let values: [Value?]
+    /// Columns as the query produced them: containers read from documents stay in their stored
+    /// encoding until asked for, so `SELECT *` rows cost no decoding until they are read.
+    let values: [Datum?]
 
     /// Number of columns.
     public var count: Int { columns.names.count }
@@ -28,15 +30,35 @@ public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
 
     /// The value of column `index`: nil for MISSING or out of range.
     public func value(at index: Int) -> Any? {
-        guard values.indices.contains(index), let value = values[index] else { return nil }
-        switch value {
-        case .array, .dictionary:
+        guard values.indices.contains(index), let datum = values[index] else { return nil }
+        switch datum {
+        case .stored(let encoded):
+            return ImmutableValues.wrap(encoded)
+        case .array, .object:
+            let value = datum.value
             guard let bytes = try? ValueEncoder.encode(value) else { return ValueConversion.plain(value) }
             return ImmutableValues.wrap(EncodedValue(bytes: bytes))
         default:
-            return ValueConversion.plain(value)
+            return ValueConversion.plain(datum.value)
         }
     }
+
+    // Typed getters read the stored values directly (no boxing into `Any`); other types get
+    // Couchbase Lite's coercions as everywhere else.
+    public func string(at index: Int) -> String? {
+        guard values.indices.contains(index) else { return nil }
+        if case .string(let text)? = values[index] { return text }
+        return Coercion.string(value(at: index))
+    }
+
+    public func int(at index: Int) -> Int {
+        guard values.indices.contains(index) else { return 0 }
+        if case .int(let number)? = values[index] { return Int(truncatingIfNeeded: number) }
+        return Coercion.int(value(at: index))
+    }
+
+    public func string(forKey key: String) -> String? { columns.index[key].flatMap { string(at: $0) } }
+    public func int(forKey key: String) -> Int { columns.index[key].map { int(at: $0) } ?? 0 }
 
     /// The value of the column named `key`: nil for MISSING or an unknown name.
     public func value(forKey key: String) -> Any? { columns.index[key].flatMap(value(at:)) }
@@ -50,13 +72,13 @@ public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
 
     /// Every column as plain Swift values, in column order; MISSING columns as `NSNull()` (an
     /// `[Any]` cannot hold nil).
-    public func toArray() -> [Any] { values.map { $0.map(ValueConversion.plain) ?? NSNull() } }
+    public func toArray() -> [Any] { values.map { $0?.plain ?? NSNull() } }
 
     /// The columns by name as plain Swift values; MISSING columns are left out.
     public func toDictionary() -> [String: Any] {
         var result: [String: Any] = [:]
         for (name, value) in zip(columns.names, values) {
-            if let value { result[name] = ValueConversion.plain(value) }
+            if let value { result[name] = value.plain }
         }
         return result
     }
@@ -72,7 +94,7 @@ public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
             first = false
             JSON.writeString(name, to: &output)
             output += ":"
-            JSON.write(value, to: &output)
+            JSON.write(value.value, to: &output)
         }
         return output + "}"
     }
@@ -80,7 +102,7 @@ public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
     /// The row as a `Value` dictionary (MISSING columns left out).
     var dictionaryValue: [String: Value] {
         var result: [String: Value] = [:]
-        for (name, value) in zip(columns.names, values) { result[name] = value }
+        for (name, value) in zip(columns.names, values) { result[name] = value?.value }
         return result
     }
 }

@@ -10,11 +10,11 @@
 /// ```
 public struct ResultSet: Sequence, Sendable {
     let columns: ColumnNames
-    let rows: [[Value?]]
+    let rows: [[Datum?]]
 
     public struct Iterator: IteratorProtocol {
         private let columns: ColumnNames
-        private var rows: IndexingIterator<[[Value?]]>
+        private var rows: IndexingIterator<[[Datum?]]>
 
         init(_ set: ResultSet) {
             columns = set.columns

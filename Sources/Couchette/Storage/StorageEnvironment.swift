@@ -43,8 +43,12 @@ final class StorageEnvironment: @unchecked Sendable {
         let revisions: Table
         let expirations: Table
         let indexes: Table
+        /// Sorted duplicates (`MDB_DUPSORT`): one key can hold many values, kept in byte order.
+        let indexEntries: Table
 
-        static let names = ["meta", "documents", "sequences", "revisions", "expirations", "indexes"]
+        static let names = ["meta", "documents", "sequences", "revisions", "expirations", "indexes", "index-entries"]
+        /// Tables opened with `MDB_DUPSORT`.
+        static let duplicateSorted: Set<String> = ["index-entries"]
     }
 
     static let initialMapSize = 64 << 20
@@ -103,7 +107,8 @@ final class StorageEnvironment: @unchecked Sendable {
         var handles: [Table] = []
         for name in Tables.names {
             var dbi: MDB_dbi = 0
-            let rc = mdb_dbi_open(txn, name, UInt32(MDB_CREATE), &dbi)
+            let flags = UInt32(MDB_CREATE) | (Tables.duplicateSorted.contains(name) ? UInt32(MDB_DUPSORT) : 0)
+            let rc = mdb_dbi_open(txn, name, flags, &dbi)
             if rc != MDB_SUCCESS {
                 mdb_txn_abort(txn)
                 try StorageError.check(rc, "opening table \(name)")
@@ -112,7 +117,8 @@ final class StorageEnvironment: @unchecked Sendable {
         }
         try StorageError.check(mdb_txn_commit(txn), "opening tables")
         return Tables(meta: handles[0], documents: handles[1], sequences: handles[2],
-                      revisions: handles[3], expirations: handles[4], indexes: handles[5])
+                      revisions: handles[3], expirations: handles[4], indexes: handles[5],
+                      indexEntries: handles[6])
     }
 
     // MARK: - Transactions

@@ -103,10 +103,18 @@ class ReadTransaction {
 
 /// A read-write transaction. It must begin and end on one thread, inside one synchronous call.
 final class WriteTransaction: ReadTransaction {
+    /// Stores `value` under `key`, replacing any previous value.
+    ///
+    /// A key after every key of the table is appended (`MDB_APPEND`): LMDB then fills pages
+    /// completely instead of splitting them in half, which keeps tables written in key order —
+    /// sequences, generated ids — about half the size. Any other key gets an ordinary put (LMDB
+    /// refuses the append with `MDB_KEYEXIST` without changing anything).
     func put(_ table: Table, key: [UInt8], value: [UInt8]) throws {
         try withValue(key) { keyValue in
             try withValue(value) { dataValue in
-                try StorageError.check(mdb_put(txn, table.handle, &keyValue, &dataValue, 0), "writing \(table.name)")
+                var rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND))
+                if rc == MDB_KEYEXIST { rc = mdb_put(txn, table.handle, &keyValue, &dataValue, 0) }
+                try StorageError.check(rc, "writing \(table.name)")
             }
         }
     }

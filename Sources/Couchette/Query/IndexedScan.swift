@@ -1,0 +1,99 @@
+/// The main scan of a query whose WHERE or ORDER BY an index might serve: at each execution the
+/// ``IndexPlanner`` picks from the collection's current (built) indexes; without a usable one it
+/// is a ``CollectionScan``.
+///
+/// Documents found through index ranges are read back in id order, so results (and their order
+/// without ORDER BY) are exactly those of a full scan. In index-order mode, entries are read in
+/// ORDER BY order, each tie group in id order, until the executor has its `LIMIT` rows.
+struct IndexedScan: DocumentScan {
+    let collection: CollectionSpec
+    let analysis: IndexAnalysis
+
+    var fullScan: CollectionScan { CollectionScan(collection: collection, includeDeleted: false) }
+
+    var description: String { "SCAN \(collection.fullName) (or an index chosen at run time)" }
+
+    private func choose(_ txn: ReadTransaction, _ core: DatabaseCore, _ context: EvaluationContext) throws -> IndexPlanner.Choice? {
+        let indexes = try core.indexes.indexes(txn, collection, readyOnly: true)
+        guard !indexes.isEmpty else { return nil }
+        return try IndexPlanner(analysis: analysis, indexes: indexes, context: context).choose()
+    }
+
+    func explain(_ txn: ReadTransaction, core: DatabaseCore, context: EvaluationContext) throws -> String {
+        switch try choose(txn, core, context) {
+        case nil: return fullScan.description
+        case .union(let ranges) where ranges.isEmpty:
+            return "NO SCAN of \(collection.fullName) (the WHERE matches nothing)"
+        case .union(let ranges):
+            var lines: [String] = []
+            for text in ranges.map(\.text) where !lines.contains(text) { lines.append(text) }
+            let head = "INDEX SCAN \(collection.fullName) USING "
+            return lines.count == 1 ? head + lines[0] : head + "UNION OF " + lines.joined(separator: " | ")
+        case .ordered(let range, _, _):
+            return "INDEX SCAN \(collection.fullName) USING \(range.text)"
+        }
+    }
+
+    func forEach(_ txn: ReadTransaction, core: DatabaseCore, now: UInt64, context: EvaluationContext,
+                 order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
+        let tables = core.store.tables
+        let prefix = StoreLayout.collectionPrefix(collection.number)
+        func fetch(_ id: [UInt8]) throws -> SourceBinding? {
+            guard let value = try txn.get(tables.documents, key: prefix + id) else { return nil }
+            return try CollectionScan.binding(String(decoding: id, as: UTF8.self), value, now: now, includeDeleted: false)
+        }
+        switch try choose(txn, core, context) {
+        case nil:
+            try fullScan.forEach(txn, core: core, now: now, context: context, order: order, isSatisfied: isSatisfied, body)
+        case .union(let ranges):
+            var ids: Set<[UInt8]> = []
+            for range in ranges {
+                try txn.scan(tables.indexEntries, from: range.lower, to: range.upper) { _, id in
+                    ids.insert(Array(id))
+                    return true
+                }
+            }
+            for id in ids.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                guard let binding = try fetch(id) else { continue }
+                if try !body(binding) { return }
+            }
+        case .ordered(let range, let groupColumns, let descending):
+            order.inOrder = true
+            var group: [UInt8]?
+            var pending: [[UInt8]] = []
+            var stopped = false
+            func flush() throws {
+                pending.sort { $0.lexicographicallyPrecedes($1) }
+                for id in pending {
+                    guard let binding = try fetch(id) else { continue }
+                    if try !body(binding) { stopped = true; break }
+                }
+                pending.removeAll(keepingCapacity: true)
+                if isSatisfied() { stopped = true }
+            }
+            let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool = { key, id in
+                let tuple = UnsafeRawBufferPointer(rebasing: key[4...])
+                var end = 0
+                for _ in 0..<groupColumns {
+                    guard let next = IndexKey.end(of: tuple, at: end) else { end = tuple.count; break }
+                    end = next
+                }
+                let current = Array(tuple[..<end])
+                if current != group {
+                    if !pending.isEmpty { try flush() }
+                    if stopped { return false }
+                    if order.exact && !IndexKey.isExact(current, values: groupColumns) { order.exact = false }
+                    group = current
+                }
+                pending.append(Array(id))
+                return true
+            }
+            if descending {
+                try txn.scanBackward(tables.indexEntries, from: range.lower, to: range.upper, visit)
+            } else {
+                try txn.scan(tables.indexEntries, from: range.lower, to: range.upper, visit)
+            }
+            if !stopped && !pending.isEmpty { try flush() }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+/// What lets a live query skip re-running after a commit that provably cannot change its
+/// results.
+///
+/// For a query over one collection (no JOIN, no UNNEST), the results are a function of the set
+/// of documents that pass WHERE (and of their contents). A commit that changed documents none of
+/// which passed WHERE at the last evaluation, and none of which passes it now, leaves that set and
+/// those contents unchanged, so the results are unchanged — with ORDER BY, LIMIT, GROUP BY or
+/// aggregates alike. When the scan stopped early (a LIMIT without ORDER BY), documents after the
+/// stopping point were never tested; they were not in the results, and one that changes can only
+/// matter if it passes WHERE now, which the check below catches.
+///
+/// The check reads each changed document in a fresh snapshot and evaluates WHERE on it; it is
+/// made by the live query's evaluation task, never on the writer thread.
+enum MatchTracking {
+    /// More matching documents than this are not tracked: the live query then re-runs after
+    /// every commit that touches its collection.
+    static let limit = 50_000
+
+    static func applies(to plan: QueryPlan) -> Bool {
+        guard plan.sources.count == 1, plan.stages.isEmpty, case .collection = plan.sources[0].kind else { return false }
+        return true
+    }
+}
+
+extension Executor {
+    /// Whether any of `ids` is now a document of the main collection that passes WHERE (every
+    /// visible document does when there is no WHERE).
+    func anyMatches(_ ids: some Sequence<String>, core: DatabaseCore, parameters: [String: Datum]) throws -> Bool {
+        guard case .collection(let spec) = plan.sources.first?.kind else { return true }
+        let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
+        let includeDeleted = plan.sources[0].includeDeleted
+        let documents = core.store.tables.documents
+        let now = Clock.nowMilliseconds()
+        return try core.read { txn in
+            for id in ids {
+                guard let value = try txn.get(documents, key: StoreLayout.documentKey(spec.number, id)),
+                      let binding = try CollectionScan.binding(id, value, now: now, includeDeleted: includeDeleted) else { continue }
+                guard let filter = plan.filter else { return true }
+                context.sources[0] = binding
+                if let result = try filter(context), !result.isNull, result.isTruthy { return true }
+            }
+            return false
+        }
+    }
+}
