@@ -66,11 +66,11 @@ import Testing
                 config.continuous = true
                 let replicator = try Replicator(config: config)
                 await replicator.start()
-                #expect(await eventually { await replicator.status.activity == .idle })
+                #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .idle })
                 try await remote.defaultCollection().save(document: MutableDocument(id: "live").setInt(7, forKey: "v"))
-                #expect(try await eventually(timeout: .seconds(15)) { try await local.defaultCollection().document(id: "live") != nil })
+                #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "live") != nil })
                 await replicator.stop()
-                #expect(await eventually { await replicator.status.activity == .stopped })
+                #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped })
             }
         }
     }

@@ -262,7 +262,7 @@ import Testing
             let base = "http://127.0.0.1:\(listener.port!)"
             // A continuous feed with no timeout holds a connection open until stop().
             let feed = Task { try await httpRequest("GET", base + "/db/_changes?feed=continuous&heartbeat=100") }
-            #expect(await eventually { listener.status.activeConnectionCount >= 1 })
+            #expect(await eventually(timeout: .seconds(30)) { listener.status.activeConnectionCount >= 1 })
             #expect(listener.status.connectionCount >= 1)
             await listener.stop()
             #expect(listener.port == nil && listener.urls.isEmpty)

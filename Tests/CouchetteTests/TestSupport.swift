@@ -162,9 +162,9 @@ struct HTTPReply: Sendable {
     var json: Value? { try? JSON.parse(text) }
 }
 
-/// Sends one request with URLSession (10 s timeout).
+/// Sends one request with URLSession (30 s timeout: the whole suite shares 2 cores).
 func httpRequest(_ method: String, _ url: String, body: String? = nil, headers: [String: String] = [:]) async throws -> HTTPReply {
-    var request = URLRequest(url: URL(string: url)!, timeoutInterval: 10)
+    var request = URLRequest(url: URL(string: url)!, timeoutInterval: 30)
     request.httpMethod = method
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     if let body {
