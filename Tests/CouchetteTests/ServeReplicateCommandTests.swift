@@ -1,13 +1,22 @@
 import Foundation
 import Testing
 
-/// `couchette serve` and `couchette replicate`, as two processes talking HTTP on loopback.
+/// `couchette serve` and `couchette replicate`, as two processes talking HTTP on loopback. The
+/// test is async and waits for the child processes off the cooperative pool (``run(_:)``), so
+/// the other suites' tasks keep running meanwhile.
 @Suite struct ServeReplicateCommandTests {
-    @Test func replicateThroughAServedDatabaseThenStopOnInterrupt() throws {
+    /// `CLI.run` on a thread of its own.
+    private func run(_ arguments: [String]) async throws -> CLI.Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try CLI.run(arguments) }) }
+        }
+    }
+
+    @Test func replicateThroughAServedDatabaseThenStopOnInterrupt() async throws {
         let directory = try TemporaryDirectory()
         let source = directory.path + "/source", served = directory.path + "/served", copy = directory.path + "/copy"
-        #expect(try CLI.run(["put", source, "apple", #"{"color":"red"}"#]).status == 0)
-        #expect(try CLI.run(["put", source, "pear", #"{"color":"green"}"#]).status == 0)
+        #expect(try await run(["put", source, "apple", #"{"color":"red"}"#]).status == 0)
+        #expect(try await run(["put", source, "pear", #"{"color":"green"}"#]).status == 0)
 
         let outputPath = directory.path + "/serve.out"
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
@@ -20,33 +29,33 @@ import Testing
         defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
         let output = { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
         let deadline = Date().addingTimeInterval(20)
-        while !output().contains("http://"), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        while !output().contains("http://"), Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         let url = try #require(output().split(separator: "\n").first { $0.contains("http://") }).trimmingCharacters(in: .whitespaces)
         #expect(url.hasSuffix("/served"))
 
-        let refused = try CLI.run(["replicate", source, url, "--push", "--user", "ann", "--password", "wrong"])
+        let refused = try await run(["replicate", source, url, "--push", "--user", "ann", "--password", "wrong"])
         #expect(refused.status == 1 && refused.stderr.contains("(unauthorized)"), "\(refused.stderr)")
         #expect(!refused.stderr.contains("wrong"))
 
-        let pushed = try CLI.run(["replicate", source, url, "--push", "--user", "ann", "--password", "pw"])
+        let pushed = try await run(["replicate", source, url, "--push", "--user", "ann", "--password", "pw"])
         #expect(pushed.status == 0, "\(pushed.stderr)")
         #expect(pushed.stdout.hasPrefix("Replicated 2 documents"))
         #expect(pushed.stderr.contains("2/2 documents"))
 
-        let pulled = try CLI.run(["replicate", copy, url, "--pull", "--user", "ann", "--password", "pw"])
+        let pulled = try await run(["replicate", copy, url, "--pull", "--user", "ann", "--password", "pw"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
-        #expect(try CLI.run(["get", copy, "pear"]).stdout.contains(#""color":"green""#))
+        #expect(try await run(["get", copy, "pear"]).stdout.contains(#""color":"green""#))
 
         kill(server.processIdentifier, SIGINT)
-        server.waitUntilExit()
+        while server.isRunning { try await Task.sleep(for: .milliseconds(50)) }
         #expect(server.terminationStatus == 0)
         #expect(output().hasSuffix("Stopped.\n"))
 
         // Nobody listens any more: a clear error after the retries, exit status 1.
-        let down = try CLI.run(["replicate", source, url, "--push"])
+        let down = try await run(["replicate", source, url, "--push"])
         #expect(down.status == 1 && down.stderr.contains("cannot reach"), "\(down.stderr)")
-        #expect(try CLI.run(["replicate", source, url, "--push", "--pull"]).status == 2)
-        #expect(try CLI.run(["replicate", source, "ftp://x/y"]).status == 2)
-        #expect(try CLI.run(["serve", source, "--user", "ann"]).status == 2)
+        #expect(try await run(["replicate", source, url, "--push", "--pull"]).status == 2)
+        #expect(try await run(["replicate", source, "ftp://x/y"]).status == 2)
+        #expect(try await run(["serve", source, "--user", "ann"]).status == 2)
     }
 }
