@@ -4,7 +4,7 @@ import Testing
 
 /// Replication over real HTTP on loopback: a ``Replicator`` with a ``URLEndpoint`` (the
 /// `RemotePeer` client) against a ``URLEndpointListener`` serving another database.
-@Suite struct HTTPReplicationTests {
+@Suite(.serialized) struct HTTPReplicationTests {
     private func httpConfig(_ local: Database, _ url: String, _ type: ReplicatorType) throws -> ReplicatorConfiguration {
         var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: url)!))
         config.addCollection(try local.defaultCollection())
@@ -65,8 +65,16 @@ import Testing
                 var config = try httpConfig(local, listener.urls[0].absoluteString, .pull)
                 config.continuous = true
                 let replicator = try Replicator(config: config)
+                let statuses = Locked<[String]>([])
+                let watcher = Task {
+                    for await change in replicator.changes() {
+                        statuses.withLock { $0.append("\(change.status.activity) \(change.status.error.map { "\($0)" } ?? "")") }
+                    }
+                }
+                defer { watcher.cancel() }
                 await replicator.start()
-                #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .idle })
+                #expect(await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle },
+                        "\(statuses.withLock { $0 })")
                 try await remote.defaultCollection().save(document: MutableDocument(id: "live").setInt(7, forKey: "v"))
                 #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "live") != nil })
                 await replicator.stop()
