@@ -49,7 +49,31 @@ extension Workload {
             }
             return WorkloadResult(samples: samples, contents: contents)
         },
+        Workload(name: "idle-cpu", summary: "CPU time per second of an idle process following one collection.changes() stream (5 s idle; 0.2 s below 1,000 documents)",
+                 isCouchetteOnly: true, runsOnce: true) { _, context in
+            let engine = try await CouchetteEngine(directory: try freshFolder(context, 0), durable: false)
+            try await engine.insertAll(DocumentGenerator().documents(count: min(context.size, 1000)))
+            let stream = engine.collection.changes()
+            let consumer = Task { for await _ in stream {} }
+            try await Task.sleep(for: .milliseconds(200))  // let the stream settle before measuring
+            let idle = context.size >= 1000 ? 5.0 : 0.2
+            let before = processCPUSeconds()
+            try await Task.sleep(for: .seconds(idle))
+            let cpu = processCPUSeconds() - before
+            consumer.cancel()
+            let contents = context.captureContents ? try await engine.contents() : nil
+            try await engine.close()
+            return WorkloadResult(samples: [Sample(seconds: cpu / idle, ops: 1)], contents: contents)
+        },
     ]
+
+    /// User plus system CPU time this process has used so far, in seconds.
+    private static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
 
     /// The `n` of a `SELECT COUNT(*) AS n` live query event; -1 for an error.
     private static func liveCount(_ change: QueryChange) -> Int {

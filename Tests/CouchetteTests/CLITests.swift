@@ -8,16 +8,16 @@ import Testing
 
     static let names = Fixtures.sharedDirectory + "/data/names_100.json"
 
-    @Test func importThenQueryAsJSONGivesExactRows() throws {
+    @Test func importThenQueryAsJSONGivesExactRows() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path + "/people"
-        let imported = try CLI.run(["import", db, Self.names])
+        let imported = try await CLI.run(["import", db, Self.names])
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stdout.hasPrefix("Imported 100 documents into _default._default"))
 
         let sql = "SELECT name.first, name.last, birthday, likes FROM _default "
             + "WHERE contact.address.state = $state ORDER BY birthday LIMIT $n"
-        let query = try CLI.run(["query", db + ".couchette", sql, "--param", "state=\"CA\"", "--param", "n=3",
+        let query = try await CLI.run(["query", db + ".couchette", sql, "--param", "state=\"CA\"", "--param", "n=3",
                                  "--format", "json"])
         #expect(query.status == 0, "\(query.stderr)")
         #expect(query.stdout == """
@@ -27,14 +27,14 @@ import Testing
 
             """)
 
-        let lines = try CLI.run(["query", db, sql, "--param", "state=\"CA\"", "--param", "n=2", "--format", "jsonl"])
+        let lines = try await CLI.run(["query", db, sql, "--param", "state=\"CA\"", "--param", "n=2", "--format", "jsonl"])
         #expect(lines.stdout == """
             {"first":"Cleveland","last":"Bejcek","birthday":"1944-07-30","likes":["chess","checkers"]}
             {"first":"Dorthea","last":"Visnic","birthday":"1948-11-06","likes":[]}
 
             """)
 
-        let table = try CLI.run(["query", db, "SELECT name.first, birthday FROM _default WHERE name.last = $last",
+        let table = try await CLI.run(["query", db, "SELECT name.first, birthday FROM _default WHERE name.last = $last",
                                  "--param", "last=\"Bejcek\"", "--format", "table"])
         let tableLines = table.stdout.split(separator: "\n").map(String.init)
         #expect(tableLines.count == 4, "\(table.stdout)")
@@ -42,15 +42,15 @@ import Testing
         #expect(tableLines.dropFirst(2).first == "Cleveland | 1944-07-30")
         #expect(tableLines.last?.hasPrefix("1 row (") == true)
 
-        let count = try CLI.run(["query", db, "SELECT COUNT(*) AS n FROM _default"])   // a pipe: jsonl
+        let count = try await CLI.run(["query", db, "SELECT COUNT(*) AS n FROM _default"])   // a pipe: jsonl
         #expect(count.stdout == "{\"n\":100}\n")
 
-        let explain = try CLI.run(["query", db, "SELECT name FROM _default", "--explain"])
+        let explain = try await CLI.run(["query", db, "SELECT name FROM _default", "--explain"])
         #expect(explain.status == 0)
         #expect(explain.stdout.contains("SCAN _default._default"))
     }
 
-    @Test func importsAJSONArrayWithIDKeyAndDropsRev() throws {
+    @Test func importsAJSONArrayWithIDKeyAndDropsRev() async throws {
         let directory = try TemporaryDirectory()
         let file = directory.path + "/array.json"
         try """
@@ -61,9 +61,9 @@ import Testing
             ]
             """.write(toFile: file, atomically: true, encoding: .utf8)
         let db = directory.path + "/array"
-        let result = try CLI.run(["import", db, file, "--id-key", "key", "--collection", "s.things"])
+        let result = try await CLI.run(["import", db, file, "--id-key", "key", "--collection", "s.things"])
         #expect(result.status == 0, "\(result.stderr)")
-        let exported = try CLI.run(["export", db, "--collection", "s.things"])
+        let exported = try await CLI.run(["export", db, "--collection", "s.things"])
         let documents = try exported.jsonLines()
         #expect(documents.map { $0["_id"] as? String } == ["7", "given", "x"])
         #expect(documents[0]["key"] == nil && documents[0]["v"] as? Double == 1.5)
@@ -73,125 +73,125 @@ import Testing
         #expect(documents[2]["key"] == nil)
     }
 
-    @Test func malformedLineIsReportedAndNothingOfItsBatchIsWritten() throws {
+    @Test func malformedLineIsReportedAndNothingOfItsBatchIsWritten() async throws {
         let directory = try TemporaryDirectory()
         let file = directory.path + "/bad.jsonl"
         try ["{\"_id\":\"a\"}", "{\"_id\":\"b\"}", "", "{\"_id\":\"c\"}", "{\"_id\":\"d\",oops}", "{\"_id\":\"e\"}"]
             .joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let db = directory.path + "/bad"
 
-        let whole = try CLI.run(["import", db, file])
+        let whole = try await CLI.run(["import", db, file])
         #expect(whole.status == 1)
         #expect(whole.stderr.hasPrefix("couchette import: "))
         #expect(whole.stderr.contains("line 5"), "\(whole.stderr)")
-        #expect(try CLI.run(["query", db, "SELECT COUNT(*) AS n FROM _default"]).stdout == "{\"n\":0}\n")
+        #expect(try await CLI.run(["query", db, "SELECT COUNT(*) AS n FROM _default"]).stdout == "{\"n\":0}\n")
 
         // Batches of two: a and b commit; c and the bad line share a batch, so c is not written.
-        let batched = try CLI.run(["import", db, file, "--batch-size", "2"])
+        let batched = try await CLI.run(["import", db, file, "--batch-size", "2"])
         #expect(batched.status == 1)
         #expect(batched.stderr.contains("line 5") && batched.stderr.contains("2 documents imported before"))
-        let ids = try CLI.run(["query", db, "SELECT META().id FROM _default ORDER BY META().id"]).stdout
+        let ids = try await CLI.run(["query", db, "SELECT META().id FROM _default ORDER BY META().id"]).stdout
         #expect(ids == "{\"id\":\"a\"}\n{\"id\":\"b\"}\n")
 
         try "[{\"a\":1},\n{\"a\":2}".write(toFile: file, atomically: true, encoding: .utf8)
-        let unclosed = try CLI.run(["import", db, file])
+        let unclosed = try await CLI.run(["import", db, file])
         #expect(unclosed.status == 1 && unclosed.stderr.contains("not closed"))
 
-        let missing = try CLI.run(["import", db, directory.path + "/nope.json"])
+        let missing = try await CLI.run(["import", db, directory.path + "/nope.json"])
         #expect(missing.status == 1 && missing.stderr.contains("cannot read"))
     }
 
-    @Test func importsFromStandardInputAndAcceptsOptionEqualsValue() throws {
+    @Test func importsFromStandardInputAndAcceptsOptionEqualsValue() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path + "/stdin"
-        let result = try CLI.run(["import", db, "-", "--id-key=id"], input: "{\"id\":1,\"a\":\"x\"}\n\n{\"id\":2}\n")
+        let result = try await CLI.run(["import", db, "-", "--id-key=id"], input: "{\"id\":1,\"a\":\"x\"}\n\n{\"id\":2}\n")
         #expect(result.status == 0, "\(result.stderr)")
-        let query = try CLI.run(["query", db, "SELECT META().id, a FROM _default WHERE META().id = $id",
+        let query = try await CLI.run(["query", db, "SELECT META().id, a FROM _default WHERE META().id = $id",
                                  "--param=$id=\"1\"", "--format=json"])
         #expect(query.stdout == "[{\"id\":\"1\",\"a\":\"x\"}]\n")
-        let empty = try CLI.run(["query", db, "SELECT a FROM _default WHERE a = 'none'", "--format", "json"])
+        let empty = try await CLI.run(["query", db, "SELECT a FROM _default WHERE a = 'none'", "--format", "json"])
         #expect(empty.stdout == "[]\n")
     }
 
-    @Test func exportThenImportReproducesDocumentsAndRevisions() throws {
+    @Test func exportThenImportReproducesDocumentsAndRevisions() async throws {
         let directory = try TemporaryDirectory()
         let source = directory.path + "/source"
-        #expect(try CLI.run(["import", source, Self.names, "--collection", "people"]).status == 0)
-        #expect(try CLI.run(["put", source, "extra", "{\"emoji\":\"😀\",\"path\":\"a/b\",\"q\":\"\\\"\"}",
+        #expect(try await CLI.run(["import", source, Self.names, "--collection", "people"]).status == 0)
+        #expect(try await CLI.run(["put", source, "extra", "{\"emoji\":\"😀\",\"path\":\"a/b\",\"q\":\"\\\"\"}",
                              "--collection", "people"]).status == 0)
         let exportFile = directory.path + "/people.jsonl"
-        let exported = try CLI.run(["export", source, "--collection", "people", "--output", exportFile])
+        let exported = try await CLI.run(["export", source, "--collection", "people", "--output", exportFile])
         #expect(exported.status == 0, "\(exported.stderr)")
         let first = try String(contentsOfFile: exportFile, encoding: .utf8)
         #expect(first.split(separator: "\n").count == 101)
 
         let copy = directory.path + "/copy.couchette"
-        #expect(try CLI.run(["import", copy, exportFile]).status == 0)
-        let again = try CLI.run(["export", copy])
+        #expect(try await CLI.run(["import", copy, exportFile]).status == 0)
+        let again = try await CLI.run(["export", copy])
         #expect(again.stdout == first)
-        #expect(try CLI.run(["get", copy, "extra"]).stdout
+        #expect(try await CLI.run(["get", copy, "extra"]).stdout
                 == (first.split(separator: "\n").first { $0.contains("\"_id\":\"extra\"") }.map { $0 + "\n" }))
     }
 
     // MARK: - documents
 
-    @Test func putGetRemovePurge() throws {
+    @Test func putGetRemovePurge() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path + "/docs"
-        let put = try CLI.run(["put", db, "a", "{\"title\":\"Buy milk\",\"n\":1}"])
+        let put = try await CLI.run(["put", db, "a", "{\"title\":\"Buy milk\",\"n\":1}"])
         #expect(put.status == 0, "\(put.stderr)")
         let revision = put.stdout.trimmingCharacters(in: .newlines)
         #expect(revision.hasPrefix("1-"))
-        let got = try CLI.run(["get", db, "a"])
+        let got = try await CLI.run(["get", db, "a"])
         #expect(got.stdout == "{\"_id\":\"a\",\"_rev\":\"\(revision)\",\"n\":1,\"title\":\"Buy milk\"}\n")
 
         // A stale _rev is refused; the current one is accepted.
-        let stale = try CLI.run(["put", db, "a", "{\"_rev\":\"1-0000\",\"n\":2}"])
+        let stale = try await CLI.run(["put", db, "a", "{\"_rev\":\"1-0000\",\"n\":2}"])
         #expect(stale.status == 1 && stale.stderr.contains("conflict"))
-        let update = try CLI.run(["put", db, "a", "{\"_rev\":\"\(revision)\",\"n\":2}"])
+        let update = try await CLI.run(["put", db, "a", "{\"_rev\":\"\(revision)\",\"n\":2}"])
         #expect(update.status == 0 && update.stdout.hasPrefix("2-"))
-        #expect(try CLI.run(["get", db, "a"]).stdout.hasSuffix(",\"n\":2}\n"))
+        #expect(try await CLI.run(["get", db, "a"]).stdout.hasSuffix(",\"n\":2}\n"))
 
-        let badJSON = try CLI.run(["put", db, "b", "{nope"])
+        let badJSON = try await CLI.run(["put", db, "b", "{nope"])
         #expect(badJSON.status == 1 && badJSON.stderr.hasPrefix("couchette put: "))
 
-        #expect(try CLI.run(["rm", db, "a"]).status == 0)
-        let gone = try CLI.run(["get", db, "a"])
+        #expect(try await CLI.run(["rm", db, "a"]).status == 0)
+        let gone = try await CLI.run(["get", db, "a"])
         #expect(gone.status == 1 && gone.stderr == "couchette get: no document 'a' in _default._default\n")
-        #expect(try CLI.run(["rm", db, "a"]).status == 1)
+        #expect(try await CLI.run(["rm", db, "a"]).status == 1)
         // The tombstone is still there until purged; a second purge finds nothing.
-        #expect(try CLI.run(["purge", db, "a"]).status == 0)
-        #expect(try CLI.run(["purge", db, "a"]).status == 1)
+        #expect(try await CLI.run(["purge", db, "a"]).status == 0)
+        #expect(try await CLI.run(["purge", db, "a"]).status == 1)
 
-        #expect(try CLI.run(["put", db, "c", "{}", "--collection", "inbox.mail"]).status == 0)
-        #expect(try CLI.run(["get", db, "c", "--collection", "inbox.mail"]).stdout.hasPrefix("{\"_id\":\"c\",\"_rev\":\"1-"))
-        let wrongCollection = try CLI.run(["get", db, "c", "--collection", "inbox.nothing"])
+        #expect(try await CLI.run(["put", db, "c", "{}", "--collection", "inbox.mail"]).status == 0)
+        #expect(try await CLI.run(["get", db, "c", "--collection", "inbox.mail"]).stdout.hasPrefix("{\"_id\":\"c\",\"_rev\":\"1-"))
+        let wrongCollection = try await CLI.run(["get", db, "c", "--collection", "inbox.nothing"])
         #expect(wrongCollection.status == 1 && wrongCollection.stderr.contains("no collection inbox.nothing"))
     }
 
-    @Test func infoCheckAndCompact() throws {
+    @Test func infoCheckAndCompact() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path + "/info"
-        #expect(try CLI.run(["put", db, "a", "{}"]).status == 0)
-        #expect(try CLI.run(["put", db, "b", "{}", "--collection", "s.c"]).status == 0)
-        let info = try CLI.run(["info", db])
+        #expect(try await CLI.run(["put", db, "a", "{}"]).status == 0)
+        #expect(try await CLI.run(["put", db, "b", "{}", "--collection", "s.c"]).status == 0)
+        let info = try await CLI.run(["info", db])
         #expect(info.status == 0)
         #expect(info.stdout.contains("Path:        \(directory.path)/info.couchette/"))
         #expect(info.stdout.contains("_default._default  1 document\n"))
         #expect(info.stdout.contains("s.c                1 document\n"))
         #expect(info.stdout.contains("Indexes:     none"))
-        #expect(try CLI.run(["check", db]).stdout == "ok\n")
-        #expect(try CLI.run(["compact", db]).status == 0)
-        #expect(try CLI.run(["get", db, "a"]).status == 0)
+        #expect(try await CLI.run(["check", db]).stdout == "ok\n")
+        #expect(try await CLI.run(["compact", db]).status == 0)
+        #expect(try await CLI.run(["get", db, "a"]).status == 0)
     }
 
     // MARK: - shell
 
-    @Test func shellDrivenThroughAPipe() throws {
+    @Test func shellDrivenThroughAPipe() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path + "/shell"
-        #expect(try CLI.run(["put", db, "a", "{\"n\":1}", "--collection", "items"]).status == 0)
-        #expect(try CLI.run(["put", db, "b", "{\"n\":2}", "--collection", "items"]).status == 0)
+        #expect(try await CLI.run(["put", db, "a", "{\"n\":1}", "--collection", "items"]).status == 0)
+        #expect(try await CLI.run(["put", db, "b", "{\"n\":2}", "--collection", "items"]).status == 0)
         let input = """
             .collections
             .mode json
@@ -205,29 +205,30 @@ import Testing
             .quit
             SELECT 'never';
             """
-        let result = try CLI.run(["shell", db], input: input)
+        let result = try await CLI.run(["shell", db], input: input)
+        let revisionOfB = try await revision(of: "b", in: db, collection: "items")
         #expect(result.stdout == """
             _default._default  0
             _default.items  2
             [{"id":"b","n":2},{"id":"a","n":1}]
             {"n":1}
             {"c":2}
-            {"_id":"b","_rev":"\(try revision(of: "b", in: db, collection: "items"))","n":2}
+            {"_id":"b","_rev":"\(revisionOfB)","n":2}
 
             """)
         #expect(result.stderr == "Error: unknown command .bogus (.help lists them)\n")
         #expect(result.status == 1)
 
-        let clean = try CLI.run(["shell", db], input: "SELECT COUNT(*) AS c FROM items\n")   // no ';' at the end
+        let clean = try await CLI.run(["shell", db], input: "SELECT COUNT(*) AS c FROM items\n")   // no ';' at the end
         #expect(clean.status == 0)
         #expect(clean.stdout.hasPrefix("c\n-\n2\n1 row ("))
-        let bad = try CLI.run(["shell", db], input: "SELEC 1;\n.help\n")
+        let bad = try await CLI.run(["shell", db], input: "SELEC 1;\n.help\n")
         #expect(bad.status == 1 && bad.stderr.hasPrefix("Error: invalid query"))
         #expect(bad.stdout.contains(".explain SQL++"))
     }
 
-    private func revision(of id: String, in db: String, collection: String) throws -> String {
-        let document = try CLI.run(["get", db, id, "--collection", collection]).jsonLines()
+    private func revision(of id: String, in db: String, collection: String) async throws -> String {
+        let document = try await CLI.run(["get", db, id, "--collection", collection]).jsonLines()
         return document.first?["_rev"] as? String ?? ""
     }
 
@@ -235,80 +236,80 @@ import Testing
 
     @Test(arguments: ["demo", "info", "import", "export", "get", "put", "rm", "purge", "query", "watch", "shell",
                       "compact", "check", "serve", "replicate"])
-    func everyCommandHasHelp(_ command: String) throws {
-        let result = try CLI.run([command, "--help"])
+    func everyCommandHasHelp(_ command: String) async throws {
+        let result = try await CLI.run([command, "--help"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("Usage: couchette \(command)"))
         #expect(result.stdout.contains("--help"))
-        let overview = try CLI.run(["--help"])
+        let overview = try await CLI.run(["--help"])
         #expect(overview.stdout.contains("\n  \(command) "))
     }
 
-    @Test func usageErrorsExitWithTwo() throws {
+    @Test func usageErrorsExitWithTwo() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path + "/usage"
-        let unknown = try CLI.run(["frobnicate"])
+        let unknown = try await CLI.run(["frobnicate"])
         #expect(unknown.status == 2 && unknown.stderr.hasPrefix("couchette: unknown command 'frobnicate'"))
 
-        let missing = try CLI.run(["get", db])
+        let missing = try await CLI.run(["get", db])
         #expect(missing.status == 2)
         #expect(missing.stderr == "couchette get: missing argument ID (expected DB ID)\nUsage: couchette get DB ID [--collection C]\n")
 
-        let option = try CLI.run(["query", db, "SELECT 1", "--colour"])
+        let option = try await CLI.run(["query", db, "SELECT 1", "--colour"])
         #expect(option.status == 2 && option.stderr.hasPrefix("couchette query: unknown option --colour\n"))
-        #expect(try CLI.run(["query", db, "SELECT 1", "--format", "xml"]).status == 2)
-        #expect(try CLI.run(["query", db, "SELECT 1", "--param", "x=not json"]).status == 2)
-        #expect(try CLI.run(["export", db, "extra"]).status == 2)
-        #expect(try CLI.run(["import", db, "f", "--batch-size", "0"]).status == 2)
-        #expect(try CLI.run(["put", db, "a", "{}", "--collection", "a.b.c"]).status == 2)
-        #expect(try CLI.run(["info", ""]).status == 2)
-        #expect(try CLI.run(["put", db, "a", "{}", "--collection", "c", "--collection", "d"]).status == 2)
+        #expect(try await CLI.run(["query", db, "SELECT 1", "--format", "xml"]).status == 2)
+        #expect(try await CLI.run(["query", db, "SELECT 1", "--param", "x=not json"]).status == 2)
+        #expect(try await CLI.run(["export", db, "extra"]).status == 2)
+        #expect(try await CLI.run(["import", db, "f", "--batch-size", "0"]).status == 2)
+        #expect(try await CLI.run(["put", db, "a", "{}", "--collection", "a.b.c"]).status == 2)
+        #expect(try await CLI.run(["info", ""]).status == 2)
+        #expect(try await CLI.run(["put", db, "a", "{}", "--collection", "c", "--collection", "d"]).status == 2)
     }
 
-    @Test func indexCreateListExplainAndDrop() throws {
+    @Test func indexCreateListExplainAndDrop() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path + "/people"
-        #expect(try CLI.run(["import", db, Self.names]).status == 0)
-        let created = try CLI.run(["index", db, "create", "byState", "contact.address.state, LOWER(name.last)"])
+        #expect(try await CLI.run(["import", db, Self.names]).status == 0)
+        let created = try await CLI.run(["index", db, "create", "byState", "contact.address.state, LOWER(name.last)"])
         #expect(created.status == 0, "\(created.stderr)")
         #expect(created.stdout.contains("Created index byState on _default._default"))
-        let partial = try CLI.run(["index", db, "create", "caByBirthday", "birthday", "--where", "contact.address.state = 'CA'"])
+        let partial = try await CLI.run(["index", db, "create", "caByBirthday", "birthday", "--where", "contact.address.state = 'CA'"])
         #expect(partial.status == 0, "\(partial.stderr)")
-        #expect(try CLI.run(["index", db, "list"]).stdout == "_default._default: byState\n_default._default: caByBirthday\n")
-        #expect(try CLI.run(["info", db]).stdout.contains("_default._default: byState"))
+        #expect(try await CLI.run(["index", db, "list"]).stdout == "_default._default: byState\n_default._default: caByBirthday\n")
+        #expect(try await CLI.run(["info", db]).stdout.contains("_default._default: byState"))
 
         let sql = "SELECT name.last FROM _default WHERE contact.address.state = 'CA' AND LOWER(name.last) = 'bejcek'"
-        let explain = try CLI.run(["query", db, sql, "--explain"])
+        let explain = try await CLI.run(["query", db, sql, "--explain"])
         #expect(explain.stdout.contains("USING byState"), "\(explain.stdout)")
-        #expect(try CLI.run(["query", db, sql]).stdout == "{\"last\":\"Bejcek\"}\n")
-        let ordered = try CLI.run(["query", db, "SELECT birthday FROM _default WHERE contact.address.state = 'CA' AND birthday > '1950' ORDER BY birthday LIMIT 1", "--explain"])
+        #expect(try await CLI.run(["query", db, sql]).stdout == "{\"last\":\"Bejcek\"}\n")
+        let ordered = try await CLI.run(["query", db, "SELECT birthday FROM _default WHERE contact.address.state = 'CA' AND birthday > '1950' ORDER BY birthday LIMIT 1", "--explain"])
         #expect(ordered.stdout.contains("USING caByBirthday"), "\(ordered.stdout)")
 
-        #expect(try CLI.run(["index", db, "drop", "byState"]).status == 0)
-        #expect(try CLI.run(["index", db, "drop", "byState"]).status == 0)  // missing: no-op
-        #expect(try CLI.run(["index", db, "list", "--collection", "_default"]).stdout == "_default._default: caByBirthday\n")
-        #expect(try CLI.run(["query", db, sql, "--explain"]).stdout.contains("SCAN _default._default"))
+        #expect(try await CLI.run(["index", db, "drop", "byState"]).status == 0)
+        #expect(try await CLI.run(["index", db, "drop", "byState"]).status == 0)  // missing: no-op
+        #expect(try await CLI.run(["index", db, "list", "--collection", "_default"]).stdout == "_default._default: caByBirthday\n")
+        #expect(try await CLI.run(["query", db, sql, "--explain"]).stdout.contains("SCAN _default._default"))
 
-        let bad = try CLI.run(["index", db, "create", "bad", "name.last +"])
+        let bad = try await CLI.run(["index", db, "create", "bad", "name.last +"])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("invalid query") && bad.stderr.contains("index 'bad'"), "\(bad.stderr)")
-        #expect(try CLI.run(["index", db, "rebuild"]).status == 2)
-        #expect(try CLI.run(["index", db, "create", "onlyName"]).status == 2)
-        #expect(try CLI.run(["index", db, "list", "--collection", "nope"]).status == 1)
+        #expect(try await CLI.run(["index", db, "rebuild"]).status == 2)
+        #expect(try await CLI.run(["index", db, "create", "onlyName"]).status == 2)
+        #expect(try await CLI.run(["index", db, "list", "--collection", "nope"]).status == 1)
     }
 
-    @Test func runtimeErrorsExitWithOne() throws {
+    @Test func runtimeErrorsExitWithOne() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path + "/runtime"
-        let absent = try CLI.run(["info", db])
+        let absent = try await CLI.run(["info", db])
         #expect(absent.status == 1 && absent.stderr == "couchette info: no database at \(db).couchette\n")
         #expect(!FileManager.default.fileExists(atPath: db + ".couchette"), "a reading command created the database")
-        #expect(try CLI.run(["put", db, "a", "{}"]).status == 0)
-        let badSQL = try CLI.run(["query", db, "SELEC x FROM _default"])
+        #expect(try await CLI.run(["put", db, "a", "{}"]).status == 0)
+        let badSQL = try await CLI.run(["query", db, "SELEC x FROM _default"])
         #expect(badSQL.status == 1 && badSQL.stderr.hasPrefix("couchette query: invalid query: "))
-        let unknownCollection = try CLI.run(["query", db, "SELECT * FROM nowhere"])
+        let unknownCollection = try await CLI.run(["query", db, "SELECT * FROM nowhere"])
         #expect(unknownCollection.status == 1)
-        let unsetParameter = try CLI.run(["query", db, "SELECT * FROM _default WHERE n = $n"])
+        let unsetParameter = try await CLI.run(["query", db, "SELECT * FROM _default WHERE n = $n"])
         #expect(unsetParameter.status == 1 && unsetParameter.stderr.hasPrefix("couchette query: "))
     }
 }
@@ -328,7 +329,7 @@ enum CLI {
         }
     }
 
-    static func run(_ arguments: [String], input: String = "") throws -> Result {
+    static func run(_ arguments: [String], input: String = "") async throws -> Result {
         let tool = CrashTests.toolPath
         try #require(FileManager.default.isExecutableFile(atPath: tool), "build the couchette tool first: \(tool)")
         let scratch = try TemporaryDirectory()
@@ -345,7 +346,7 @@ enum CLI {
         child.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         child.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         try startProcess(child)
-        child.waitUntilExit()
+        await waitForExit(child)
         return Result(status: child.terminationStatus,
                       stdout: try String(contentsOfFile: outputPath, encoding: .utf8),
                       stderr: try String(contentsOfFile: errorPath, encoding: .utf8))

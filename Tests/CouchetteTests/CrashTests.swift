@@ -29,7 +29,7 @@ import Testing
             let started = await waitForLine(in: log, timeout: .seconds(20))
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...150, using: &generator)))
             kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
+            await waitForExit(child)
             try output.close()
             try #require(started, "round \(round): the writer never reported a save")
             #expect(child.terminationReason == .uncaughtSignal)

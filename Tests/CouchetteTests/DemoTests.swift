@@ -4,8 +4,8 @@ import Testing
 
 /// `couchette demo` is the README's first command: it must run to the end and show each step.
 @Suite struct DemoTests {
-    @Test func theDemoRunsEveryStepAndCleansUp() throws {
-        let result = try CLI.run(["demo"])
+    @Test func theDemoRunsEveryStepAndCleansUp() async throws {
+        let result = try await CLI.run(["demo"])
         #expect(result.status == 0, "\(result.stderr)")
         for step in ["Created collection _default.tasks", "Saved 4 tasks in one batch",
                      "refused (conflict)", "Merged with a conflict handler", "Deleted task-2",

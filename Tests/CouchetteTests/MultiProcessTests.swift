@@ -21,7 +21,7 @@ import Testing
         let children = try ["a", "b"].map { try writer(directory, prefix: $0, limit: 300) }
         for index in 0..<300 { try await collection.save(document: MutableDocument(id: "main-\(index)")) }
         for child in children {
-            child.waitUntilExit()
+            await waitForExit(child)
             #expect(child.terminationStatus == 0)
         }
         #expect(try await collection.count == 900)
@@ -41,14 +41,14 @@ import Testing
         let child = try writer(directory, prefix: "busy", limit: nil)
         defer {
             kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
+            child.waitUntilExit()  // only on a failed expectation; cannot await in defer
         }
         let collection = try database.defaultCollection()
         let opened = try await eventually { try await collection.document(id: "busy-0") != nil }
         try #require(opened)
         await expectCouchetteError(.busy) { try await database.performMaintenance(type: .compact) }
         kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
+        await waitForExit(child)
         try await database.performMaintenance(type: .compact)
         try await database.performMaintenance(type: .integrityCheck)
         try await database.close()

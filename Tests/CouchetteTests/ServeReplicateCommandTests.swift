@@ -1,22 +1,13 @@
 import Foundation
 import Testing
 
-/// `couchette serve` and `couchette replicate`, as two processes talking HTTP on loopback. The
-/// test is async and waits for the child processes off the cooperative pool (``run(_:)``), so
-/// the other suites' tasks keep running meanwhile.
+/// `couchette serve` and `couchette replicate`, as two processes talking HTTP on loopback.
 @Suite struct ServeReplicateCommandTests {
-    /// `CLI.run` on a thread of its own.
-    private func run(_ arguments: [String]) async throws -> CLI.Result {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try CLI.run(arguments) }) }
-        }
-    }
-
     @Test func replicateThroughAServedDatabaseThenStopOnInterrupt() async throws {
         let directory = try TemporaryDirectory()
         let source = directory.path + "/source", served = directory.path + "/served", copy = directory.path + "/copy"
-        #expect(try await run(["put", source, "apple", #"{"color":"red"}"#]).status == 0)
-        #expect(try await run(["put", source, "pear", #"{"color":"green"}"#]).status == 0)
+        #expect(try await CLI.run(["put", source, "apple", #"{"color":"red"}"#]).status == 0)
+        #expect(try await CLI.run(["put", source, "pear", #"{"color":"green"}"#]).status == 0)
 
         let outputPath = directory.path + "/serve.out"
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
@@ -33,29 +24,29 @@ import Testing
         let url = try #require(output().split(separator: "\n").first { $0.contains("http://") }).trimmingCharacters(in: .whitespaces)
         #expect(url.hasSuffix("/served"))
 
-        let refused = try await run(["replicate", source, url, "--push", "--user", "ann", "--password", "wrong"])
+        let refused = try await CLI.run(["replicate", source, url, "--push", "--user", "ann", "--password", "wrong"])
         #expect(refused.status == 1 && refused.stderr.contains("(unauthorized)"), "\(refused.stderr)")
         #expect(!refused.stderr.contains("wrong"))
 
-        let pushed = try await run(["replicate", source, url, "--push", "--user", "ann", "--password", "pw"])
+        let pushed = try await CLI.run(["replicate", source, url, "--push", "--user", "ann", "--password", "pw"])
         #expect(pushed.status == 0, "\(pushed.stderr)")
         #expect(pushed.stdout.hasPrefix("Replicated 2 documents"))
         #expect(pushed.stderr.contains("2/2 documents"))
 
-        let pulled = try await run(["replicate", copy, url, "--pull", "--user", "ann", "--password", "pw"])
+        let pulled = try await CLI.run(["replicate", copy, url, "--pull", "--user", "ann", "--password", "pw"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
-        #expect(try await run(["get", copy, "pear"]).stdout.contains(#""color":"green""#))
+        #expect(try await CLI.run(["get", copy, "pear"]).stdout.contains(#""color":"green""#))
 
         kill(server.processIdentifier, SIGINT)
-        while server.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        await waitForExit(server)
         #expect(server.terminationStatus == 0)
         #expect(output().hasSuffix("Stopped.\n"))
 
         // Nobody listens any more: a clear error after the retries, exit status 1.
-        let down = try await run(["replicate", source, url, "--push"])
+        let down = try await CLI.run(["replicate", source, url, "--push"])
         #expect(down.status == 1 && down.stderr.contains("cannot reach"), "\(down.stderr)")
-        #expect(try await run(["replicate", source, url, "--push", "--pull"]).status == 2)
-        #expect(try await run(["replicate", source, "ftp://x/y"]).status == 2)
-        #expect(try await run(["serve", source, "--user", "ann"]).status == 2)
+        #expect(try await CLI.run(["replicate", source, url, "--push", "--pull"]).status == 2)
+        #expect(try await CLI.run(["replicate", source, "ftp://x/y"]).status == 2)
+        #expect(try await CLI.run(["serve", source, "--user", "ann"]).status == 2)
     }
 }

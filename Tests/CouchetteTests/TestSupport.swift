@@ -146,6 +146,12 @@ extension Database {
 /// Starts a child process. Tests run in parallel, and Foundation's `Process.run()` on Linux was
 /// seen to crash (in `memcpy`) when several threads start processes at once, so every test starts
 /// its children through this one lock.
+/// Waits for `process` to end without blocking a thread: a blocking `waitUntilExit()` would hold
+/// one of the cooperative pool's two threads here and starve every other test meanwhile.
+func waitForExit(_ process: Process) async {
+    while process.isRunning { try? await Task.sleep(for: .milliseconds(5)) }
+}
+
 func startProcess(_ process: Process) throws {
     try processLaunchLock.withLock { try process.run() }
 }

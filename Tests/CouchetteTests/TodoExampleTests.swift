@@ -43,7 +43,7 @@ import Testing
         put.standardOutput = FileHandle.nullDevice
         put.standardError = FileHandle.nullDevice
         try startProcess(put)
-        put.waitUntilExit()
+        await waitForExit(put)
         #expect(put.terminationStatus == 0)
         #expect(await eventually { screen().contains("2. [ ] Call Ann") && screen().contains("2 tasks, 1 done") },
                 "\(output())")

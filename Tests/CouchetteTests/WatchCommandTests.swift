@@ -34,7 +34,7 @@ import Testing
             #expect(await eventually { output().contains("changed in _default._default: c") })
 
             kill(child.processIdentifier, SIGINT)
-            child.waitUntilExit()
+            await waitForExit(child)
             #expect(child.terminationStatus == 0)
             let text = output()
             let tables = text.components(separatedBy: "\n\n").map { block in

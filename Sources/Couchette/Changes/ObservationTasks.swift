@@ -28,7 +28,10 @@ final class ObservationTasks: Sendable {
             if state.jobs == nil {
                 let (stream, continuation) = AsyncStream.makeStream(of: Job.self)
                 state.jobs = continuation
-                state.group = Task.detached {
+                // High priority: the group is fed from the writer thread, not from a task, so it
+                // inherits nothing; at the default priority a busy pool (2 threads here) left
+                // evaluations queued behind every other task for seconds.
+                state.group = Task.detached(priority: .high) {
                     await withDiscardingTaskGroup { group in
                         for await job in stream { group.addTask { job() } }
                     }

@@ -19,8 +19,36 @@ struct DocumentStore: Sendable {
         return Document(id: id, revisionID: record.revisionID, sequence: record.sequence, body: record.body)
     }
 
+    /// The revision tree of `id` (empty when the document does not exist).
+    ///
+    /// A document whose whole history is its current revision (a fresh save, or a single grafted
+    /// revision without ancestors) has no `revisions` entry: the record already says everything
+    /// its one-node tree would, so the tree is rebuilt from the record. A stored entry always wins.
     func revisionTree(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String) throws -> RevisionTree {
-        try txn.get(tables.revisions, key: StoreLayout.documentKey(collection.number, id)).map(RevisionTree.init(decoding:)) ?? RevisionTree()
+        if let stored = try storedTree(txn, collection, id) { return stored }
+        return try record(txn, collection, id).map(Self.soleRevisionTree) ?? RevisionTree()
+    }
+
+    /// The revision tree of a document whose current record is `current`, already read.
+    func revisionTree(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, current: DocumentRecord) throws -> RevisionTree {
+        try storedTree(txn, collection, id) ?? Self.soleRevisionTree(current)
+    }
+
+    private func storedTree(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String) throws -> RevisionTree? {
+        try txn.get(tables.revisions, key: StoreLayout.documentKey(collection.number, id)).map(RevisionTree.init(decoding:))
+    }
+
+    /// The tree a document without a `revisions` entry has: its current revision alone.
+    private static func soleRevisionTree(_ record: DocumentRecord) -> RevisionTree {
+        var tree = RevisionTree()
+        tree.add(record.revisionID, parent: nil, isDeleted: record.isDeleted, sequence: record.sequence)
+        return tree
+    }
+
+    /// Whether `tree`, about to become the history of a record written under `sequence`, says no
+    /// more than that record: then it is not stored (see ``revisionTree(_:_:_:)``).
+    private static func isSoleRevision(_ tree: RevisionTree, sequence: UInt64) -> Bool {
+        tree.nodes.count == 1 && tree.nodes[0].parent == nil && tree.nodes[0].sequence == sequence
     }
 
     func liveCount(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> UInt64 {
@@ -125,7 +153,7 @@ struct DocumentStore: Sendable {
 
         let revisionID = RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
         let sequence = try context.nextSequence(collection)
-        var tree = existing == nil ? RevisionTree() : try revisionTree(context.txn, collection, id)
+        var tree = try existing.map { try revisionTree(context.txn, collection, id, current: $0) } ?? RevisionTree()
         tree.add(revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body)
         try commitTree(&tree, context, collection, id, replacing: existing, sequence: sequence)
         return .saved(revisionID: revisionID, sequence: sequence)
@@ -135,7 +163,7 @@ struct DocumentStore: Sendable {
     private func graft(_ context: WriteContext, _ collection: CollectionSpec, _ revision: GraftedRevision) throws -> WriteOutcome {
         try validate(id: revision.id)
         let existing = try currentRecord(context, collection, revision.id)
-        var tree = existing == nil ? RevisionTree() : try revisionTree(context.txn, collection, revision.id)
+        var tree = try existing.map { try revisionTree(context.txn, collection, revision.id, current: $0) } ?? RevisionTree()
         guard tree.index(of: revision.revisionID) == nil else { return .done }
         let sequence = try context.nextSequence(collection)
         _ = try tree.graft(history: revision.history, isDeleted: revision.isDeleted, sequence: sequence, body: revision.body)
@@ -146,7 +174,7 @@ struct DocumentStore: Sendable {
     /// Closes the losing branches of a conflict with tombstones and writes the resolution.
     private func resolve(_ context: WriteContext, _ collection: CollectionSpec, _ resolution: ConflictResolution) throws -> WriteOutcome {
         guard let existing = try currentRecord(context, collection, resolution.id) else { return .conflict }
-        var tree = try revisionTree(context.txn, collection, resolution.id)
+        var tree = try revisionTree(context.txn, collection, resolution.id, current: existing)
         let live = tree.liveLeaves
         guard Set(live.map(\.revisionID)) == resolution.liveLeaves else { return .conflict }
         let sequence = try context.nextSequence(collection)
@@ -188,7 +216,12 @@ struct DocumentStore: Sendable {
             tree.setBody(existing.body, at: old)
         }
         tree.setBody(nil, at: winnerIndex)
-        try context.txn.put(tables.revisions, key: StoreLayout.documentKey(collection.number, id), value: tree.encoded())
+        let treeKey = StoreLayout.documentKey(collection.number, id)
+        if Self.isSoleRevision(tree, sequence: sequence) {
+            if existing != nil { try context.txn.delete(tables.revisions, key: treeKey) }
+        } else {
+            try context.txn.put(tables.revisions, key: treeKey, value: tree.encoded())
+        }
         let record = DocumentRecord(isDeleted: winner.isDeleted, sequence: sequence,
                                     expiration: winner.isDeleted ? 0 : existing?.expiration ?? 0,
                                     revisionID: winner.revisionID, body: body)

@@ -14,7 +14,7 @@ struct IntegrityCheck {
                 let record = try DocumentRecord(decoding: value)
                 if !record.isDeleted { live += 1 }
                 documents += 1
-                let tree = try store.revisionTree(txn, collection, id)
+                let tree = try store.revisionTree(txn, collection, id, current: record)
                 guard tree.winner?.revisionID == record.revisionID else {
                     throw fail(collection, "document '\(id)' revision \(record.revisionID) is not its tree's winner")
                 }
@@ -30,6 +30,13 @@ struct IntegrityCheck {
                     guard EncodedValue(bytes: record.body).isDictionary else {
                         throw fail(collection, "document '\(id)' body is not a dictionary")
                     }
+                }
+                return true
+            }
+            // A tree without its document would be resurrected by the next save of that id.
+            try txn.scan(tables.revisions, prefix: prefix) { key, _ in
+                guard try txn.get(tables.documents, key: Array(key)) != nil else {
+                    throw fail(collection, "revision tree of '\(String(decoding: key[4...], as: UTF8.self))' has no document")
                 }
                 return true
             }

@@ -48,6 +48,37 @@ enum RevisionID {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// The binary form of a `<generation>-<32 lowercase hex digits>` id (every id this library
+    /// makes), which ``unpacked(generation:digest:)`` turns back into the same string; nil for any
+    /// other shape (ids received from other peers may differ), which is then stored as text.
+    static func packed(_ revisionID: String) -> (generation: UInt32, digest: [UInt8])? {
+        let utf8 = Array(revisionID.utf8)
+        guard let dash = utf8.firstIndex(of: UInt8(ascii: "-")), utf8.count - dash - 1 == 32,
+              dash > 0, utf8[0] != UInt8(ascii: "0"),
+              utf8[..<dash].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              let generation = UInt32(String(decoding: utf8[..<dash], as: UTF8.self)) else { return nil }
+        func nibble(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            default: nil
+            }
+        }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(16)
+        var position = dash + 1
+        while position < utf8.count {
+            guard let high = nibble(utf8[position]), let low = nibble(utf8[position + 1]) else { return nil }
+            digest.append(high << 4 | low)
+            position += 2
+        }
+        return (generation, digest)
+    }
+
+    static func unpacked(generation: UInt32, digest: [UInt8]) -> String {
+        "\(generation)-" + hex(digest)
+    }
+
     /// Orders revisions the way CouchDB picks a winner among equals: higher generation first, then
     /// the lexicographically higher digest.
     static func isHigher(_ lhs: String, than rhs: String) -> Bool {

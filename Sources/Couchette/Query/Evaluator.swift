@@ -137,8 +137,60 @@ enum Operators {
 /// Case-sensitive unless a collation says otherwise.
 enum LikePattern {
     static func matches(_ text: String, _ pattern: String, _ collation: Collation) -> Bool {
+        if collation.isBinary, let result = asciiMatch(text, pattern) { return result }
+        return characterMatch(text, pattern, collation)
+    }
+
+    /// Matching Character by Character (canonical equivalence, grapheme clusters).
+    static func characterMatch(_ text: String, _ pattern: String, _ collation: Collation) -> Bool {
         let subject = Array(collation.fold(text)), tokens = Array(collation.fold(pattern))
         return match(subject[...], tokens[...])
+    }
+
+    /// The same matching on bytes, when both strings are ASCII without CR: there every byte is
+    /// one Character (CR LF would be one), so the result is the same, without splitting
+    /// graphemes. nil when it does not apply.
+    private static func asciiMatch(_ text: String, _ pattern: String) -> Bool? {
+        var text = text, pattern = pattern
+        return text.withUTF8 { subject in
+            pattern.withUTF8 { tokens -> Bool? in
+                func plain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D } }
+                guard plain(subject), plain(tokens) else { return nil }
+                return matchBytes(subject[...], tokens[...])
+            }
+        }
+    }
+
+    private static func matchBytes(_ text: Slice<UnsafeBufferPointer<UInt8>>, _ pattern: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        var text = text, pattern = pattern
+        while let first = pattern.first {
+            switch first {
+            case UInt8(ascii: "%"):
+                pattern = pattern.dropFirst()
+                while pattern.first == UInt8(ascii: "%") { pattern = pattern.dropFirst() }
+                if pattern.isEmpty { return true }
+                var rest = text
+                while true {
+                    if matchBytes(rest, pattern) { return true }
+                    guard !rest.isEmpty else { return false }
+                    rest = rest.dropFirst()
+                }
+            case UInt8(ascii: "_"):
+                guard !text.isEmpty else { return false }
+                text = text.dropFirst()
+                pattern = pattern.dropFirst()
+            default:
+                var literal = first
+                if first == UInt8(ascii: "\\"), pattern.count > 1 {
+                    pattern = pattern.dropFirst()
+                    literal = pattern.first!
+                }
+                guard text.first == literal else { return false }
+                text = text.dropFirst()
+                pattern = pattern.dropFirst()
+            }
+        }
+        return text.isEmpty
     }
 
     private static func match(_ text: ArraySlice<Character>, _ pattern: ArraySlice<Character>) -> Bool {

@@ -39,13 +39,16 @@ struct Executor {
         var matches: Set<String>?
         var rows = try core.read { txn -> [Row] in
             let scanOrder = ScanOrder()
-            var sink = Sink(plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder)
+            let sink = Sink(plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder)
             if trackingMatches && MatchTracking.applies(to: plan) { sink.matches = [] }
             let joined = try plan.stages.map { try prepare($0, txn, core, now, context) }
             try plan.mainScan.forEach(txn, core: core, now: now, context: context, order: scanOrder,
                                       isSatisfied: { sink.hasAllRows }) { binding in
                 context.sources[0] = binding
-                try emit(stage: 0, joined, context, &sink)
+                if let mainFilter = plan.mainFilter {
+                    guard let result = try mainFilter(context), !result.isNull, result.isTruthy else { return true }
+                }
+                try emit(stage: 0, joined, context, sink)
                 return !sink.isFull
             }
             defer { matches = sink.matches }
@@ -108,7 +111,7 @@ struct Executor {
         return joined
     }
 
-    private func emit(stage index: Int, _ joined: [JoinedSource], _ context: EvaluationContext, _ sink: inout Sink) throws {
+    private func emit(stage index: Int, _ joined: [JoinedSource], _ context: EvaluationContext, _ sink: Sink) throws {
         guard index < plan.stages.count else {
             try sink.accept()
             return
@@ -117,7 +120,7 @@ struct Executor {
         case .unnest(let source, let evaluator):
             for element in Operators.members(try evaluator(context)) where !sink.isFull {
                 context.sources[source] = .element(element)
-                try emit(stage: index + 1, joined, context, &sink)
+                try emit(stage: index + 1, joined, context, sink)
             }
             context.sources[source] = nil
         case .join(let kind, let source, _, let on, let hash):
@@ -143,11 +146,11 @@ struct Executor {
                     guard let result = try on(context), !result.isNull, result.isTruthy else { continue }
                 }
                 matched = true
-                try emit(stage: index + 1, joined, context, &sink)
+                try emit(stage: index + 1, joined, context, sink)
             }
             if kind == .left && !matched {
                 context.sources[source] = nil
-                try emit(stage: index + 1, joined, context, &sink)
+                try emit(stage: index + 1, joined, context, sink)
             }
             context.sources[source] = nil
         }
@@ -167,7 +170,7 @@ struct Executor {
 
     /// Receives each joined row: filters, groups or projects it, de-duplicates, and keeps at most
     /// what ORDER BY/LIMIT need.
-    struct Sink {
+    final class Sink {
         let plan: QueryPlan
         let context: EvaluationContext
         let limit: Int?
@@ -215,7 +218,7 @@ struct Executor {
             return isFull
         }
 
-        mutating func accept() throws {
+        func accept() throws {
             if let filter = plan.filter {
                 guard let result = try filter(context), !result.isNull, result.isTruthy else { return }
             }
@@ -241,7 +244,7 @@ struct Executor {
             try project()
         }
 
-        private mutating func project() throws {
+        private func project() throws {
             let values = try plan.columns.map { try $0(context) }
             if plan.distinct {
                 guard seen.insert(values.map(HashKey.init)).inserted else { return }
@@ -252,7 +255,7 @@ struct Executor {
             if top != nil && !scanOrder.inOrder { top!.insert(row) } else { rows.append(row) }
         }
 
-        mutating func finish() throws -> [Row] {
+        func finish() throws -> [Row] {
             if plan.isAggregating { try finishGroups() }
             if let top, scanOrder.inOrder {
                 if !scanOrder.exact {
@@ -264,7 +267,7 @@ struct Executor {
             return top?.sorted() ?? rows
         }
 
-        private mutating func finishGroups() throws {
+        private func finishGroups() throws {
             if groupStates.isEmpty && plan.groupKeys.isEmpty {
                 // Aggregates over no rows still give one row (COUNT(*) = 0).
                 groupStates.append((Array(repeating: nil, count: plan.sources.count), plan.aggregates.map(Accumulator.init)))

@@ -24,7 +24,8 @@ enum MatchTracking {
 
 extension Executor {
     /// Whether any of `ids` is now a document of the main collection that passes WHERE (every
-    /// visible document does when there is no WHERE).
+    /// visible document does when there is no WHERE). WHERE may be split in two (the conjuncts
+    /// on the FROM document, then the rest): both must pass.
     func anyMatches(_ ids: some Sequence<String>, core: DatabaseCore, parameters: [String: Datum]) throws -> Bool {
         guard case .collection(let spec) = plan.sources.first?.kind else { return true }
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
@@ -35,11 +36,16 @@ extension Executor {
             for id in ids {
                 guard let value = try txn.get(documents, key: StoreLayout.documentKey(spec.number, id)),
                       let binding = try CollectionScan.binding(id, value, now: now, includeDeleted: includeDeleted) else { continue }
-                guard let filter = plan.filter else { return true }
                 context.sources[0] = binding
-                if let result = try filter(context), !result.isNull, result.isTruthy { return true }
+                if try passes(plan.mainFilter, context), try passes(plan.filter, context) { return true }
             }
             return false
         }
+    }
+
+    private func passes(_ condition: Evaluator?, _ context: EvaluationContext) throws -> Bool {
+        guard let condition else { return true }
+        guard let result = try condition(context), !result.isNull else { return false }
+        return result.isTruthy
     }
 }

@@ -63,7 +63,22 @@ struct QueryCompiler {
         for (offset, join) in statement.joins.enumerated() { pendingStages.append((offset + 1, join)) }
 
         aggregateBan = "WHERE"
-        let filter = try statement.whereClause.map { try compileExpression($0) }
+        var filter: Evaluator?, mainFilter: Evaluator?
+        if let condition = statement.whereClause {
+            if statement.joins.isEmpty {
+                filter = try compileExpression(condition)
+            } else {
+                // Conjuncts that read only the FROM document run before JOINs and UNNESTs, so
+                // rows they reject are never joined (a row passes WHERE iff every conjunct is true).
+                var early: [Evaluator] = [], late: [Evaluator] = []
+                for conjunct in CompiledIndex.conjuncts(condition) {
+                    let (evaluator, used) = try compileTracking(conjunct)
+                    if used.isSubset(of: [0]) { early.append(evaluator) } else { late.append(evaluator) }
+                }
+                mainFilter = Self.conjunction(early)
+                filter = Self.conjunction(late)
+            }
+        }
         aggregateBan = "GROUP BY"
         let groupKeys = try statement.groupBy.map { try compileExpression($0) }
         aggregateBan = nil
@@ -150,6 +165,7 @@ struct QueryCompiler {
                 explanation.append("UNNEST AS \(sources[source].alias)")
             }
         }
+        if mainFilter != nil { explanation.insert("FILTER \(sources[0].alias) BEFORE JOINS", at: 1) }
         if filter != nil { explanation.append("FILTER") }
         if aggregating { explanation.append("GROUP (\(groupKeys.count) keys, \(aggregates.count) aggregates)") }
         if having != nil { explanation.append("HAVING") }
@@ -158,7 +174,7 @@ struct QueryCompiler {
         if !order.isEmpty { explanation.append("SORT (\(order.count) keys\(limit != nil ? ", top-k" : ""))") }
         if limit != nil || offset != nil { explanation.append("LIMIT/OFFSET") }
 
-        return QueryPlan(sources: sources, mainScan: mainScan, stages: stages, filter: filter, groupKeys: groupKeys,
+        return QueryPlan(sources: sources, mainScan: mainScan, stages: stages, mainFilter: mainFilter, filter: filter, groupKeys: groupKeys,
                          aggregates: aggregates, isAggregating: aggregating, having: having, columns: columns,
                          columnNames: columnNames, order: order, distinct: statement.distinct, limit: limit,
                          offset: offset, parameterNames: parameterNames, variableCount: variableCount,
@@ -192,6 +208,16 @@ struct QueryCompiler {
             try compiler.compileExpression(expression)
         })
         return try analyzer.analyze(statement, orderUsable: orderUsable)
+    }
+
+    /// The AND of `evaluators`, nil for none.
+    private static func conjunction(_ evaluators: [Evaluator]) -> Evaluator? {
+        guard var result = evaluators.first else { return nil }
+        for next in evaluators.dropFirst() {
+            let previous = result
+            result = { context in try Operators.and(try previous(context)) { try next(context) } }
+        }
+        return result
     }
 
     /// LIMIT and OFFSET: an integer expression; negative values count as 0.

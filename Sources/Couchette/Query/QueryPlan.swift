@@ -7,6 +7,9 @@ struct QueryPlan: Sendable {
     var mainScan: any DocumentScan
     /// JOINs and UNNESTs, applied in order to each row of the main scan.
     var stages: [Stage]
+    /// The WHERE conjuncts that read only the main document, applied before the stages (with
+    /// JOINs or UNNESTs only); ``filter`` holds the others.
+    var mainFilter: Evaluator?
     var filter: Evaluator?
     var groupKeys: [Evaluator]
     var aggregates: [AggregatePlan]
