@@ -33,9 +33,14 @@ let package = Package(
             pkgConfig: "libedit",
             providers: [.apt(["libedit-dev"])]
         ),
+        // civetweb ships no pkg-config file: the module map links `civetweb` directly.
+        .systemLibrary(
+            name: "CCivetWeb",
+            providers: [.apt(["libcivetweb-dev"])]
+        ),
         .target(
             name: "Couchette",
-            dependencies: ["CLMDB", "CCrypto"]
+            dependencies: ["CLMDB", "CCrypto", "CCivetWeb"]
         ),
         .executableTarget(
             name: "CouchetteCLI",

@@ -14,11 +14,24 @@ extension Workload {
                  isCouchetteOnly: true) { _, context in
             try await replicateInProcess(context, .pull)
         },
+        Workload(name: "replicate-http",
+                 summary: "push N (at most 10,000) ~1 KB documents to another database served by a URLEndpointListener on loopback, one-shot",
+                 isCouchetteOnly: true) { _, context in
+            try await replicateInProcess(context, .push, overHTTP: true)
+        },
+        Workload(name: "replicate-http-pull",
+                 summary: "pull N (at most 10,000) ~1 KB documents from another database served by a URLEndpointListener on loopback, one-shot",
+                 isCouchetteOnly: true) { _, context in
+            try await replicateInProcess(context, .pull, overHTTP: true)
+        },
     ]
 
     /// Per run: N documents in one fresh database, replicated once into another fresh one
-    /// (pushed from the first or pulled into the second); times the replication alone.
-    private static func replicateInProcess(_ context: WorkloadContext, _ direction: ReplicatorType) async throws -> WorkloadResult {
+    /// (pushed from the first or pulled into the second); times the replication alone. With
+    /// `overHTTP` the other database is served by a listener on loopback and reached through
+    /// ``URLEndpoint`` (started before the clock runs).
+    private static func replicateInProcess(_ context: WorkloadContext, _ direction: ReplicatorType,
+                                           overHTTP: Bool = false) async throws -> WorkloadResult {
         let documents = DocumentGenerator().documents(count: min(context.size, 10_000))
         var samples: [Sample] = []
         var contents: [String: String]?
@@ -29,11 +42,21 @@ extension Workload {
             try await source.insertAll(documents)
             // The replicator runs on the side that starts it: the source pushes, the target pulls.
             let (local, remote) = direction == .push ? (source, target) : (target, source)
-            var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: remote.database))
+            var listener: URLEndpointListener?
+            var endpoint: any Endpoint = DatabaseEndpoint(database: remote.database)
+            if overHTTP {
+                let server = URLEndpointListener(config: URLEndpointListenerConfiguration(collections: [remote.collection]))
+                try await server.start()
+                guard let url = server.urls.first else { throw BenchmarkError.engine("the listener reports no URL") }
+                endpoint = URLEndpoint(url: url)
+                listener = server
+            }
+            var config = ReplicatorConfiguration(target: endpoint)
             config.addCollection(local.collection)
             config.replicatorType = direction
             let replicator = try Replicator(config: config)
             let seconds = try await time { try await runOnce(replicator) }
+            await listener?.stop()
             guard try await target.collection.count == UInt64(documents.count) else {
                 throw BenchmarkError.engine("replication delivered \(try await target.collection.count) of \(documents.count) documents")
             }

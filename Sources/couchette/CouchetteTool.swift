@@ -4,13 +4,12 @@ import Foundation
 /// `couchette`: look into, script and demo Couchette databases.
 @main
 enum CouchetteTool {
-    // `serve` and `replicate` arrive with the replication issue: each is one more file declaring a
-    // `Command` and one more entry here.
+    // A new subcommand is one more file declaring a `Command` and one more entry here.
     static let commands: [Command] = [
         DemoCommand.command, InfoCommand.command, ImportCommand.command, ExportCommand.command,
         GetCommand.command, PutCommand.command, RemoveCommand.command, PurgeCommand.command,
         QueryCommand.command, WatchCommand.command, ShellCommand.command, CompactCommand.command, CheckCommand.command,
-        WriteLoopCommand.command, IndexCommand.command,
+        WriteLoopCommand.command, IndexCommand.command, ServeCommand.command, ReplicateCommand.command,
     ]
 
     static func main() async {

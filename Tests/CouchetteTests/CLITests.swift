@@ -235,7 +235,7 @@ import Testing
     // MARK: - usage
 
     @Test(arguments: ["demo", "info", "import", "export", "get", "put", "rm", "purge", "query", "watch", "shell",
-                      "compact", "check"])
+                      "compact", "check", "serve", "replicate"])
     func everyCommandHasHelp(_ command: String) async throws {
         let result = try await CLI.run([command, "--help"])
         #expect(result.status == 0)

@@ -1,4 +1,8 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Glibc
 import Testing
 @testable import Couchette
 
@@ -153,3 +157,78 @@ func startProcess(_ process: Process) throws {
 }
 
 private let processLaunchLock = NSLock()
+
+// MARK: - HTTP over loopback (listener and replication tests)
+
+/// One HTTP answer: status, lowercased headers, the body as text and parsed JSON (nil if not JSON).
+struct HTTPReply: Sendable {
+    let status: Int
+    let headers: [String: String]
+    let text: String
+    var json: Value? { try? JSON.parse(text) }
+}
+
+/// Sends one request with URLSession (30 s timeout: the whole suite shares 2 cores).
+func httpRequest(_ method: String, _ url: String, body: String? = nil, headers: [String: String] = [:]) async throws -> HTTPReply {
+    var request = URLRequest(url: URL(string: url)!, timeoutInterval: 30)
+    request.httpMethod = method
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    if let body {
+        request.httpBody = Data(body.utf8)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    let http = response as! HTTPURLResponse
+    var lowered: [String: String] = [:]
+    for (name, value) in http.allHeaderFields { lowered[String(describing: name).lowercased()] = String(describing: value) }
+    return HTTPReply(status: http.statusCode, headers: lowered, text: String(decoding: data, as: UTF8.self))
+}
+
+/// Writes `bytes` to 127.0.0.1:`port` on a plain socket and returns whatever comes back before the
+/// server closes the connection or 3 seconds pass. Runs on its own thread (blocking socket calls
+/// stay off the cooperative pool).
+func rawExchange(port: UInt16, _ bytes: [UInt8]) async -> String {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(socket) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var timeout = timeval(tv_sec: 3, tv_usec: 0)
+            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else { return continuation.resume(returning: "") }
+            _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            shutdown(socket, Int32(SHUT_WR))
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = recv(socket, &buffer, buffer.count, 0)
+                if count <= 0 { break }
+                received += buffer[0..<count]
+            }
+            continuation.resume(returning: String(decoding: received, as: UTF8.self))
+        }
+    }
+}
+
+/// Runs `body` with a started listener serving `collections`, stopping it afterwards.
+nonisolated(nonsending) func withListener<R>(_ collections: [Collection], configure: (inout URLEndpointListenerConfiguration) -> Void = { _ in },
+                                             _ body: (URLEndpointListener, String) async throws -> R) async throws -> R {
+    var config = URLEndpointListenerConfiguration(collections: collections)
+    configure(&config)
+    let listener = URLEndpointListener(config: config)
+    try await listener.start()
+    do {
+        let result = try await body(listener, "http://127.0.0.1:\(listener.port!)")
+        await listener.stop()
+        return result
+    } catch {
+        await listener.stop()
+        throw error
+    }
+}

@@ -54,6 +54,12 @@ enum JSON {
 
     static func writeString(_ text: String, to output: inout String) {
         output += "\""
+        // Most strings need no escaping: append them whole instead of scalar by scalar.
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
+            output += text
+            output += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": output += "\\\""

@@ -1,0 +1,274 @@
+import CCivetWeb
+import Dispatch
+import Foundation
+
+/// A civetweb server that reads each request on a civetweb worker thread, answers it with an
+/// async Swift handler, and writes the response back on that same worker thread.
+///
+/// The worker blocks on a semaphore while the handler runs in a task; the Swift cooperative pool
+/// never waits for civetweb. ``stop()`` cancels every running handler (long polls and continuous
+/// feeds end), then runs `mg_stop`, which returns once every worker has closed its connection.
+final class HTTPServer: Sendable {
+    typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
+
+    struct Counts: Sendable {
+        var connections = 0
+        var activeRequests = 0
+    }
+
+    /// The civetweb context pointer.
+    // @unchecked: civetweb's context is thread-safe by design (its API is called from every worker
+    // thread); we only pass the pointer to civetweb functions and never dereference it ourselves.
+    private struct Context: @unchecked Sendable { let pointer: OpaquePointer }
+
+    private struct State {
+        var context: Context?
+        var stopping = false
+        var counts = Counts()
+        var nextTaskID: UInt64 = 0
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+    }
+
+    private let handler: Handler
+    private let maximumBodySize: Int
+    private let state = Locked(State())
+
+    init(maximumBodySize: Int, handler: @escaping Handler) {
+        self.maximumBodySize = maximumBodySize
+        self.handler = handler
+    }
+
+    var counts: Counts { state.withLock { $0.counts } }
+    var isRunning: Bool { state.withLock { $0.context != nil && !$0.stopping } }
+
+    // MARK: - Starting and stopping
+
+    /// Binds `host:port` (port 0: any free port) and returns the bound port.
+    /// - Throws: `.io` when civetweb cannot bind, `.busy` when already running.
+    func start(host: String, port: UInt16, threads: Int) throws -> UInt16 {
+        try state.withLock { state in
+            guard state.context == nil else { throw CouchetteError(.busy, "the listener is already running") }
+            state.stopping = false
+        }
+        let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let options = [
+            "listening_ports", address,
+            "num_threads", String(threads),
+            "enable_keep_alive", "yes",
+            "keep_alive_timeout_ms", "15000",
+            "request_timeout_ms", "120000",
+            "max_request_size", "65536",
+            "tcp_nodelay", "1",   // else Nagle holds the body behind the headers for a delayed ACK (~40 ms)
+        ]
+        var callbacks = HTTPServer.callbacks()
+        // The context holds this pointer until mg_stop returns; the retain is released in stop().
+        let userData = Unmanaged.passRetained(self).toOpaque()
+        let context: OpaquePointer? = withCStringArray(options) { optionPointers in
+            mg_start(&callbacks, userData, optionPointers)
+        }
+        guard let context else {
+            Unmanaged<HTTPServer>.fromOpaque(userData).release()
+            throw CouchetteError(.io, "could not listen on \(address) (address in use or not available)")
+        }
+        var ports = [mg_server_port](repeating: mg_server_port(), count: 4)
+        let found = mg_get_server_ports(context, Int32(ports.count), &ports)
+        state.withLock { $0.context = Context(pointer: context) }
+        guard found > 0, ports[0].port > 0, ports[0].port <= Int32(UInt16.max) else {
+            throw CouchetteError(.io, "civetweb did not report the port it listens on for \(address)")
+        }
+        return UInt16(ports[0].port)
+    }
+
+    /// Cancels running handlers, closes the listening socket and every connection, and returns
+    /// when civetweb's threads have stopped. Safe to call more than once.
+    func stop() async {
+        let (context, tasks) = state.withLock { state -> (Context?, [Task<Void, Never>]) in
+            state.stopping = true
+            defer { state.context = nil }
+            return (state.context, Array(state.tasks.values))
+        }
+        guard let context else { return }
+        for task in tasks { task.cancel() }
+        // mg_stop blocks until its workers finish: run it on a thread of its own.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                mg_stop(context.pointer)
+                continuation.resume()
+            }
+        }
+        Unmanaged.passUnretained(self).release()
+    }
+
+    // MARK: - Civetweb callbacks
+
+    private static func server(for connection: OpaquePointer?) -> HTTPServer? {
+        guard let connection, let context = mg_get_context(connection),
+              let userData = mg_get_user_data(context) else { return nil }
+        return Unmanaged<HTTPServer>.fromOpaque(userData).takeUnretainedValue()
+    }
+
+    private static func callbacks() -> mg_callbacks {
+        var callbacks = mg_callbacks()
+        callbacks.begin_request = { connection in
+            guard let connection, let server = HTTPServer.server(for: connection) else { return 0 }
+            return Int32(server.serve(connection))
+        }
+        callbacks.init_connection = { connection, _ in
+            HTTPServer.server(for: connection)?.state.withLock { $0.counts.connections += 1 }
+            return 0
+        }
+        callbacks.connection_closed = { connection in
+            HTTPServer.server(for: connection)?.state.withLock { $0.counts.connections -= 1 }
+        }
+        callbacks.log_message = { _, _ in 1 }  // errors reach the client as JSON; nothing on stderr
+        callbacks.http_error = { connection, status, _ in
+            // Requests civetweb rejects before our handler (malformed request lines, oversize
+            // headers) still get CouchDB's JSON error shape.
+            guard let connection else { return 1 }
+            let body = Array(JSON.string(from: .dictionary([
+                "error": .string(status == 413 || status == 431 ? "too_large" : "bad_request"),
+                "reason": .string("the HTTP request could not be read (status \(status))"),
+            ])).utf8)
+            let head = "HTTP/1.1 \(status) Error\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+            _ = head.withCString { mg_write(connection, $0, strlen($0)) }
+            _ = body.withUnsafeBytes { mg_write(connection, $0.baseAddress, $0.count) }
+            return 0
+        }
+        return callbacks
+    }
+
+    // MARK: - Serving one request (on a civetweb worker thread)
+
+    private func serve(_ connection: OpaquePointer) -> Int {
+        state.withLock { $0.counts.activeRequests += 1 }
+        defer { state.withLock { $0.counts.activeRequests -= 1 } }
+        guard let info = mg_get_request_info(connection)?.pointee else { return 0 }
+        let method = info.request_method.map { String(cString: $0) } ?? "GET"
+        let request: HTTPRequest
+        switch readRequest(connection, info) {
+        case .request(let read): request = read
+        case .rejected(let response):
+            write(response, to: connection, method: method, closing: true)
+            return response.status
+        }
+        if state.withLock({ $0.stopping }) {
+            let response = HTTPResponse.error(503, "service_unavailable", "the listener is stopping")
+            write(response, to: connection, method: method, closing: true)
+            return 503
+        }
+        let response = run { [handler] in await handler(request) } ?? .error(503, "service_unavailable", "the listener is stopping")
+        write(response, to: connection, method: method, closing: false)
+        return response.status
+    }
+
+    /// Runs `body` in a task registered for cancellation by ``stop()`` and blocks this worker
+    /// thread until it returns.
+    private func run<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T? {
+        let result = Locked<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let task = Task {
+            let value = await body()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        let id = register(task)
+        done.wait()
+        unregister(id)
+        return result.withLock { $0 }
+    }
+
+    /// Tracks `task` so ``stop()`` can cancel it; cancels it at once when the server is stopping.
+    private func register(_ task: Task<Void, Never>) -> UInt64 {
+        let (id, stopping) = state.withLock { state in
+            state.nextTaskID += 1
+            state.tasks[state.nextTaskID] = task
+            return (state.nextTaskID, state.stopping)
+        }
+        if stopping { task.cancel() }
+        return id
+    }
+
+    private func unregister(_ id: UInt64) {
+        _ = state.withLock { $0.tasks.removeValue(forKey: id) }
+    }
+
+    private func write(_ response: HTTPResponse, to connection: OpaquePointer, method: String, closing: Bool) {
+        mg_response_header_start(connection, Int32(response.status))
+        for (name, value) in response.headers {
+            mg_response_header_add(connection, name, value, -1)
+        }
+        if closing { mg_response_header_add(connection, "Connection", "close", -1) }
+        switch response.body {
+        case .bytes(let bytes):
+            mg_response_header_add(connection, "Content-Length", String(bytes.count), -1)
+            mg_response_header_send(connection)
+            if method != "HEAD", !bytes.isEmpty {
+                _ = bytes.withUnsafeBytes { mg_write(connection, $0.baseAddress, $0.count) }
+            }
+        case .stream(let producer):
+            mg_response_header_add(connection, "Transfer-Encoding", "chunked", -1)
+            mg_response_header_send(connection)
+            let stream = ResponseStream()
+            let task = Task {
+                await producer(stream)
+                stream.finish()
+            }
+            let id = register(task)
+            defer { unregister(id) }
+            while let chunk = stream.next() {
+                let sent = chunk.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { mg_send_chunk(connection, $0.baseAddress, UInt32($0.count)) }
+                }
+                if sent < 0 {
+                    stream.cancel()
+                    task.cancel()
+                    return
+                }
+            }
+            mg_send_chunk(connection, "", 0)
+        }
+    }
+
+    private enum ReadOutcome {
+        case request(HTTPRequest)
+        case rejected(HTTPResponse)
+    }
+
+    private func readRequest(_ connection: OpaquePointer, _ info: mg_request_info) -> ReadOutcome {
+        var headers: [String: String] = [:]
+        withUnsafeBytes(of: info.http_headers) { raw in
+            let all = raw.bindMemory(to: mg_header.self)
+            for header in all.prefix(Int(max(0, min(info.num_headers, MG_MAX_HEADERS)))) {
+                guard let name = header.name, let value = header.value else { continue }
+                headers[String(cString: name).lowercased()] = String(cString: value)
+            }
+        }
+        if info.content_length > Int64(maximumBodySize) {
+            return .rejected(.error(413, "too_large", "the request body (\(info.content_length) bytes) exceeds the listener's limit of \(maximumBodySize) bytes"))
+        }
+        var body: [UInt8] = []
+        if info.content_length > 0 { body.reserveCapacity(Int(info.content_length)) }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { mg_read(connection, $0.baseAddress, $0.count) }
+            if count < 0 { return .rejected(.error(400, "bad_request", "the request body could not be read")) }
+            if count == 0 { break }
+            body += buffer[0..<Int(count)]
+            if body.count > maximumBodySize {
+                return .rejected(.error(413, "too_large", "the request body exceeds the listener's limit of \(maximumBodySize) bytes"))
+            }
+        }
+        let path = (info.local_uri ?? info.request_uri).map { String(cString: $0) } ?? "/"
+        let query = info.query_string.map { String(cString: $0) } ?? ""
+        return .request(HTTPRequest(method: info.request_method.map { String(cString: $0) } ?? "GET",
+                                    path: path, rawQuery: query, headers: headers, body: body))
+    }
+}
+
+/// Calls `body` with a NULL-terminated array of C strings that live for the call.
+private func withCStringArray<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let duplicates = strings.map { strdup($0) }
+    defer { duplicates.forEach { free($0) } }
+    var pointers: [UnsafePointer<CChar>?] = duplicates.map { UnsafePointer($0) } + [nil]
+    return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
+}

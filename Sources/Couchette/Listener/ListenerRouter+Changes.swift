@@ -1,0 +1,124 @@
+/// `GET|POST /{db}/_changes` in its three feeds: `normal` (what is there), `longpoll` (wait for
+/// the first change or the timeout) and `continuous` (one JSON line per change, newline
+/// heartbeats, until the timeout or the client leaves). Waiting happens on the collection's
+/// commit observers inside ``LocalPeer``, never by polling.
+extension ListenerRouter {
+    struct ChangesOptions: Sendable {
+        var since: Value?
+        var limit: Int
+        var documentIDs: [String]?
+        var allLeaves: Bool
+        var heartbeat: Duration?
+        var timeout: Duration?
+    }
+
+    func changes(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> HTTPResponse {
+        let options = try await changesOptions(request, keyspace)
+        switch request.query["feed"] ?? "normal" {
+        case "normal":
+            let page = try await keyspace.peer.changes(since: options.since, limit: options.limit, documentIDs: options.documentIDs, wait: .normal)
+            return .json(try changesBody(page, keyspace, options))
+        case "longpoll":
+            let wait = ChangesWait.longpoll(timeout: options.timeout ?? .seconds(60))
+            let page = try await keyspace.peer.changes(since: options.since, limit: options.limit, documentIDs: options.documentIDs, wait: wait)
+            return .json(try changesBody(page, keyspace, options))
+        case "continuous", "eventsource":
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .stream { [self] stream in
+                await continuousFeed(stream, keyspace, options)
+            })
+        case let other:
+            throw ListenerError.badRequest("unsupported feed '\(other)' (normal, longpoll or continuous)")
+        }
+    }
+
+    private func changesOptions(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> ChangesOptions {
+        let query = request.query
+        var documentIDs: [String]?
+        if let filter = query["filter"], filter != "_doc_ids" {
+            throw ListenerError.badRequest("unsupported filter '\(filter)' (only _doc_ids)")
+        }
+        var idsValue: Value?
+        if let raw = query["doc_ids"] { idsValue = try ListenerRouter.parseJSON(raw, what: "doc_ids") }
+        if request.method == "POST", !request.body.isEmpty { idsValue = try ListenerRouter.jsonBody(request)["doc_ids"] ?? idsValue }
+        if let idsValue {
+            guard case .array(let list) = idsValue else { throw ListenerError.badRequest("doc_ids must be a JSON array of strings") }
+            documentIDs = try list.map {
+                guard case .string(let id) = $0 else { throw ListenerError.badRequest("doc_ids must be a JSON array of strings") }
+                return id
+            }
+        } else if query["filter"] == "_doc_ids" {
+            throw ListenerError.badRequest("filter=_doc_ids needs doc_ids")
+        }
+        var since: Value?
+        switch query["since"] {
+        case nil, "0"?: since = nil
+        case "now"?: since = try await keyspace.peer.info().updateSequence
+        case let raw?: since = (try? JSON.parse(raw)) ?? .string(raw)   // CouchDB sequences are opaque strings
+        }
+        let limit = try ListenerRouter.integer(query["limit"], name: "limit").map { max($0, 1) } ?? Int.max
+        var heartbeat: Duration?
+        if let raw = query["heartbeat"] {
+            heartbeat = raw == "true" ? .seconds(60) : try ListenerRouter.integer(raw, name: "heartbeat").map { .milliseconds(max($0, 100)) }
+        }
+        let timeout = try ListenerRouter.integer(query["timeout"], name: "timeout").map { Duration.milliseconds($0) }
+        let style = query["style"] ?? "main_only"
+        guard style == "main_only" || style == "all_docs" else {
+            throw ListenerError.badRequest("unsupported style '\(style)' (main_only or all_docs)")
+        }
+        return ChangesOptions(since: since, limit: limit, documentIDs: documentIDs, allLeaves: style == "all_docs",
+                              heartbeat: heartbeat, timeout: timeout)
+    }
+
+    private func changesBody(_ page: PeerChanges, _ keyspace: Keyspace, _ options: ChangesOptions) throws -> Value {
+        .dictionary(["results": .array(try page.results.map { try row($0, keyspace, options) }),
+                     "last_seq": page.lastSequence, "pending": .int(0)])
+    }
+
+    /// `{"seq", "id", "changes": [{"rev"}], "deleted"}`; `main_only` lists just the current revision.
+    private func row(_ change: PeerChange, _ keyspace: Keyspace, _ options: ChangesOptions) throws -> Value {
+        var revisions = change.leafRevisions
+        if !options.allLeaves, revisions.count > 1, let current = try keyspace.collection.storedState(id: change.id).revisionID {
+            revisions = [current]
+        }
+        var row: [String: Value] = ["seq": change.sequence, "id": .string(change.id),
+                                    "changes": .array(revisions.map { .dictionary(["rev": .string($0)]) })]
+        if change.deleted { row["deleted"] = .bool(true) }
+        return .dictionary(row)
+    }
+
+    /// Writes changes as they happen until the timeout (default 60 s without a heartbeat; none
+    /// with one), the limit, cancellation (listener stopping) or the client leaving.
+    private func continuousFeed(_ stream: ResponseStream, _ keyspace: Keyspace, _ options: ChangesOptions) async {
+        let clock = ContinuousClock()
+        let deadline = options.timeout.map { clock.now + $0 } ?? (options.heartbeat == nil ? clock.now + .seconds(60) : nil)
+        var since = options.since
+        var remaining = options.limit
+        do {
+            while remaining > 0 {
+                var wait = options.heartbeat ?? .seconds(60)
+                if let deadline {
+                    let left = deadline - clock.now
+                    if left <= .zero { break }
+                    wait = min(wait, left)
+                }
+                let page = try await keyspace.peer.changes(since: since, limit: remaining, documentIDs: options.documentIDs,
+                                                           wait: .longpoll(timeout: wait))
+                try Task.checkCancellation()
+                var text = ""
+                for change in page.results {
+                    JSON.write(try row(change, keyspace, options), to: &text)
+                    text += "\n"
+                }
+                if page.results.isEmpty && options.heartbeat != nil { text = "\n" }
+                if !text.isEmpty, !stream.write(text) { return }
+                remaining -= page.results.count
+                since = page.lastSequence
+            }
+            var last = ""
+            JSON.write(.dictionary(["last_seq": since ?? .int(0), "pending": .int(0)]), to: &last)
+            stream.write(last + "\n")
+        } catch {
+            // Cancellation (the listener is stopping) or a closed database: end the feed.
+        }
+    }
+}

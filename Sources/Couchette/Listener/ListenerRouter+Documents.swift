@@ -1,0 +1,199 @@
+/// Plain document reads and writes (`GET|PUT|DELETE /{db}/{docid}`, `_bulk_docs` with
+/// `new_edits: true`, `_all_docs`): these go through the collection's normal write path, so a
+/// write from HTTP behaves exactly like ``Collection/save(document:concurrencyControl:)``.
+extension ListenerRouter {
+    func document(_ request: HTTPRequest, _ keyspace: Keyspace, id: String) async throws -> HTTPResponse {
+        try ListenerRouter.validateDocumentID(id)
+        switch request.method {
+        case "PUT":
+            var json = try ListenerRouter.jsonBody(request)
+            guard case .dictionary(var object) = json else { throw ListenerError.badRequest("Document must be a JSON object") }
+            if let bodyID = object["_id"], bodyID != .string(id) {
+                throw ListenerError.badRequest("the _id in the body does not match the document id '\(id)' in the URL")
+            }
+            object["_id"] = .string(id)
+            if let rev = request.query["rev"] { object["_rev"] = .string(rev) }
+            json = .dictionary(object)
+            if request.query["new_edits"] == "false" {
+                let revision = try CouchDBDocument.revision(from: json)
+                if let failure = try await keyspace.peer.bulkDocs([revision]).first { throw failure.error }
+                return .json(ListenerRouter.okResult(id: id, rev: revision.revisionID), status: 201)
+            }
+            let saved = try await save(json, keyspace)
+            return .json(ListenerRouter.okResult(id: id, rev: saved), status: 201)
+        case "DELETE":
+            guard let rev = request.query["rev"] else {
+                throw CouchetteError(.conflict, "deleting document '\(id)' needs ?rev= with its current revision")
+            }
+            let saved = try await save(.dictionary(["_id": .string(id), "_rev": .string(rev), "_deleted": .bool(true)]), keyspace)
+            return .json(ListenerRouter.okResult(id: id, rev: saved))
+        default:
+            return try await readDocument(request, keyspace, id: id)
+        }
+    }
+
+    /// Writes one document from its CouchDB JSON (`_rev` is the base revision, `_deleted` deletes)
+    /// and returns the new revision id.
+    /// - Throws: `.conflict` when `_rev` is not the current revision; `.notFound` deleting a
+    ///   missing document; `.invalidParameter` for a malformed body.
+    func save(_ json: Value, _ keyspace: Keyspace) async throws -> String {
+        guard case .dictionary(var object) = json else { throw ListenerError.badRequest("Document must be a JSON object") }
+        let id: String
+        if case .string(let given)? = object["_id"] { id = given } else { id = DocumentIDGenerator.make() }
+        try ListenerRouter.validateDocumentID(id)
+        var base: String?
+        if let rev = object["_rev"] {
+            guard case .string(let text) = rev, RevisionID.generation(of: text) != nil else {
+                throw ListenerError.badRequest("Invalid rev format for document '\(id)'")
+            }
+            base = text
+        }
+        let deleted = object["_deleted"]?.asBool ?? false
+        try CouchDBDocument.stripUnderscoreFields(&object, id: id)
+        let spec = keyspace.collection.spec
+        try keyspace.collection.core.checkUsable(spec)
+        let operation: WriteOperation = deleted
+            ? .delete(spec, id: id, base: base, control: .failOnConflict)
+            : .save(spec, id: id, body: try ValueEncoder.encode(.dictionary(object)), base: base, control: .failOnConflict)
+        let outcomes = try await keyspace.collection.database.perform(PendingWrite([operation]))
+        guard case .saved(let revisionID, _)? = outcomes.first else {
+            throw CouchetteError(.conflict, "Document update conflict: '\(id)' is not at revision \(base ?? "(none)")")
+        }
+        return revisionID
+    }
+
+    private func readDocument(_ request: HTTPRequest, _ keyspace: Keyspace, id: String) async throws -> HTTPResponse {
+        let includeHistory = request.query["revs"] == "true"
+        if let openRevisions = request.query["open_revs"] {
+            return try await readOpenRevisions(openRevisions, keyspace, id: id, includeHistory: includeHistory,
+                                               latest: request.query["latest"] == "true")
+        }
+        if var rev = request.query["rev"] {
+            if request.query["latest"] == "true" { rev = try latestLeaf(of: rev, keyspace, id: id) }
+            return .json(try await fetch(id: id, rev: rev, keyspace, includeHistory: includeHistory))
+        }
+        let state = try keyspace.collection.storedState(id: id)
+        guard let document = state.document, let rev = document.revisionID else {
+            return .error(404, "not_found", state.revisionID == nil ? "missing" : "deleted")
+        }
+        if includeHistory { return .json(try await fetch(id: id, rev: rev, keyspace, includeHistory: true)) }
+        return .json(CouchDBDocument.json(PeerRevision(id: id, revisionID: rev, deleted: false, body: document.root.decode(), history: [rev]),
+                                          includeHistory: false))
+    }
+
+    private func fetch(id: String, rev: String, _ keyspace: Keyspace, includeHistory: Bool) async throws -> Value {
+        let fetched = try await keyspace.peer.bulkGet([RevisionRequest(id: id, revisionID: rev, knownAncestors: [])])
+        guard case .found(let revision)? = fetched.first else {
+            throw CouchetteError(.notFound, "missing")
+        }
+        return CouchDBDocument.json(revision, includeHistory: includeHistory)
+    }
+
+    /// `open_revs=all` or `open_revs=["1-a","2-b"]`, answered as JSON (`Accept: application/json`
+    /// in CouchDB): `[{"ok": {doc}}, {"missing": "rev"}]`.
+    private func readOpenRevisions(_ parameter: String, _ keyspace: Keyspace, id: String,
+                                   includeHistory: Bool, latest: Bool) async throws -> HTTPResponse {
+        var revisions: [String]
+        if parameter == "all" {
+            let tree = try keyspace.collection.revisionTree(id: id)
+            revisions = tree.leafIndices.map { tree.nodes[$0].revisionID }
+            if revisions.isEmpty { return .error(404, "not_found", "missing") }
+        } else {
+            guard case .array(let list) = try ListenerRouter.parseJSON(parameter, what: "open_revs") else {
+                throw ListenerError.badRequest("open_revs must be \"all\" or a JSON array of revision ids")
+            }
+            revisions = try list.map {
+                guard case .string(let rev) = $0 else { throw ListenerError.badRequest("open_revs must list revision ids as strings") }
+                return rev
+            }
+            if latest { revisions = try revisions.map { try latestLeaf(of: $0, keyspace, id: id) } }
+        }
+        let fetched = try await keyspace.peer.bulkGet(revisions.map { RevisionRequest(id: id, revisionID: $0, knownAncestors: []) })
+        let rows: [Value] = fetched.map {
+            switch $0 {
+            case .found(let revision): .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
+            case .failed(_, let rev, _): .dictionary(["missing": .string(rev)])
+            }
+        }
+        return .json(.array(rows))
+    }
+
+    /// `latest=true`: the leaf that descends from `rev` (or `rev` itself when it is a leaf or unknown).
+    private func latestLeaf(of rev: String, _ keyspace: Keyspace, id: String) throws -> String {
+        let tree = try keyspace.collection.revisionTree(id: id)
+        let leaves = tree.leafIndices.map { tree.nodes[$0].revisionID }
+        if leaves.contains(rev) { return rev }
+        return leaves.first { tree.history(of: $0).contains(rev) } ?? rev
+    }
+
+    /// `GET /{db}/_all_docs`: live documents sorted by id, with `include_docs`, `limit`, `skip`,
+    /// `descending`, `startkey`/`endkey` (JSON strings) and `key`.
+    func allDocuments(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> HTTPResponse {
+        let query = request.query
+        let page = try await keyspace.peer.changes(since: nil, limit: Int.max, documentIDs: nil, wait: .normal)
+        var ids = page.results.filter { !$0.deleted }.map(\.id).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let total = ids.count
+        let descending = query["descending"] == "true"
+        if descending { ids.reverse() }
+        func key(_ names: [String]) throws -> String? {
+            guard let raw = names.lazy.compactMap({ query[$0] }).first else { return nil }
+            guard case .string(let text) = try ListenerRouter.parseJSON(raw, what: names[0]) else {
+                throw ListenerError.badRequest("\(names[0]) must be a JSON string (a document id)")
+            }
+            return text
+        }
+        if let exact = try key(["key"]) { ids = ids.filter { $0 == exact } }
+        if let start = try key(["startkey", "start_key"]) {
+            ids = ids.filter { descending ? !start.utf8.lexicographicallyPrecedes($0.utf8) : !$0.utf8.lexicographicallyPrecedes(start.utf8) }
+        }
+        if let end = try key(["endkey", "end_key"]) {
+            ids = ids.filter { descending ? !$0.utf8.lexicographicallyPrecedes(end.utf8) : !end.utf8.lexicographicallyPrecedes($0.utf8) }
+        }
+        let skip = try ListenerRouter.integer(query["skip"], name: "skip") ?? 0
+        let limit = try ListenerRouter.integer(query["limit"], name: "limit") ?? Int.max
+        let includeDocs = query["include_docs"] == "true"
+        var rows: [Value] = []
+        for id in ids.dropFirst(skip).prefix(limit) {
+            guard let document = try keyspace.collection.storedState(id: id).document, let rev = document.revisionID else { continue }
+            var row: [String: Value] = ["id": .string(id), "key": .string(id), "value": .dictionary(["rev": .string(rev)])]
+            if includeDocs {
+                row["doc"] = CouchDBDocument.json(PeerRevision(id: id, revisionID: rev, deleted: false, body: document.root.decode(), history: [rev]),
+                                                  includeHistory: false)
+            }
+            rows.append(.dictionary(row))
+        }
+        return .json(.dictionary(["total_rows": .int(Int64(total)), "offset": .int(Int64(min(skip, ids.count))), "rows": .array(rows)]))
+    }
+
+    // MARK: - Helpers
+
+    static func okResult(id: String, rev: String) -> Value {
+        .dictionary(["ok": .bool(true), "id": .string(id), "rev": .string(rev)])
+    }
+
+    static func validateDocumentID(_ id: String) throws {
+        if id.hasPrefix("_") && !id.hasPrefix("_design/") {
+            throw ListenerError.badRequest("Only reserved document ids may start with underscore: '\(id)'")
+        }
+        if id.isEmpty || id.utf8.count > 480 { throw ListenerError.badRequest("document id '\(id)' must be 1 to 480 bytes long") }
+    }
+
+    static func jsonBody(_ request: HTTPRequest) throws -> Value {
+        guard !request.body.isEmpty else { throw ListenerError.badRequest("the request has no JSON body") }
+        return try parseJSON(String(decoding: request.body, as: UTF8.self), what: "request body")
+    }
+
+    static func parseJSON(_ text: String, what: String) throws -> Value {
+        do {
+            return try JSON.parse(text)
+        } catch let error as CouchetteError {
+            throw ListenerError.badRequest("invalid JSON in \(what): \(error.message)")
+        }
+    }
+
+    static func integer(_ text: String?, name: String) throws -> Int? {
+        guard let text else { return nil }
+        guard let number = Int(text), number >= 0 else { throw ListenerError.badRequest("\(name) must be a non-negative integer, got '\(text)'") }
+        return number
+    }
+}

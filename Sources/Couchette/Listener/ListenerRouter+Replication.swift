@@ -1,0 +1,126 @@
+/// The replication endpoints (`_revs_diff`, `_bulk_get`, `_bulk_docs`, `_local`): thin JSON
+/// translations over the keyspace's ``LocalPeer``, in the request and response shapes of the
+/// CouchDB API reference.
+extension ListenerRouter {
+    /// `POST /{db}/_revs_diff`: `{"id": ["rev", …]}` → `{"id": {"missing": […], "possible_ancestors": […]}}`.
+    func revsDiff(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> HTTPResponse {
+        guard case .dictionary(let object) = try ListenerRouter.jsonBody(request) else {
+            throw ListenerError.badRequest("_revs_diff expects a JSON object of document ids to revision lists")
+        }
+        var revisions: [String: [String]] = [:]
+        for (id, list) in object {
+            guard case .array(let entries) = list else { throw ListenerError.badRequest("revisions of '\(id)' must be an array") }
+            revisions[id] = try entries.map {
+                guard case .string(let rev) = $0 else { throw ListenerError.badRequest("revisions of '\(id)' must be strings") }
+                return rev
+            }
+        }
+        let diff = try await keyspace.peer.revsDiff(revisions)
+        return .json(.dictionary(diff.mapValues { result in
+            var entry: [String: Value] = ["missing": .array(result.missing.map(Value.string))]
+            if !result.possibleAncestors.isEmpty { entry["possible_ancestors"] = .array(result.possibleAncestors.map(Value.string)) }
+            return .dictionary(entry)
+        }))
+    }
+
+    /// `POST /{db}/_bulk_get?revs=true`: `{"docs": [{"id", "rev", "atts_since"}]}` →
+    /// `{"results": [{"id", "docs": [{"ok": doc} | {"error": {…}}]}]}`. A request without `rev`
+    /// gets the current revision.
+    func bulkGet(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> HTTPResponse {
+        guard case .array(let docs)? = try ListenerRouter.jsonBody(request)["docs"] else {
+            throw ListenerError.badRequest("_bulk_get expects {\"docs\": [{\"id\": …, \"rev\": …}]}")
+        }
+        var requests: [RevisionRequest] = []
+        var missingRev: [Int: String] = [:]
+        for (index, entry) in docs.enumerated() {
+            guard case .string(let id)? = entry["id"] else { throw ListenerError.badRequest("every _bulk_get entry needs an \"id\" string") }
+            var rev: String
+            if case .string(let given)? = entry["rev"] {
+                rev = given
+            } else {
+                rev = try keyspace.collection.storedState(id: id).revisionID ?? ""
+                if rev.isEmpty { missingRev[index] = id }
+            }
+            var known: [String] = []
+            if case .array(let since)? = entry["atts_since"] { known = since.compactMap { if case .string(let r) = $0 { r } else { nil } } }
+            requests.append(RevisionRequest(id: id, revisionID: rev, knownAncestors: known))
+        }
+        let includeHistory = request.query["revs"] == "true"
+        let fetched = try await keyspace.peer.bulkGet(requests)
+        let results: [Value] = zip(requests, fetched).map { request, fetch in
+            let entry: Value = switch fetch {
+            case .found(let revision):
+                .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
+            case .failed(let id, let rev, let error):
+                .dictionary(["error": .dictionary([
+                    "id": .string(id), "rev": .string(rev), "error": .string(HTTPResponse.couchDBError(for: error).name),
+                    "reason": .string(error.code == .notFound ? "missing" : error.message),
+                ])])
+            }
+            return .dictionary(["id": .string(request.id), "docs": .array([entry])])
+        }
+        return .json(.dictionary(["results": .array(results)]))
+    }
+
+    /// `POST /{db}/_bulk_docs`: with `"new_edits": false` revisions are grafted with their
+    /// `_revisions` history and only failures are listed; otherwise each document is saved as a
+    /// new revision and every one gets `{"ok", "id", "rev"}` or `{"id", "error", "reason"}`.
+    func bulkDocs(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> HTTPResponse {
+        let body = try ListenerRouter.jsonBody(request)
+        guard case .array(let docs)? = body["docs"] else {
+            throw ListenerError.badRequest("_bulk_docs expects {\"docs\": [...]}")
+        }
+        if let newEdits = body["new_edits"], newEdits == .bool(false) {
+            var failures: [Value] = []
+            var revisions: [PeerRevision] = []
+            for doc in docs {
+                do {
+                    revisions.append(try CouchDBDocument.revision(from: doc))
+                } catch {
+                    failures.append(ListenerRouter.failure(id: doc["_id"], rev: doc["_rev"], error))
+                }
+            }
+            let errors = try await keyspace.peer.bulkDocs(revisions)
+            failures += errors.map { ListenerRouter.failure(id: .string($0.id), rev: $0.revisionID.map(Value.string), $0.error) }
+            return .json(.array(failures), status: 201)
+        }
+        var results: [Value] = []
+        for doc in docs {
+            do {
+                let rev = try await save(doc, keyspace)
+                let id = doc["_id"] ?? .null
+                results.append(.dictionary(["ok": .bool(true), "id": id, "rev": .string(rev)]))
+            } catch {
+                results.append(ListenerRouter.failure(id: doc["_id"], rev: nil, error))
+            }
+        }
+        return .json(.array(results), status: 201)
+    }
+
+    private static func failure(id: Value?, rev: Value?, _ error: any Error) -> Value {
+        let (_, name) = HTTPResponse.couchDBError(for: error)
+        let reason = (error as? CouchetteError)?.message ?? (error as? ListenerError).map { "\($0)" } ?? "\(error)"
+        var entry: [String: Value] = ["id": id ?? .null, "error": .string(name), "reason": .string(reason)]
+        if let rev { entry["rev"] = rev }
+        return .dictionary(entry)
+    }
+
+    /// `GET|PUT /{db}/_local/{id}`: replication checkpoints, never replicated themselves.
+    func localDocument(_ request: HTTPRequest, _ keyspace: Keyspace, id: String) async throws -> HTTPResponse {
+        if request.method == "PUT" {
+            guard case .dictionary(var object) = try ListenerRouter.jsonBody(request) else {
+                throw ListenerError.badRequest("a _local document must be a JSON object")
+            }
+            object.removeValue(forKey: "_id")
+            object.removeValue(forKey: "_rev")
+            try await keyspace.peer.putLocalDocument(id: id, .dictionary(object))
+            return .json(ListenerRouter.okResult(id: "_local/\(id)", rev: "0-1"), status: 201)
+        }
+        guard case .dictionary(var object)? = try await keyspace.peer.localDocument(id: id) else {
+            return .error(404, "not_found", "missing")
+        }
+        object["_id"] = .string("_local/\(id)")
+        object["_rev"] = .string("0-1")
+        return .json(.dictionary(object))
+    }
+}

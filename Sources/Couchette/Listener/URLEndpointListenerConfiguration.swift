@@ -1,0 +1,54 @@
+/// What a ``URLEndpointListener`` serves and how: collections, port, interface, access.
+///
+/// Each collection is served under its keyspace: the database name for the default collection
+/// (`/todo`), `database.scope.collection` for the others (`/todo.inventory.items`), the naming
+/// Sync Gateway uses and a Couchette ``Replicator`` expects.
+///
+/// ```swift
+/// var config = URLEndpointListenerConfiguration(collections: [try db.defaultCollection()])
+/// config.port = 5984
+/// config.authenticator = ListenerPasswordAuthenticator { user, password in
+///     user == "alice" && password == "secret"
+/// }
+/// let listener = URLEndpointListener(config: config)
+/// try await listener.start()
+/// ```
+public struct URLEndpointListenerConfiguration: Sendable {
+    /// The collections served; at least one.
+    public var collections: [Collection]
+    /// The TCP port; 0 (the default) picks any free port, readable from ``URLEndpointListener/port``.
+    public var port: UInt16 = 0
+    /// The address to listen on (`"127.0.0.1"`, `"::1"`, `"0.0.0.0"` for every interface); nil
+    /// (the default) means loopback only, so nothing is exposed to the network by accident.
+    public var networkInterface: String?
+    /// When true, requests that would change documents get `403 forbidden`; reads, `_changes`
+    /// and replication checkpoints (`_local` documents) still work, so others can pull.
+    public var readOnly = false
+    /// HTTP Basic credentials every request must carry; nil allows anonymous access.
+    public var authenticator: ListenerPasswordAuthenticator?
+    /// Larger request bodies get `413 too_large` (default 32 MiB).
+    public var maximumRequestBodySize = 32 * 1024 * 1024
+    /// Civetweb worker threads: the most requests served at once (each open `_changes` feed holds
+    /// one). Default 32.
+    public var maximumConcurrentRequests = 32
+
+    public init(collections: [Collection]) {
+        self.collections = collections
+    }
+}
+
+/// Checks HTTP Basic credentials for a ``URLEndpointListener``.
+///
+/// ```swift
+/// config.authenticator = ListenerPasswordAuthenticator { user, password in
+///     user == "alice" && password == "secret"
+/// }
+/// ```
+public struct ListenerPasswordAuthenticator: Sendable {
+    let authenticate: @Sendable (_ user: String, _ password: String) -> Bool
+
+    /// `authenticate` runs for every request; return true to accept the credentials.
+    public init(_ authenticate: @escaping @Sendable (_ user: String, _ password: String) -> Bool) {
+        self.authenticate = authenticate
+    }
+}

@@ -1,0 +1,115 @@
+import Couchette
+import Foundation
+
+/// `couchette replicate DB URL [--push|--pull] [--continuous] [--collection C] [--user U --password P]`
+enum ReplicateCommand {
+    static let command = Command(
+        name: "replicate", arguments: [.database, .init("URL", "the remote database, e.g. http://127.0.0.1:5984/todo")],
+        summary: "Replicate a collection with a CouchDB-protocol server (couchette serve, CouchDB, PouchDB)",
+        discussion: """
+            Pushes and pulls (or only --push / --pull) the collection, showing documents, rate
+            and status on standard error. A one-shot run exits 0 once both sides are in step and
+            1 with the error otherwise (an unreachable server is retried 3 times first). With
+            --continuous it keeps replicating new changes until Ctrl-C (SIGINT) or SIGTERM. A
+            named collection replicates with the keyspace DB.SCOPE.NAME of the server. The
+            database and the collection are created when missing.
+
+            Example: couchette replicate todo http://127.0.0.1:5984/todo --pull
+            """,
+        options: [
+            .init(name: "push", valueName: nil, help: "only send local changes"),
+            .init(name: "pull", valueName: nil, help: "only receive remote changes"),
+            .init(name: "continuous", valueName: nil, help: "keep replicating until interrupted"),
+            .collection,
+            .init(name: "user", valueName: "U", help: "HTTP Basic user name"),
+            .init(name: "password", valueName: "P", help: "the password for --user"),
+        ]
+    ) { arguments in
+        let push = arguments.flags.contains("push"), pull = arguments.flags.contains("pull")
+        guard !(push && pull) else { throw UsageError("--push and --pull exclude each other (give neither for both)") }
+        guard let url = URL(string: arguments.positional[1]), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+            throw UsageError("'\(arguments.positional[1])' is not an http(s) URL")
+        }
+        let credentials = try ServeCommand.credentials(arguments)
+        let collectionName = try arguments.collectionName
+        try await withOpenDatabase(arguments.positional[0], create: true) { database in
+            var config = ReplicatorConfiguration(target: URLEndpoint(url: url))
+            config.addCollection(try await collectionName.created(in: database))
+            config.replicatorType = push ? .push : pull ? .pull : .pushAndPull
+            config.continuous = arguments.flags.contains("continuous")
+            if !config.continuous {
+                config.maxAttempts = 3
+                config.maxAttemptWaitTime = 5
+            }
+            if let (user, password) = credentials { config.authenticator = BasicAuthenticator(username: user, password: password) }
+            try await run(try Replicator(config: config), continuous: config.continuous)
+        }
+    }
+
+    /// Runs `replicator`, drawing its status, until a one-shot run stops or an interrupt.
+    static func run(_ replicator: Replicator, continuous: Bool) async throws {
+        let interrupted = InterruptSignals()
+        defer { interrupted.stop() }
+        let changes = replicator.changes()
+        let signals = interrupted.received
+        let stopper = Task {
+            for await _ in signals {
+                await replicator.stop()
+                return true
+            }
+            return false
+        }
+        defer { stopper.cancel() }
+        let line = StatusLine()
+        await replicator.start()
+        var started = false
+        var final: Replicator.Status?
+        for await change in changes {
+            let status = change.status
+            if status.activity != .stopped { started = true }
+            if started { line.show(status) }
+            if started && status.activity == .stopped {
+                final = status
+                break
+            }
+        }
+        line.finish()
+        interrupted.stop()
+        let wasInterrupted = await stopper.value
+        guard let final else { throw ToolError("the replicator ended without a status") }
+        if let error = final.error { throw error }
+        print("Replicated \(final.progress.completed) documents in \(ProgressReporter.time(line.elapsedSeconds)).")
+        if wasInterrupted && !continuous { throw ToolError("interrupted before the replication completed") }
+    }
+
+    /// One line on standard error: redrawn in place on a terminal, else printed on each activity change.
+    final class StatusLine {
+        private let clock = ContinuousClock()
+        private let start: ContinuousClock.Instant
+        private let isTerminal = Terminal.standardErrorIsTerminal
+        private var lastActivity: Replicator.ActivityLevel?
+
+        init() { start = clock.now }
+
+        var elapsedSeconds: Double {
+            let (whole, attoseconds) = (clock.now - start).components
+            return Double(whole) + Double(attoseconds) / 1e18
+        }
+
+        func show(_ status: Replicator.Status) {
+            let seconds = elapsedSeconds
+            let rate = seconds > 0 ? Int(Double(status.progress.completed) / seconds) : 0
+            let text = "\(status.progress.completed)/\(status.progress.total) documents  \(rate) docs/s  \(status.activity)"
+            if isTerminal {
+                Terminal.writeError("\r\(text)\u{1B}[K")
+            } else if status.activity != lastActivity {
+                Terminal.writeError(text + "\n")
+            }
+            lastActivity = status.activity
+        }
+
+        func finish() {
+            if isTerminal { Terminal.writeError("\r\u{1B}[K") }
+        }
+    }
+}

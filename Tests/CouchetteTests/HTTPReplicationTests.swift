@@ -1,0 +1,225 @@
+import Foundation
+import Testing
+@testable import Couchette
+
+/// Replication over real HTTP on loopback: a ``Replicator`` with a ``URLEndpoint`` (the
+/// `RemotePeer` client) against a ``URLEndpointListener`` serving another database.
+@Suite(.serialized) struct HTTPReplicationTests {
+    private func httpConfig(_ local: Database, _ url: String, _ type: ReplicatorType) throws -> ReplicatorConfiguration {
+        var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: url)!))
+        config.addCollection(try local.defaultCollection())
+        config.replicatorType = type
+        return config
+    }
+
+    @Test func pushPullAndBothOverHTTP() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(30, prefix: "l", in: try local.defaultCollection())
+            try await saveDocuments(20, prefix: "r", in: try remote.defaultCollection())
+            try await withListener([try remote.defaultCollection()]) { listener, _ in
+                let url = listener.urls[0].absoluteString
+                let push = try Replicator(config: try httpConfig(local, url, .push))
+                let pushed = try #require(await runToCompletion(push).last)
+                #expect(pushed.error == nil, "\(String(describing: pushed.error))")
+                #expect(pushed.progress.completed == 30)
+                #expect(try await remote.defaultCollection().count == 50)
+
+                let pull = try Replicator(config: try httpConfig(local, url, .pull))
+                #expect(try #require(await runToCompletion(pull).last).error == nil)
+                #expect(try await local.defaultCollection().count == 50)
+
+                // Edits and a deletion on both sides, then push-and-pull converges.
+                let doc = try #require(await local.defaultCollection().document(id: "r3")).toMutable().setString("edited", forKey: "origin")
+                try await local.defaultCollection().save(document: doc)
+                try await remote.defaultCollection().delete(document: try #require(await remote.defaultCollection().document(id: "l4")))
+                let both = try Replicator(config: try httpConfig(local, url, .pushAndPull))
+                #expect(try #require(await runToCompletion(both).last).error == nil)
+                #expect(try await remote.defaultCollection().document(id: "r3")?.string(forKey: "origin") == "edited")
+                #expect(try await local.defaultCollection().document(id: "l4") == nil)
+                #expect(try currentRevisions(local.defaultCollection()) == currentRevisions(remote.defaultCollection()))
+            }
+        }
+    }
+
+    @Test func conflictsConvergeOverHTTP() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(1, prefix: "c", in: try local.defaultCollection())
+            try await withListener([try remote.defaultCollection()]) { listener, _ in
+                let url = listener.urls[0].absoluteString
+                _ = await runToCompletion(try Replicator(config: try httpConfig(local, url, .push)))
+                try await local.defaultCollection().save(document: try #require(await local.defaultCollection().document(id: "c0")).toMutable().setInt(1, forKey: "side"))
+                try await remote.defaultCollection().save(document: try #require(await remote.defaultCollection().document(id: "c0")).toMutable().setInt(2, forKey: "side"))
+                let both = try Replicator(config: try httpConfig(local, url, .pushAndPull))
+                #expect(try #require(await runToCompletion(both).last).error == nil)
+                // The resolution (written after the pull) travels back on a second run.
+                #expect(try #require(await runToCompletion(both).last).error == nil)
+                #expect(try treeShape(local.defaultCollection(), "c0") == treeShape(remote.defaultCollection(), "c0"))
+                #expect(try currentRevisions(local.defaultCollection()) == currentRevisions(remote.defaultCollection()))
+            }
+        }
+    }
+
+    @Test func continuousReplicationFollowsRemoteEdits() async throws {
+        try await withTwoDatabases { local, remote in
+            try await withListener([try remote.defaultCollection()]) { listener, _ in
+                var config = try httpConfig(local, listener.urls[0].absoluteString, .pull)
+                config.continuous = true
+                let replicator = try Replicator(config: config)
+                let statuses = Locked<[String]>([])
+                let watcher = Task {
+                    for await change in replicator.changes() {
+                        statuses.withLock { $0.append("\(change.status.activity) \(change.status.error.map { "\($0)" } ?? "")") }
+                    }
+                }
+                defer { watcher.cancel() }
+                await replicator.start()
+                #expect(await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle },
+                        "\(statuses.withLock { $0 })")
+                try await remote.defaultCollection().save(document: MutableDocument(id: "live").setInt(7, forKey: "v"))
+                #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "live") != nil })
+                await replicator.stop()
+                #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped })
+            }
+        }
+    }
+
+    @Test func credentialsAreCheckedAndNeverShown() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(3, prefix: "a", in: try local.defaultCollection())
+            try await withListener([try remote.defaultCollection()], configure: {
+                $0.authenticator = ListenerPasswordAuthenticator { user, password in user == "bob" && password == "hunter2" }
+            }) { listener, _ in
+                let url = listener.urls[0].absoluteString
+                var wrong = try httpConfig(local, url, .push)
+                wrong.authenticator = BasicAuthenticator(username: "bob", password: "wrong-password")
+                let refused = try #require(await runToCompletion(try Replicator(config: wrong)).last)
+                #expect((refused.error as? CouchetteError)?.code == .unauthorized)
+                #expect(!String(describing: refused.error).contains("wrong-password"))
+
+                var right = try httpConfig(local, url, .push)
+                right.authenticator = BasicAuthenticator(username: "bob", password: "hunter2")
+                #expect(try #require(await runToCompletion(try Replicator(config: right)).last).error == nil)
+                #expect(try await remote.defaultCollection().count == 3)
+
+                // Credentials in the URL work too and stay out of the peer's identifier.
+                let inURL = url.replacingOccurrences(of: "http://", with: "http://bob:hunter2@")
+                let peer = try RemotePeer(url: URL(string: inURL)!)
+                #expect(!peer.identifier.contains("hunter2") && !peer.identifier.contains("bob"))
+                #expect(try await peer.info().name == "remote")
+            }
+        }
+    }
+
+    @Test func namedCollectionsUseKeyspaces() async throws {
+        try await withTwoDatabases { local, remote in
+            let localItems = try await local.createCollection(name: "items", scope: "shop")
+            let remoteItems = try await remote.createCollection(name: "items", scope: "shop")
+            try await saveDocuments(4, prefix: "i", in: localItems)
+            try await withListener([try remote.defaultCollection(), remoteItems]) { _, base in
+                var config = ReplicatorConfiguration(target: URLEndpoint(url: try #require(URL(string: base + "/remote"))))
+                config.addCollection(localItems)
+                config.replicatorType = .push
+                #expect(try #require(await runToCompletion(try Replicator(config: config)).last).error == nil)
+                #expect(try await remoteItems.count == 4)
+                #expect(try await remote.defaultCollection().count == 0)
+            }
+        }
+    }
+
+    @Test func aListenerStoppedMidReplicationIsWaitedForThenCompletes() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(60, prefix: "k", in: try local.defaultCollection())
+            var listenerConfig = URLEndpointListenerConfiguration(collections: [try remote.defaultCollection()])
+            let first = URLEndpointListener(config: listenerConfig)
+            try await first.start()
+            let port = try #require(first.port)
+
+            // The second batch waits at the gate until the listener is down, then goes to the
+            // (closed) port: the replicator goes offline with some documents already delivered.
+            let gate = Locked((reached: false, released: false, calls: 0))
+            var config = try httpConfig(local, "http://127.0.0.1:\(port)/remote", .push)
+            config.batchSize = 10
+            config.maxAttempts = 100
+            config.maxAttemptWaitTime = 0.2
+            let replicator = try Replicator(config: config) { peer in
+                guard peer is RemotePeer else { return peer }
+                return GatedPeer(base: peer, gate: gate)
+            }
+            let changes = replicator.changes()
+            await replicator.start()
+            #expect(await eventually(timeout: .seconds(20)) { gate.withLock { $0.reached } })
+            await first.stop()
+            gate.withLock { $0.released = true }
+            var sawOffline = false
+            while let change = await changes.next(timeout: .seconds(20)) {
+                if change.status.activity == .offline { sawOffline = true; break }
+            }
+            #expect(sawOffline)
+            let delivered = try await remote.defaultCollection().count
+            #expect(delivered > 0 && delivered < 60)
+
+            listenerConfig.port = port
+            let second = URLEndpointListener(config: listenerConfig)
+            try await second.start()
+            var last: Replicator.Status?
+            while let change = await changes.next(timeout: .seconds(30)) {
+                last = change.status
+                if change.status.activity == .stopped { break }
+            }
+            #expect(last?.activity == .stopped && last?.error == nil, "\(String(describing: last?.error))")
+            #expect(try await remote.defaultCollection().count == 60)
+            #expect(try currentRevisions(local.defaultCollection()) == currentRevisions(remote.defaultCollection()))
+            await second.stop()
+        }
+    }
+
+    @Test func remotePeerErrors() async throws {
+        // Nothing listens on the port: a retryable .io error.
+        let listener = try await withDatabase("gone") { db, _ in
+            try await withListener([try db.defaultCollection()]) { listener, _ in listener.port! }
+        }
+        let peer = try RemotePeer(url: URL(string: "http://127.0.0.1:\(listener)/gone")!)
+        await expectCouchetteError(.io) { _ = try await peer.info() }
+        await expectCouchetteError(.invalidParameter) { _ = try RemotePeer(url: URL(string: "http://127.0.0.1:5984")!) }
+        await expectCouchetteError(.invalidParameter) { _ = try RemotePeer(url: URL(string: "file:///tmp/x")!) }
+        try await withDatabase("db") { db, _ in
+            try await withListener([try db.defaultCollection()]) { _, base in
+                let missing = try RemotePeer(url: URL(string: base + "/other")!)
+                await expectCouchetteError(.http(status: 404)) { _ = try await missing.info() }
+                let peer = try RemotePeer(url: URL(string: base + "/db")!)
+                #expect(try await peer.localDocument(id: "cp") == nil)
+                try await peer.putLocalDocument(id: "cp", .dictionary(["n": .int(1)]))
+                try await peer.putLocalDocument(id: "cp", .dictionary(["n": .int(2)]))
+                #expect(try await peer.localDocument(id: "cp") == .dictionary(["n": .int(2)]))
+                try await peer.ensureFullCommit()
+            }
+        }
+    }
+}
+
+/// Holds the second `_bulk_docs` of a run until the test releases it.
+private struct GatedPeer: ReplicationPeer {
+    let base: any ReplicationPeer
+    let gate: Locked<(reached: Bool, released: Bool, calls: Int)>
+    var identifier: String { base.identifier }
+    func info() async throws -> PeerInfo { try await base.info() }
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
+        try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
+    }
+    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] { try await base.revsDiff(revisions) }
+    func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] { try await base.bulkGet(requests) }
+    func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
+        let call = gate.withLock { state in
+            state.calls += 1
+            if state.calls == 2 { state.reached = true }
+            return state.calls
+        }
+        if call == 2 {
+            while !gate.withLock({ $0.released }) { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        return try await base.bulkDocs(revisions)
+    }
+    func localDocument(id: String) async throws -> Value? { try await base.localDocument(id: id) }
+    func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
+    func ensureFullCommit() async throws { try await base.ensureFullCommit() }
+}
