@@ -4,18 +4,6 @@ import Testing
 
 /// Change feeds and live queries fire for commits made by another process on the same file.
 @Suite struct CrossProcessChangesTests {
-    /// Runs the `couchette` tool to completion and returns its exit status.
-    @discardableResult
-    private func tool(_ arguments: [String]) async throws -> Int32 {
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
-        child.arguments = arguments
-        child.standardOutput = FileHandle.nullDevice
-        try startProcess(child)
-        await waitForExit(child)
-        return child.terminationStatus
-    }
-
     private func ids(_ change: QueryChange?) -> [String]? {
         change?.results?.map { $0.string(forKey: "id") ?? "?" }
     }
@@ -26,7 +14,7 @@ import Testing
             let collection = try database.defaultCollection()
             let changes = collection.changes()
             try await collection.save(document: MutableDocument(id: "mine-1"))
-            #expect(try await tool(["write-loop", directory.path, "shared", "--prefix", "other", "--limit", "5"]) == 0)
+            #expect(try await runTool(["write-loop", directory.path, "shared", "--prefix", "other", "--limit", "5"]) == 0)
             try await collection.save(document: MutableDocument(id: "mine-2"))
 
             // Other-process commits may be merged into one event; own commits come once each.
@@ -55,14 +43,14 @@ import Testing
             #expect(ids(await live.next()) == ["a"])
 
             let db = directory.path + "/shared"
-            #expect(try await tool(["put", db, "b", #"{"done": false}"#]) == 0)
+            #expect(try await runTool(["put", db, "b", #"{"done": false}"#]) == 0)
             #expect(await documentChanges.next()?.documentID == "b")
             #expect(ids(await live.next()) == ["a", "b"])
-            #expect(try await tool(["put", db, "c", #"{"done": true}"#]) == 0)
-            #expect(try await tool(["rm", db, "a"]) == 0)
+            #expect(try await runTool(["put", db, "c", #"{"done": true}"#]) == 0)
+            #expect(try await runTool(["rm", db, "a"]) == 0)
             #expect(ids(await live.next()) == ["b"])
             // A purge leaves no sequence entry: the live count tells the live query to re-run.
-            #expect(try await tool(["purge", db, "b"]) == 0)
+            #expect(try await runTool(["purge", db, "b"]) == 0)
             #expect(ids(await live.next()) == [])
         }
     }
@@ -75,7 +63,7 @@ import Testing
             for id in ["a", "b", "c"] { try await collection.save(document: MutableDocument(id: id)) }
             try await database.performMaintenance(type: .compact)
             try await collection.save(document: MutableDocument(id: "d"))
-            #expect(try await tool(["put", directory.path + "/shared", "other", "{}"]) == 0)
+            #expect(try await runTool(["put", directory.path + "/shared", "other", "{}"]) == 0)
             try await collection.save(document: MutableDocument(id: "e"))
             var seen: [String] = []
             while seen.count < 6, let change = await changes.next() { seen += change.documentIDs }

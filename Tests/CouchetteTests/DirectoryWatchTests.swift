@@ -6,16 +6,6 @@ import Testing
 /// The inotify watch that wakes the cross-process change monitor: commits of another process,
 /// and compaction replacing `data.mdb`, must wake it; nothing else happening must not.
 @Suite struct DirectoryWatchTests {
-    private func tool(_ arguments: [String]) throws -> Int32 {
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
-        child.arguments = arguments
-        child.standardOutput = FileHandle.nullDevice
-        try startProcess(child)
-        child.waitUntilExit()
-        return child.terminationStatus
-    }
-
     @Test func anotherProcessesCommitWakesTheWatch() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: CrashTests.toolPath))
         try await withDatabase("shared") { database, directory in
@@ -24,7 +14,7 @@ import Testing
             let watch = try DirectoryWatch(path: database.core.environment.path)
             _ = try await collection.document(id: "before")  // reads write nothing
             #expect(!watch.wait(milliseconds: 0))
-            #expect(try tool(["put", directory.path + "/shared", "other", "{}"]) == 0)
+            #expect(try await runTool(["put", directory.path + "/shared", "other", "{}"]) == 0)
             #expect(watch.wait(milliseconds: 0), "the child has exited: its commit's event is queued")
             #expect(!watch.wait(milliseconds: 0), "one wait consumes every pending event")
         }

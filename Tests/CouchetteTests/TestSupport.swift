@@ -152,6 +152,18 @@ func waitForExit(_ process: Process) async {
     while process.isRunning { try? await Task.sleep(for: .milliseconds(5)) }
 }
 
+/// Runs the built `couchette` tool to completion (output discarded) and returns its exit status.
+@discardableResult
+func runTool(_ arguments: [String]) async throws -> Int32 {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
+    child.arguments = arguments
+    child.standardOutput = FileHandle.nullDevice
+    try startProcess(child)
+    await waitForExit(child)
+    return child.terminationStatus
+}
+
 func startProcess(_ process: Process) throws {
     try processLaunchLock.withLock { try process.run() }
 }
