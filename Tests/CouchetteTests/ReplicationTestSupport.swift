@@ -23,16 +23,29 @@ final class PeerProbe: Sendable {
     func wrap(_ peer: any ReplicationPeer) -> any ReplicationPeer { ProbedPeer(base: peer, probe: self) }
 }
 
-struct ProbedPeer: ReplicationPeer {
-    let base: any ReplicationPeer
-    let probe: PeerProbe
-    var identifier: String { base.identifier }
+/// A peer that hands every call to `base`: test wrappers implement only the calls they change.
+protocol ForwardingPeer: ReplicationPeer {
+    var base: any ReplicationPeer { get }
+}
 
+extension ForwardingPeer {
+    var identifier: String { base.identifier }
     func info() async throws -> PeerInfo { try await base.info() }
     func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
         try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
     }
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] { try await base.revsDiff(revisions) }
+    func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] { try await base.bulkGet(requests) }
+    func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] { try await base.bulkDocs(revisions) }
+    func localDocument(id: String) async throws -> Value? { try await base.localDocument(id: id) }
+    func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
+    func ensureFullCommit() async throws { try await base.ensureFullCommit() }
+}
+
+struct ProbedPeer: ForwardingPeer {
+    let base: any ReplicationPeer
+    let probe: PeerProbe
+
     func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
         let call = probe.counts.withLock { counts -> Int in
             counts.bulkGetCalls += 1
@@ -50,9 +63,6 @@ struct ProbedPeer: ReplicationPeer {
         if let error = probe.failure("bulkDocs", call) { throw error }
         return try await base.bulkDocs(revisions)
     }
-    func localDocument(id: String) async throws -> Value? { try await base.localDocument(id: id) }
-    func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
-    func ensureFullCommit() async throws { try await base.ensureFullCommit() }
 }
 
 /// Two fresh databases in one temporary folder, closed afterwards.

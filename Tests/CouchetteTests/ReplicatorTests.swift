@@ -271,15 +271,9 @@ import Testing
     }
 
     /// Fails every fetch of one document, as a server answers `_bulk_get` with a per-document error.
-    struct OneMissingPeer: ReplicationPeer {
+    struct OneMissingPeer: ForwardingPeer {
         let base: any ReplicationPeer
         let missing: String
-        var identifier: String { base.identifier }
-        func info() async throws -> PeerInfo { try await base.info() }
-        func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
-            try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
-        }
-        func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] { try await base.revsDiff(revisions) }
         func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
             try await base.bulkGet(requests).map { fetch in
                 if case .found(let revision) = fetch, revision.id == missing {
@@ -288,10 +282,6 @@ import Testing
                 return fetch
             }
         }
-        func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] { try await base.bulkDocs(revisions) }
-        func localDocument(id: String) async throws -> Value? { try await base.localDocument(id: id) }
-        func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
-        func ensureFullCommit() async throws { try await base.ensureFullCommit() }
     }
 
     @Test func perDocumentErrorsAreReportedAndTheRestReplicates() async throws {

@@ -144,7 +144,7 @@ enum LikePattern {
     /// Matching Character by Character (canonical equivalence, grapheme clusters).
     static func characterMatch(_ text: String, _ pattern: String, _ collation: Collation) -> Bool {
         let subject = Array(collation.fold(text)), tokens = Array(collation.fold(pattern))
-        return match(subject[...], tokens[...])
+        return match(subject[...], tokens[...], percent: "%", underscore: "_", escape: "\\")
     }
 
     /// The same matching on bytes, when both strings are ASCII without CR: there every byte is
@@ -156,64 +156,38 @@ enum LikePattern {
             pattern.withUTF8 { tokens -> Bool? in
                 func plain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D } }
                 guard plain(subject), plain(tokens) else { return nil }
-                return matchBytes(subject[...], tokens[...])
+                return match(subject[...], tokens[...], percent: UInt8(ascii: "%"), underscore: UInt8(ascii: "_"),
+                             escape: UInt8(ascii: "\\"))
             }
         }
     }
 
-    private static func matchBytes(_ text: Slice<UnsafeBufferPointer<UInt8>>, _ pattern: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+    /// LIKE over any units: `percent` matches any run, `underscore` one unit, `escape` makes the
+    /// next unit literal. Characters in general; bytes on the ASCII path (see ``asciiMatch``).
+    private static func match<Units: Swift.Collection>(_ text: Units, _ pattern: Units,
+                                                 percent: Units.Element, underscore: Units.Element,
+                                                 escape: Units.Element) -> Bool
+    where Units.SubSequence == Units, Units.Element: Equatable {
         var text = text, pattern = pattern
         while let first = pattern.first {
             switch first {
-            case UInt8(ascii: "%"):
+            case percent:
                 pattern = pattern.dropFirst()
-                while pattern.first == UInt8(ascii: "%") { pattern = pattern.dropFirst() }
+                while pattern.first == percent { pattern = pattern.dropFirst() }
                 if pattern.isEmpty { return true }
                 var rest = text
                 while true {
-                    if matchBytes(rest, pattern) { return true }
+                    if match(rest, pattern, percent: percent, underscore: underscore, escape: escape) { return true }
                     guard !rest.isEmpty else { return false }
                     rest = rest.dropFirst()
                 }
-            case UInt8(ascii: "_"):
+            case underscore:
                 guard !text.isEmpty else { return false }
                 text = text.dropFirst()
                 pattern = pattern.dropFirst()
             default:
                 var literal = first
-                if first == UInt8(ascii: "\\"), pattern.count > 1 {
-                    pattern = pattern.dropFirst()
-                    literal = pattern.first!
-                }
-                guard text.first == literal else { return false }
-                text = text.dropFirst()
-                pattern = pattern.dropFirst()
-            }
-        }
-        return text.isEmpty
-    }
-
-    private static func match(_ text: ArraySlice<Character>, _ pattern: ArraySlice<Character>) -> Bool {
-        var text = text, pattern = pattern
-        while let first = pattern.first {
-            switch first {
-            case "%":
-                pattern = pattern.dropFirst()
-                while pattern.first == "%" { pattern = pattern.dropFirst() }
-                if pattern.isEmpty { return true }
-                var rest = text
-                while true {
-                    if match(rest, pattern) { return true }
-                    guard !rest.isEmpty else { return false }
-                    rest = rest.dropFirst()
-                }
-            case "_":
-                guard !text.isEmpty else { return false }
-                text = text.dropFirst()
-                pattern = pattern.dropFirst()
-            default:
-                var literal = first
-                if first == "\\", pattern.count > 1 {
+                if first == escape, pattern.count > 1 {
                     pattern = pattern.dropFirst()
                     literal = pattern.first!
                 }
