@@ -75,6 +75,8 @@ enum DemoCommand {
         print("task-4 expired after 0.2 s: \(try await tasks.document(id: "task-4") == nil ? "gone" : "still there")")
 
         try await showLiveQuery(database: database, tasks: tasks)
+        try await showIndex(database: database, tasks: tasks)
+        try await showReplication(database: database, tasks: tasks, directory: directory)
 
         try await database.close()
         let reopened = try Database(name: "demo", config: DatabaseConfiguration(directory: directory))
@@ -104,6 +106,37 @@ extension DemoCommand {
             try await tasks.save(document: trip.toMutable().setBoolean(true, forKey: "completed"))
         }
         await printNext("after completing task-5")
+    }
+}
+
+extension DemoCommand {
+    /// An index on `title`, and the plan that uses it.
+    static func showIndex(database: Database, tasks: Collection) async throws {
+        try await tasks.createIndex(withName: "byTitle", config: ValueIndexConfiguration(["title"]))
+        let query = try database.createQuery("SELECT title FROM tasks WHERE title LIKE 'Buy%' ORDER BY title")
+        let plan = try await query.explain().split(separator: "\n").first.map(String.init) ?? ""
+        print("Index byTitle: \(plan)")
+    }
+
+    /// Pushes the tasks to a second database in this process and reads one back there.
+    static func showReplication(database: Database, tasks: Collection, directory: String) async throws {
+        let backup = try Database(name: "backup", config: DatabaseConfiguration(directory: directory))
+        var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: backup))
+        config.addCollection(tasks)
+        config.replicatorType = .push
+        let replicator = try Replicator(config: config)
+        let changes = replicator.changes()
+        await replicator.start()
+        var started = false  // the stream starts with the status before start(): stopped
+        for await change in changes {
+            guard change.status.activity == .stopped else { started = true; continue }
+            guard started else { continue }
+            if let error = change.status.error { throw DemoError("replication failed: \(error)") }
+            break
+        }
+        let copied = try await backup.collection(name: "tasks")?.count ?? 0
+        print("Replicated to a second database: \(copied) task(s) there")
+        try await backup.close()
     }
 }
 

@@ -10,7 +10,8 @@ import Testing
         for step in ["Created collection _default.tasks", "Saved 4 tasks in one batch",
                      "refused (conflict)", "Merged with a conflict handler", "Deleted task-2",
                      "Purged task-3", "task-4 expired after 0.2 s: gone",
-                     "Live query (after adding task-5): Book the trip", "Reopened the database", "Done; removed"] {
+                     "Live query (after adding task-5): Book the trip", "Index byTitle: INDEX SCAN",
+                     "Replicated to a second database: 2 task(s) there", "Reopened the database", "Done; removed"] {
             #expect(result.stdout.contains(step), "missing '\(step)' in:\n\(result.stdout)")
         }
         let folder = result.stdout.split(separator: "\n").last.map { String($0.split(separator: " ").last ?? "") } ?? ""
