@@ -1,4 +1,4 @@
-/// The replication endpoints (`_revs_diff`, `_bulk_get`, `_bulk_docs`, `_local`): thin JSON
+/// The replication endpoints (`_revs_diff`, `_bulk_get`, `_bulk_docs`): thin JSON
 /// translations over the keyspace's ``LocalPeer``, in the request and response shapes of the
 /// CouchDB API reference.
 extension ListenerRouter {
@@ -103,24 +103,5 @@ extension ListenerRouter {
         var entry: [String: Value] = ["id": id ?? .null, "error": .string(name), "reason": .string(reason)]
         if let rev { entry["rev"] = rev }
         return .dictionary(entry)
-    }
-
-    /// `GET|PUT /{db}/_local/{id}`: replication checkpoints, never replicated themselves.
-    func localDocument(_ request: HTTPRequest, _ keyspace: Keyspace, id: String) async throws -> HTTPResponse {
-        if request.method == "PUT" {
-            guard case .dictionary(var object) = try ListenerRouter.jsonBody(request) else {
-                throw ListenerError.badRequest("a _local document must be a JSON object")
-            }
-            object.removeValue(forKey: "_id")
-            object.removeValue(forKey: "_rev")
-            try await keyspace.peer.putLocalDocument(id: id, .dictionary(object))
-            return .json(ListenerRouter.okResult(id: "_local/\(id)", rev: "0-1"), status: 201)
-        }
-        guard case .dictionary(var object)? = try await keyspace.peer.localDocument(id: id) else {
-            return .error(404, "not_found", "missing")
-        }
-        object["_id"] = .string("_local/\(id)")
-        object["_rev"] = .string("0-1")
-        return .json(.dictionary(object))
     }
 }

@@ -99,7 +99,7 @@ final class ListenerRouter: Sendable {
             return .json(.dictionary(["ok": .bool(true), "instance_start_time": .string("0")]), status: 201)
         case "_local":
             guard rest.count > 1 else { return .error(400, "bad_request", "a _local document needs an id") }
-            try allow(request, ["GET", "HEAD", "PUT"])
+            try allow(request, ["GET", "HEAD", "PUT", "DELETE"])
             return try await localDocument(request, keyspace, id: rest.dropFirst().joined(separator: "/"))
         case let first? where first.hasPrefix("_") && first != "_design":
             return .error(400, "bad_request", "unsupported database endpoint \(first)")
