@@ -14,9 +14,11 @@ final class ListenerRouter: Sendable {
     let keyspaces: [String]
     private let byName: [String: Collection]
     private let peers = Locked<[String: LocalPeer]>([:])
+    let sessions: SessionStore
 
     init(config: URLEndpointListenerConfiguration) {
         self.config = config
+        sessions = SessionStore(lifetime: config.sessionLifetime)
         keyspaces = config.collections.map(ListenerRouter.keyspaceName)
         var byName: [String: Collection] = [:]
         for (name, collection) in zip(keyspaces, config.collections) where byName[name] == nil { byName[name] = collection }
@@ -40,23 +42,23 @@ final class ListenerRouter: Sendable {
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        if let authenticator = config.authenticator, !ListenerRouter.authorized(request, authenticator) {
-            // No WWW-Authenticate header, as CouchDB: browsers would pop up a login dialog, and
-            // Foundation's URLSession on Linux stalls on a challenge that no delegate answers.
-            return .error(401, "unauthorized", "Name or password is incorrect.")
+        if request.pathComponents == ["_session"] { return session(request, config.authenticator) }
+        if let authenticator = config.authenticator {
+            switch credentials(request, authenticator) {
+            case .user: break
+            case .anonymous, .wrongPassword:
+                // No WWW-Authenticate header, as CouchDB: browsers would pop up a login dialog, and
+                // Foundation's URLSession on Linux stalls on a challenge that no delegate answers.
+                return .error(401, "unauthorized", "Name or password is incorrect.")
+            case .invalidSession:
+                return ListenerRouter.invalidSession
+            }
         }
         do {
             return try await route(request)
         } catch {
             return .error(error)
         }
-    }
-
-    private static func authorized(_ request: HTTPRequest, _ authenticator: ListenerPasswordAuthenticator) -> Bool {
-        guard let header = request.header("authorization"), header.lowercased().hasPrefix("basic "),
-              let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return false }
-        return authenticator.authenticate(String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
     // MARK: - Routing
