@@ -126,45 +126,6 @@ extension ListenerRouter {
         return leaves.first { tree.history(of: $0).contains(rev) } ?? rev
     }
 
-    /// `GET /{db}/_all_docs`: live documents sorted by id, with `include_docs`, `limit`, `skip`,
-    /// `descending`, `startkey`/`endkey` (JSON strings) and `key`.
-    func allDocuments(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> HTTPResponse {
-        let query = request.query
-        let page = try await keyspace.peer.changes(since: nil, limit: Int.max, documentIDs: nil, wait: .normal)
-        var ids = page.results.filter { !$0.deleted }.map(\.id).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        let total = ids.count
-        let descending = query["descending"] == "true"
-        if descending { ids.reverse() }
-        func key(_ names: [String]) throws -> String? {
-            guard let raw = names.lazy.compactMap({ query[$0] }).first else { return nil }
-            guard case .string(let text) = try ListenerRouter.parseJSON(raw, what: names[0]) else {
-                throw ListenerError.badRequest("\(names[0]) must be a JSON string (a document id)")
-            }
-            return text
-        }
-        if let exact = try key(["key"]) { ids = ids.filter { $0 == exact } }
-        if let start = try key(["startkey", "start_key"]) {
-            ids = ids.filter { descending ? !start.utf8.lexicographicallyPrecedes($0.utf8) : !$0.utf8.lexicographicallyPrecedes(start.utf8) }
-        }
-        if let end = try key(["endkey", "end_key"]) {
-            ids = ids.filter { descending ? !$0.utf8.lexicographicallyPrecedes(end.utf8) : !end.utf8.lexicographicallyPrecedes($0.utf8) }
-        }
-        let skip = try ListenerRouter.integer(query["skip"], name: "skip") ?? 0
-        let limit = try ListenerRouter.integer(query["limit"], name: "limit") ?? Int.max
-        let includeDocs = query["include_docs"] == "true"
-        var rows: [Value] = []
-        for id in ids.dropFirst(skip).prefix(limit) {
-            guard let document = try keyspace.collection.storedState(id: id).document, let rev = document.revisionID else { continue }
-            var row: [String: Value] = ["id": .string(id), "key": .string(id), "value": .dictionary(["rev": .string(rev)])]
-            if includeDocs {
-                row["doc"] = CouchDBDocument.json(PeerRevision(id: id, revisionID: rev, deleted: false, body: document.root.decode(), history: [rev]),
-                                                  includeHistory: false)
-            }
-            rows.append(.dictionary(row))
-        }
-        return .json(.dictionary(["total_rows": .int(Int64(total)), "offset": .int(Int64(min(skip, ids.count))), "rows": .array(rows)]))
-    }
-
     // MARK: - Helpers
 
     static func okResult(id: String, rev: String) -> Value {

@@ -93,7 +93,7 @@ final class ListenerRouter: Sendable {
             try requireWritable()
             return try await bulkDocs(request, keyspace)
         case "_all_docs":
-            try allow(request, ["GET", "HEAD"], exact: rest.count == 1)
+            try allow(request, ["GET", "HEAD", "POST"], exact: rest.count == 1)
             return try await allDocuments(request, keyspace)
         case "_ensure_full_commit":
             try allow(request, ["POST"], exact: rest.count == 1)
