@@ -112,7 +112,8 @@ import Testing
                 let open = try await httpRequest("GET", base + "/db/x?open_revs=all&revs=true", headers: ["Accept": "application/json"])
                 guard case .array(let leaves)? = open.json else { Issue.record("open_revs: \(open.text)"); return }
                 #expect(Set(leaves.compactMap { row -> String? in if case .string(let rev)? = row["ok"]?["_rev"] { rev } else { nil } }) == ["3-ccc", "3-eee"])
-                let listed = try await httpRequest("GET", base + #"/db/x?open_revs=["3-eee","5-zzz"]"#.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!)
+                let listed = try await httpRequest("GET", base + #"/db/x?open_revs=["3-eee","5-zzz"]"#.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!,
+                                                   headers: ["Accept": "application/json"])
                 #expect(listed.json?[0]?["ok"]?["v"] == .int(33))
                 #expect(listed.json?[1]?["missing"] == .string("5-zzz"))
                 #expect(try await httpRequest("GET", base + "/db/x?rev=1-aaa").status == 404)

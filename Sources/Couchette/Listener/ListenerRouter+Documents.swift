@@ -66,7 +66,8 @@ extension ListenerRouter {
         let includeHistory = request.query["revs"] == "true"
         if let openRevisions = request.query["open_revs"] {
             return try await readOpenRevisions(openRevisions, keyspace, id: id, includeHistory: includeHistory,
-                                               latest: request.query["latest"] == "true")
+                                               latest: request.query["latest"] == "true",
+                                               multipart: ListenerRouter.prefersMultipart(request))
         }
         if var rev = request.query["rev"] {
             if request.query["latest"] == "true" { rev = try latestLeaf(of: rev, keyspace, id: id) }
@@ -89,10 +90,11 @@ extension ListenerRouter {
         return CouchDBDocument.json(revision, includeHistory: includeHistory)
     }
 
-    /// `open_revs=all` or `open_revs=["1-a","2-b"]`, answered as JSON (`Accept: application/json`
-    /// in CouchDB): `[{"ok": {doc}}, {"missing": "rev"}]`.
+    /// `open_revs=all` or `open_revs=["1-a","2-b"]`: as JSON, `[{"ok": {doc}}, {"missing": "rev"}]`;
+    /// as `multipart/mixed` (see ``prefersMultipart(_:)``), one `application/json` part per
+    /// revision, the document or, typed `application/json; error="true"`, `{"missing": "rev"}`.
     private func readOpenRevisions(_ parameter: String, _ keyspace: Keyspace, id: String,
-                                   includeHistory: Bool, latest: Bool) async throws -> HTTPResponse {
+                                   includeHistory: Bool, latest: Bool, multipart: Bool) async throws -> HTTPResponse {
         var revisions: [String]
         if parameter == "all" {
             let tree = try keyspace.collection.revisionTree(id: id)
@@ -109,6 +111,14 @@ extension ListenerRouter {
             if latest { revisions = try revisions.map { try latestLeaf(of: $0, keyspace, id: id) } }
         }
         let fetched = try await keyspace.peer.bulkGet(revisions.map { RevisionRequest(id: id, revisionID: $0, knownAncestors: []) })
+        if multipart {
+            return .multipartMixed(fetched.map {
+                switch $0 {
+                case .found(let revision): ("application/json", CouchDBDocument.json(revision, includeHistory: includeHistory))
+                case .failed(_, let rev, _): ("application/json; error=\"true\"", .dictionary(["missing": .string(rev)]))
+                }
+            })
+        }
         let rows: [Value] = fetched.map {
             switch $0 {
             case .found(let revision): .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
@@ -116,6 +126,17 @@ extension ListenerRouter {
             }
         }
         return .json(.array(rows))
+    }
+
+    /// Whether an `open_revs` answer goes as `multipart/mixed`. The replication protocol says a
+    /// source SHOULD answer `multipart/mixed` unless `Accept` asks for another type; CouchDB
+    /// answers it whenever `Accept` lists `multipart/mixed`. So: JSON only when `Accept` names
+    /// `application/json` and not `multipart/mixed`.
+    static func prefersMultipart(_ request: HTTPRequest) -> Bool {
+        let types = (request.header("accept") ?? "").lowercased().split(separator: ",").map {
+            $0.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        }
+        return types.contains("multipart/mixed") || !types.contains("application/json")
     }
 
     /// `latest=true`: the leaf that descends from `rev` (or `rev` itself when it is a leaf or unknown).
