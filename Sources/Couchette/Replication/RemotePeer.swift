@@ -8,15 +8,20 @@ import FoundationNetworking
 /// `URLSession` (keep-alive, gzip accepted by libcurl).
 ///
 /// Sequences are opaque JSON: whatever the server sends as `seq`/`last_seq` is handed back
-/// verbatim as `since`. `_changes` waits with `feed=longpoll` (Linux has no streaming
-/// `URLSession.bytes`). Failures: no connection, timeouts → `.io` (retryable); 401/403 →
+/// verbatim as `since`. Once caught up, a continuous replication reads a `feed=continuous`
+/// stream with heartbeats (``ContinuousChangesFeed``, a data delegate: Linux has no
+/// `URLSession.bytes`), or `feed=longpoll` from servers that cannot stream. Failures: no connection, timeouts → `.io` (retryable); 401/403 →
 /// `.unauthorized`; other HTTP errors → `.http(status:)` with CouchDB's reason. Credentials
 /// travel only in headers and never appear in ``identifier`` or error messages.
 final class RemotePeer: ReplicationPeer {
     let identifier: String
-    private let base: String
-    private let headers: [String: String]
+    let base: String
+    let headers: [String: String]
     private let session: URLSession
+    /// The open `feed=continuous` `_changes` stream of a continuous replication, if any.
+    let feed = Locked<ContinuousChangesFeed?>(nil)
+    /// False once the server showed it cannot stream `_changes`: long polls from then on.
+    let streamsChanges = Locked(true)
     /// `_rev`s of `_local` documents as last read or written: CouchDB refuses an update without it.
     private let localRevisions = Locked<[String: String]>([:])
 
@@ -60,7 +65,10 @@ final class RemotePeer: ReplicationPeer {
         session = URLSession(configuration: configuration, delegate: RefusingChallenges(), delegateQueue: nil)
     }
 
-    deinit { session.finishTasksAndInvalidate() }
+    deinit {
+        session.finishTasksAndInvalidate()
+        feed.withLock { $0?.close() }
+    }
 
     /// `url` without user and password, for messages.
     static func redacted(_ url: URL) -> String {
@@ -82,6 +90,10 @@ final class RemotePeer: ReplicationPeer {
     }
 
     func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
+        if case .longpoll(let timeout) = wait, documentIDs == nil,
+           let streamed = try await continuousChanges(since: since, limit: limit, timeout: timeout) {
+            return streamed
+        }
         var query = [("style", "all_docs")]
         if let since { query.append(("since", RemotePeer.queryText(since))) }
         if limit < Int.max { query.append(("limit", String(limit))) }
@@ -102,14 +114,7 @@ final class RemotePeer: ReplicationPeer {
         guard case .array(let rows)? = json["results"], let lastSequence = json["last_seq"] else {
             throw CouchetteError(.http(status: 502), "\(identifier) answered _changes without results/last_seq")
         }
-        let results: [PeerChange] = try rows.map { row in
-            guard let sequence = row["seq"], case .string(let id)? = row["id"], case .array(let changes)? = row["changes"] else {
-                throw CouchetteError(.http(status: 502), "\(identifier) sent a malformed _changes row: \(JSON.string(from: row).prefix(200))")
-            }
-            let revisions = changes.compactMap { change -> String? in if case .string(let rev)? = change["rev"] { rev } else { nil } }
-            return PeerChange(sequence: sequence, id: id, leafRevisions: revisions, deleted: row["deleted"]?.asBool ?? false)
-        }
-        return PeerChanges(results: results, lastSequence: lastSequence)
+        return PeerChanges(results: try rows.map { try PeerChange(couchDBRow: $0, from: identifier) }, lastSequence: lastSequence)
     }
 
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] {

@@ -22,6 +22,13 @@ protocol ReplicationPeer: Sendable {
     func localDocument(id: String) async throws -> Value?
     func putLocalDocument(id: String, _ body: Value) async throws
     func ensureFullCommit() async throws
+    /// Ends long-lived connections (a continuous `_changes` feed) when a worker stops reading;
+    /// the peer stays usable and reconnects on the next call.
+    func closeStreams()
+}
+
+extension ReplicationPeer {
+    func closeStreams() {}
 }
 
 struct PeerInfo: Sendable {

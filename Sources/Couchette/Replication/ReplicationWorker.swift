@@ -42,7 +42,10 @@ struct ReplicationWorker: Sendable {
     /// Runs until done (one-shot), cancelled, or failed beyond the allowed attempts.
     func run(reset: Bool) async throws {
         var cursor = Cursor()
-        defer { state.workerFinished(replicator, worker: number) }
+        defer {
+            source.closeStreams()
+            state.workerFinished(replicator, worker: number)
+        }
         while true {
             do {
                 try await runOnce(reset: reset, cursor: &cursor)
