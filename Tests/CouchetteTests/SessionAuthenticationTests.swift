@@ -63,6 +63,7 @@ import Testing
                 #expect(try await send("GET", base + "/db").status == 401)
                 #expect(try await send("GET", base + "/db", cookie: "AuthSession=\(token)").status == 200)
                 #expect(try await send("PUT", base + "/db/doc", body: "{}", cookie: "other=1; AuthSession=\(token)").status == 201)
+                #expect(try await send("GET", base + "/db", cookie: "SyncGatewaySession=\(token)").status == 200)
 
                 let me = try await send("GET", base + "/_session", cookie: "AuthSession=\(token)")
                 #expect(me.json?["ok"] == .bool(true) && me.json?["userCtx"]?["name"] == .string("alice"))
@@ -111,6 +112,12 @@ import Testing
         store.close(tokens[0])
         #expect(store.user(for: tokens[0]) == nil)
         #expect(store.user(for: "u") == nil)
+        // At capacity, a new login pushes out the stalest session, never a fresher one.
+        let full = SessionStore(lifetime: .seconds(60))
+        let first = full.open(user: "first")
+        for _ in 1..<SessionStore.capacity { _ = full.open(user: "other") }
+        let newest = full.open(user: "newest")
+        #expect(full.user(for: first) == nil && full.user(for: newest) == "newest")
     }
 
     @Test func aNoAuthenticatorListenerHasNoUsersToLogIn() async throws {

@@ -16,6 +16,12 @@ extension ListenerRouter {
 
     static let sessionCookie = "AuthSession"
 
+    /// The session token: CouchDB's `AuthSession` cookie, or `SyncGatewaySession`, the name a
+    /// ``SessionAuthenticator`` sends by default (Couchbase Lite's convention).
+    static func sessionToken(in request: HTTPRequest) -> String? {
+        cookie(sessionCookie, in: request) ?? cookie("SyncGatewaySession", in: request)
+    }
+
     static var invalidSession: HTTPResponse {
         .error(401, "unauthorized", "The AuthSession cookie is invalid or has expired; log in again with POST /_session.")
     }
@@ -27,7 +33,7 @@ extension ListenerRouter {
             }
             return .user(user, method: "default")
         }
-        guard let token = ListenerRouter.cookie(ListenerRouter.sessionCookie, in: request) else { return .anonymous }
+        guard let token = ListenerRouter.sessionToken(in: request) else { return .anonymous }
         guard let user = sessions.user(for: token) else { return .invalidSession }
         return .user(user, method: "cookie")
     }
@@ -39,7 +45,7 @@ extension ListenerRouter {
         case "POST":
             return logIn(request, authenticator)
         case "DELETE":
-            if let token = ListenerRouter.cookie(ListenerRouter.sessionCookie, in: request) { sessions.close(token) }
+            if let token = ListenerRouter.sessionToken(in: request) { sessions.close(token) }
             var response = HTTPResponse.json(.dictionary(["ok": .bool(true)]))
             response.headers.append(("Set-Cookie", "\(ListenerRouter.sessionCookie)=; Path=/; HttpOnly; Max-Age=0"))
             return response

@@ -14,6 +14,7 @@ final class SessionStore: Sendable {
         var expires: ContinuousClock.Instant
     }
 
+    static let capacity = 10_000
     let lifetime: Duration
     private let sessions = Locked<[String: Session]>([:])
 
@@ -29,7 +30,14 @@ final class SessionStore: Sendable {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         let now = ContinuousClock.now
         sessions.withLock { sessions in
-            sessions = sessions.filter { $0.value.expires > now }   // expired ones go as new ones come
+            // Repeated logins cannot grow the store without bound: when full, expired sessions
+            // go, and if none had expired, the stalest one.
+            if sessions.count >= Self.capacity {
+                sessions = sessions.filter { $0.value.expires > now }
+                if sessions.count >= Self.capacity, let stalest = sessions.min(by: { $0.value.expires < $1.value.expires }) {
+                    sessions.removeValue(forKey: stalest.key)
+                }
+            }
             sessions[token] = Session(user: user, expires: now + lifetime)
         }
         return token
