@@ -65,6 +65,46 @@ import Testing
         }
     }
 
+    @Test func aServerThatGoesAwayIsWaitedForAndTheStreamReopens() async throws {
+        try await withTwoDatabases { local, remote in
+            var listenerConfig = URLEndpointListenerConfiguration(collections: [try remote.defaultCollection()])
+            let first = URLEndpointListener(config: listenerConfig)
+            try await first.start()
+            let port = try #require(first.port)
+            var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/remote")!))
+            config.addCollection(try local.defaultCollection())
+            config.replicatorType = .pull
+            config.continuous = true
+            config.heartbeat = 2
+            config.maxAttemptWaitTime = 0.2
+            let replicator = try Replicator(config: config)
+            let changes = replicator.changes()
+            await replicator.start()
+            #expect(await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle })
+            try await remote.defaultCollection().save(document: MutableDocument(id: "before"))
+            #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "before") != nil })
+
+            await first.stop()   // ends the open feed; reconnecting fails until the server is back
+            var sawOffline = false
+            while let change = await changes.next(timeout: .seconds(30)) {
+                if change.status.activity == .offline { sawOffline = true; break }
+            }
+            #expect(sawOffline)
+            try await remote.defaultCollection().save(document: MutableDocument(id: "while-away"))
+            listenerConfig.port = port
+            let second = URLEndpointListener(config: listenerConfig)
+            try await second.start()
+            #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "while-away") != nil })
+            try await remote.defaultCollection().save(document: MutableDocument(id: "after"))
+            #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "after") != nil })
+            #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .idle })
+            #expect(second.status.activeConnectionCount >= 1)   // the reopened stream
+            await replicator.stop()
+            #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped })
+            await second.stop()
+        }
+    }
+
     /// A server that refuses `feed=continuous` (400, as servers without it answer an unknown
     /// feed), or ignores it and answers a normal `_changes` body.
     @Test(arguments: ["refuses", "ignores"])

@@ -71,14 +71,18 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
         session.dataTask(with: request).resume()
     }
 
-    /// Ends the connection; buffered rows stay readable.
-    func close() {
+    /// Ends the connection; buffered rows stay readable. Invalidating the session also releases
+    /// its strong reference to this delegate.
+    /// - Parameter cancelling: false when the response is over or ending by itself: cancelling a
+    ///   `URLSessionTask` as it completes can crash FoundationNetworking (see
+    ///   ``URLSession/dataAbandonedOnCancel(for:)``).
+    func close(cancelling: Bool = true) {
         let (session, waiters) = state.withLock { state -> (URLSession?, [CheckedContinuation<Void, Never>]) in
             state.isClosed = true
             defer { state.session = nil; state.waiters = [:] }
             return (state.session, Array(state.waiters.values))
         }
-        session?.invalidateAndCancel()   // also releases the session's strong reference to self
+        if cancelling { session?.invalidateAndCancel() } else { session?.finishTasksAndInvalidate() }
         waiters.forEach { $0.resume() }
     }
 
@@ -170,11 +174,12 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
         waiters.forEach { $0.resume() }
     }
 
+    /// Records `error` for the consumer; the task is already over or being cancelled.
     private func fail(_ error: any Error) {
         update { state in
             if state.failure == nil && state.endSequence == nil && !state.isClosed { state.failure = error }
         }
-        close()
+        close(cancelling: false)
     }
 
     // MARK: - URLSessionDataDelegate
@@ -205,6 +210,7 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
         var problem: (any Error)?
         var overflow = false
         update { state in
+            guard state.failure == nil, !state.isClosed else { return }   // what follows a failure is ignored
             state.partialLine += data
             while let newline = state.partialLine.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: state.partialLine[..<newline], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -228,14 +234,20 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
             }
             overflow = state.rows.count > Self.bufferLimit
         }
-        if let problem { fail(problem) } else if overflow || state.withLock({ $0.endSequence != nil }) { close() }
+        if let problem {
+            fail(problem)   // a server that does not stream ends its response soon by itself
+        } else if overflow {
+            close()
+        } else if state.withLock({ $0.endSequence != nil }) {
+            close(cancelling: false)   // the server ends the response itself
+        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         if let error, state.withLock({ !$0.isClosed }) {
             fail(CouchetteError(.io, "the _changes feed of \(identifier) broke: \((error as NSError).localizedDescription)"))
         } else {
-            close()
+            close(cancelling: false)
         }
     }
 

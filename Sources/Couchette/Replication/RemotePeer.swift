@@ -252,7 +252,7 @@ final class RemotePeer: ReplicationPeer {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await session.dataAbandonedOnCancel(for: request)
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as URLError where error.code == .cancelled || error.code == .userCancelledAuthentication {
