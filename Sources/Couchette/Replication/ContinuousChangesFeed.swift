@@ -186,23 +186,17 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        // Always `.allow`: refusing a response makes FoundationNetworking crash when the transfer
+        // completes ("Transfer completed, but there's no response"). An error's body is small and
+        // ignored once the failure is recorded.
+        completionHandler(.allow)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         switch status {
-        case 200..<300:
-            update { _ in }
-            completionHandler(.allow)
-        case 401, 403:
-            completionHandler(.cancel)
-            fail(CouchetteError(.unauthorized, "GET \(identifier)/_changes failed with HTTP \(status)"))
-        case 404:
-            completionHandler(.cancel)
-            fail(CouchetteError(.http(status: 404), "GET \(identifier)/_changes failed with HTTP 404 (not_found)"))
-        case 500...:
-            completionHandler(.cancel)
-            fail(CouchetteError(.http(status: status), "GET \(identifier)/_changes failed with HTTP \(status)"))
-        default:
-            completionHandler(.cancel)
-            fail(Unsupported(reason: "HTTP \(status)"))
+        case 200..<300: update { _ in }
+        case 401, 403: fail(CouchetteError(.unauthorized, "GET \(identifier)/_changes failed with HTTP \(status)"))
+        case 404: fail(CouchetteError(.http(status: 404), "GET \(identifier)/_changes failed with HTTP 404 (not_found)"))
+        case 500...: fail(CouchetteError(.http(status: status), "GET \(identifier)/_changes failed with HTTP \(status)"))
+        default: fail(Unsupported(reason: "HTTP \(status)"))
         }
     }
 
