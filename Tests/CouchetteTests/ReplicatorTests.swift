@@ -131,6 +131,27 @@ import Testing
         }
     }
 
+    @Test func aSubscriberThatLagsGetsEveryDocumentInFewerEvents() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(200, prefix: "p", in: try local.defaultCollection())
+            try await saveDocuments(200, prefix: "q", in: try remote.defaultCollection())
+            var config = try makeConfig(local, remote, .pushAndPull)
+            config.batchSize = 2  // 100 batches each way: more than a stream queues on its own
+            let replicator = try Replicator(config: config)
+            let documents = replicator.documentReplications()
+            #expect(try #require(await runToCompletion(replicator).last).error == nil)
+            #expect(documents.queuedCount <= ChangeBuffer<DocumentReplication>.mergeThreshold + 2)
+            var pushed: [String] = [], pulled: [String] = []
+            while documents.queuedCount > 0, let event = await documents.next(timeout: .seconds(5)) {
+                let ids = event.documents.map(\.id)
+                #expect(ids.allSatisfy { $0.hasPrefix(event.isPush ? "p" : "q") }, "pushed and pulled documents mixed")
+                if event.isPush { pushed += ids } else { pulled += ids }
+            }
+            #expect(pushed.count == 200 && Set(pushed).count == 200)
+            #expect(pulled.count == 200 && Set(pulled).count == 200)
+        }
+    }
+
     @Test func filtersSelectDocumentsAndSeeDeletions() async throws {
         try await withTwoDatabases { local, remote in
             let collection = try local.defaultCollection()
