@@ -125,6 +125,21 @@ import Testing
         }
     }
 
+    @Test func bulkGetWithLatestAnswersTheLeafThatReplacedARevision() async throws {
+        try await withDatabase("db") { db, _ in
+            try await withListener([try db.defaultCollection()]) { _, base in
+                _ = try await httpRequest("POST", base + "/db/_bulk_docs",
+                                          body: #"{"new_edits":false,"docs":[{"_id":"l","_rev":"2-bbb","_revisions":{"start":2,"ids":["bbb","aaa"]},"v":2}]}"#)
+                let request = #"{"docs":[{"id":"l","rev":"1-aaa"},{"id":"gone"}]}"#
+                let latest = try await httpRequest("POST", base + "/db/_bulk_get?revs=true&latest=true", body: request)
+                #expect(latest.json?["results"]?[0]?["docs"]?[0]?["ok"]?["_rev"] == .string("2-bbb"), "\(latest.text)")
+                #expect(latest.json?["results"]?[1]?["docs"]?[0]?["error"]?["rev"] == .string("undefined"))
+                let exact = try await httpRequest("POST", base + "/db/_bulk_get?revs=true", body: request)
+                #expect(exact.json?["results"]?[0]?["docs"]?[0]?["error"]?["error"] == .string("not_found"), "\(exact.text)")
+            }
+        }
+    }
+
     @Test func localDocumentsAllDocsAndFullCommit() async throws {
         try await withDatabase("db") { db, _ in
             let collection = try db.defaultCollection()

@@ -128,41 +128,49 @@ final class RemotePeer: ReplicationPeer {
             if !request.knownAncestors.isEmpty { entry["atts_since"] = .array(request.knownAncestors.map(Value.string)) }
             return .dictionary(entry)
         }
+        var query = [("revs", "true"), ("attachments", "false")]
+        if requests.contains(where: \.latest) { query.append(("latest", "true")) }
         let json: Value
         do {
-            json = try await send("POST", "/_bulk_get", query: [("revs", "true"), ("attachments", "false")],
-                                  body: .dictionary(["docs": .array(docs)]))
+            json = try await send("POST", "/_bulk_get", query: query, body: .dictionary(["docs": .array(docs)]))
         } catch let error as CouchetteError where [.http(status: 404), .http(status: 405), .http(status: 400)].contains(error.code) {
             return try await fetchOneByOne(requests)   // servers before CouchDB 2.3 have no _bulk_get
         }
         guard case .array(let results)? = json["results"] else {
             throw CouchetteError(.http(status: 502), "\(identifier) answered _bulk_get without results")
         }
-        var found: [String: RevisionFetch] = [:]
-        for result in results {
-            guard case .array(let entries)? = result["docs"] else { continue }
+        // One result per requested document, in request order; a `latest` one may hold several leaves.
+        var fetched: [RevisionFetch] = []
+        for (request, result) in zip(requests, results) {
+            guard case .array(let entries)? = result["docs"], !entries.isEmpty else {
+                fetched.append(.failed(id: request.id, revisionID: request.revisionID,
+                                       error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'")))
+                continue
+            }
             for entry in entries {
                 if let doc = entry["ok"] {
-                    let revision = try CouchDBDocument.revision(from: doc)
-                    found[revision.id + "\n" + revision.revisionID] = .found(revision)
-                } else if let failure = entry["error"], case .string(let id)? = failure["id"], case .string(let rev)? = failure["rev"] {
-                    found[id + "\n" + rev] = .failed(id: id, revisionID: rev, error: RemotePeer.documentError(failure, id: id))
+                    fetched.append(.found(try CouchDBDocument.revision(from: doc)))
+                } else {
+                    let failure = entry["error"] ?? .dictionary([:])
+                    let rev: String = if case .string(let given)? = failure["rev"] { given } else { request.revisionID }
+                    fetched.append(.failed(id: request.id, revisionID: rev, error: RemotePeer.documentError(failure, id: request.id)))
                 }
             }
         }
-        return requests.map { request in
-            found[request.id + "\n" + request.revisionID]
-                ?? .failed(id: request.id, revisionID: request.revisionID,
-                           error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'"))
+        for request in requests.dropFirst(results.count) {
+            fetched.append(.failed(id: request.id, revisionID: request.revisionID,
+                                   error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'")))
         }
+        return fetched
     }
 
     private func fetchOneByOne(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
         var fetched: [RevisionFetch] = []
         for request in requests {
+            var query = [("rev", request.revisionID), ("revs", "true")]
+            if request.latest { query.append(("latest", "true")) }
             do {
-                let json = try await send("GET", "/" + RemotePeer.encodeDocumentID(request.id),
-                                          query: [("rev", request.revisionID), ("revs", "true")])
+                let json = try await send("GET", "/" + RemotePeer.encodeDocumentID(request.id), query: query)
                 fetched.append(.found(try CouchDBDocument.revision(from: json)))
             } catch let error as CouchetteError where error.code == .http(status: 404) {
                 fetched.append(.failed(id: request.id, revisionID: request.revisionID, error: CouchetteError(.notFound, error.message)))

@@ -138,7 +138,7 @@ struct ReplicationWorker: Sendable {
         var events: [ReplicatedDocument] = []
         var accepted: [PeerRevision] = []
         if !requests.isEmpty {
-            for fetch in try await source.bulkGet(requests) {
+            for fetch in try await fetch(requests) {
                 switch fetch {
                 case .found(let revision):
                     session.documentsRead += 1
@@ -169,6 +169,29 @@ struct ReplicationWorker: Sendable {
         if !events.isEmpty {
             state.publish(DocumentReplication(replicator: replicator, isPush: isPush, documents: events))
         }
+    }
+
+    /// Fetches the missing revisions. A revision superseded since `_changes` listed it comes back
+    /// missing: it is asked again with `latest` (the protocol's answer to that race), which
+    /// returns the leaves that replaced it. A revision still failing for a transient reason
+    /// (server error) fails the whole batch, so the checkpoint does not move past it and the
+    /// retry fetches it again; a document refused for good (forbidden, purged) is reported and
+    /// skipped, as CouchDB counts a write failure.
+    private func fetch(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
+        var fetched = try await source.bulkGet(requests)
+        let superseded = fetched.compactMap { fetch -> RevisionRequest? in
+            guard case .failed(let id, let revisionID, let error) = fetch, error.code == .notFound else { return nil }
+            let known = requests.first { $0.id == id && $0.revisionID == revisionID }?.knownAncestors ?? []
+            return RevisionRequest(id: id, revisionID: revisionID, knownAncestors: known, latest: true)
+        }
+        if !superseded.isEmpty {
+            fetched.removeAll { if case .failed(_, _, let error) = $0 { error.code == .notFound } else { false } }
+            fetched += try await source.bulkGet(superseded)
+        }
+        for case .failed(let id, let revisionID, let error) in fetched where Self.isTransient(error) {
+            throw CouchetteError(.io, "could not fetch revision \(revisionID) of '\(id)' from \(source.identifier): \(error.message)")
+        }
+        return fetched
     }
 
     private func passes(_ revision: PeerRevision) throws -> Bool {
