@@ -149,7 +149,7 @@ final class RemotePeer: ReplicationPeer {
             }
             for entry in entries {
                 if let doc = entry["ok"] {
-                    fetched.append(.found(try CouchDBDocument.revision(from: doc)))
+                    fetched.append(RemotePeer.revision(doc, requested: request))
                 } else {
                     let failure = entry["error"] ?? .dictionary([:])
                     let rev: String = if case .string(let given)? = failure["rev"] { given } else { request.revisionID }
@@ -164,6 +164,18 @@ final class RemotePeer: ReplicationPeer {
         return fetched
     }
 
+    /// One fetched document; one that cannot be taken (attachments, malformed) is a failed fetch
+    /// of its own, not a failure of the whole batch.
+    private static func revision(_ doc: Value, requested: RevisionRequest) -> RevisionFetch {
+        do {
+            return .found(try CouchDBDocument.revision(from: doc))
+        } catch {
+            let rev: String = if case .string(let given)? = doc["_rev"] { given } else { requested.revisionID }
+            return .failed(id: requested.id, revisionID: rev,
+                           error: error as? CouchetteError ?? CouchetteError(.invalidParameter, "document '\(requested.id)': \(error)"))
+        }
+    }
+
     private func fetchOneByOne(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
         var fetched: [RevisionFetch] = []
         for request in requests {
@@ -171,7 +183,7 @@ final class RemotePeer: ReplicationPeer {
             if request.latest { query.append(("latest", "true")) }
             do {
                 let json = try await send("GET", "/" + RemotePeer.encodeDocumentID(request.id), query: query)
-                fetched.append(.found(try CouchDBDocument.revision(from: json)))
+                fetched.append(RemotePeer.revision(json, requested: request))
             } catch let error as CouchetteError where error.code == .http(status: 404) {
                 fetched.append(.failed(id: request.id, revisionID: request.revisionID, error: CouchetteError(.notFound, error.message)))
             }

@@ -205,14 +205,17 @@ struct ReplicationWorker: Sendable {
         ReplicatedDocument(id: id, scope: link.collection.scope.name, collection: link.collection.name, flags: flags, error: error)
     }
 
-    /// Records `cursor.since` on the target, then on the source (CouchDB's order).
+    /// Makes the target's writes durable (`_ensure_full_commit`), then records `cursor.since` on
+    /// the source and on the target, the protocol's "Ensure In Commit" and "Record Replication
+    /// Checkpoint" steps in their order.
     private func saveCheckpoint(_ cursor: inout Cursor) async throws {
         guard let since = cursor.since else { return }
-        let targetDocument = Checkpoint.document(previous: cursor.targetCheckpoint, session: cursor.session, sequence: since)
-        try await target.putLocalDocument(id: replicationID, targetDocument)
-        cursor.targetCheckpoint = targetDocument
+        try await target.ensureFullCommit()
         let sourceDocument = Checkpoint.document(previous: cursor.sourceCheckpoint, session: cursor.session, sequence: since)
         try await source.putLocalDocument(id: replicationID, sourceDocument)
         cursor.sourceCheckpoint = sourceDocument
+        let targetDocument = Checkpoint.document(previous: cursor.targetCheckpoint, session: cursor.session, sequence: since)
+        try await target.putLocalDocument(id: replicationID, targetDocument)
+        cursor.targetCheckpoint = targetDocument
     }
 }
