@@ -13,6 +13,13 @@ import Testing
                 #expect(listener.urls.map(\.absoluteString) == ["\(base)/shop"])
                 let root = try await httpRequest("GET", base + "/")
                 #expect(root.status == 200 && root.json?["couchdb"] == .string("Welcome"))
+                guard case .string(let uuid)? = root.json?["uuid"] else { Issue.record("no uuid: \(root.text)"); return }
+                #expect(uuid.count == 32 && uuid.allSatisfy(\.isHexDigit))
+                // The server id is the database's: another listener on it reports the same one.
+                try await withListener([try db.defaultCollection()]) { _, again in
+                    let answer = try await httpRequest("GET", again + "/")
+                    #expect(answer.json?["uuid"] == .string(uuid))
+                }
                 let info = try await httpRequest("GET", base + "/shop")
                 #expect(info.status == 200)
                 #expect(info.json?["db_name"] == .string("shop"))
@@ -118,9 +125,12 @@ import Testing
                 #expect(try await httpRequest("GET", base + "/db/x?rev=1-aaa").status == 404)
                 #expect(try await httpRequest("GET", base + "/db/x?rev=3-eee").json?["v"] == .int(33))
 
-                let bulk = try await httpRequest("POST", base + "/db/_bulk_docs", body: #"{"docs":[{"_id":"n1","a":1},{"_id":"x","v":0}]}"#)
+                let bulk = try await httpRequest("POST", base + "/db/_bulk_docs", body: #"{"docs":[{"_id":"n1","a":1},{"_id":"x","v":0},{"a":2}]}"#)
                 #expect(bulk.json?[0]?["ok"] == .bool(true))
                 #expect(bulk.json?[1]?["error"] == .string("conflict"))
+                // A document without _id is named in the answer with the id it was given.
+                guard case .string(let generated)? = bulk.json?[2]?["id"] else { Issue.record("no generated id: \(bulk.text)"); return }
+                #expect(try await collection.document(id: generated)?.int(forKey: "a") == 2)
             }
         }
     }

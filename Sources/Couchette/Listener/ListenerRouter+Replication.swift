@@ -87,7 +87,12 @@ extension ListenerRouter {
             return .json(.array(failures), status: 201)
         }
         var results: [Value] = []
-        for doc in docs {
+        for var doc in docs {
+            // A document without _id gets one here, so that the answer can name it.
+            if case .dictionary(var object) = doc, object["_id"] == nil {
+                object["_id"] = .string(DocumentIDGenerator.make())
+                doc = .dictionary(object)
+            }
             do {
                 let rev = try await save(doc, keyspace)
                 let id = doc["_id"] ?? .null
