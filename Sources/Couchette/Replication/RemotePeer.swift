@@ -191,9 +191,21 @@ final class RemotePeer: ReplicationPeer {
         return fetched
     }
 
+    /// `_bulk_docs` with `new_edits: false`. A request the server refuses as too large (413) is
+    /// sent again in halves, as CouchDB's replicator does; a single document still too large
+    /// fails on its own.
     func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
         let docs = revisions.map { CouchDBDocument.json($0, includeHistory: true) }
-        let json = try await send("POST", "/_bulk_docs", body: .dictionary(["docs": .array(docs), "new_edits": .bool(false)]))
+        let json: Value
+        do {
+            json = try await send("POST", "/_bulk_docs", body: .dictionary(["docs": .array(docs), "new_edits": .bool(false)]))
+        } catch let error as CouchetteError where error.code == .http(status: 413) {
+            guard revisions.count > 1 else {
+                return revisions.map { DocumentWriteError(id: $0.id, revisionID: $0.revisionID, error: error) }
+            }
+            let half = revisions.count / 2
+            return try await bulkDocs(Array(revisions[..<half])) + bulkDocs(Array(revisions[half...]))
+        }
         guard case .array(let rows) = json else {
             throw CouchetteError(.http(status: 502), "\(identifier) answered _bulk_docs with something other than an array")
         }
