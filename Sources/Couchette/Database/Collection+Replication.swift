@@ -25,6 +25,16 @@ extension Collection {
         return try core.read { txn in try requests.map { try core.store.revision(txn, spec, $0.id, $0.revisionID) } }
     }
 
+    /// CouchDB's `latest=true`: the leaves that descend from `revisionID`; `revisionID` itself
+    /// when it is a leaf or unknown (so that the fetch reports it missing).
+    func latestLeaves(id: String, from revisionID: String) throws -> [String] {
+        let tree = try revisionTree(id: id)
+        let leaves = tree.leafIndices.map { tree.nodes[$0].revisionID }
+        if leaves.contains(revisionID) { return [revisionID] }
+        let descendants = leaves.filter { tree.history(of: $0).contains(revisionID) }
+        return descendants.isEmpty ? [revisionID] : descendants
+    }
+
     /// Which of `ids` have more than one live leaf, read in one snapshot.
     func conflictedDocumentIDs(_ ids: [String]) throws -> [String] {
         try core.checkUsable(spec)

@@ -67,7 +67,7 @@ final class ListenerRouter: Sendable {
         let parts = request.pathComponents
         guard let name = parts.first else {
             try allow(request, ["GET", "HEAD"])
-            return serverInfo()
+            return try serverInfo()
         }
         guard let collection = byName[name] else {
             if name.hasPrefix("_") { return .error(404, "not_found", "unsupported server endpoint /\(name)") }
@@ -132,9 +132,13 @@ final class ListenerRouter: Sendable {
 
     // MARK: - Server and database
 
-    private func serverInfo() -> HTTPResponse {
-        .json(.dictionary(["couchdb": .string("Welcome"), "version": .string("3.3.3"),
-                           "vendor": .dictionary(["name": .string("Couchette")]), "features": .array([])]))
+    /// `GET /`. `uuid` (CouchDB's server id, 32 hex digits) is the first served database's
+    /// persistent UUID, so it survives restarts: PouchDB builds replication ids from it.
+    private func serverInfo() throws -> HTTPResponse {
+        let uuid = try config.collections.first.map { try $0.core.uuid() } ?? ""
+        let hex = uuid.lowercased().filter(\.isHexDigit)
+        return .json(.dictionary(["couchdb": .string("Welcome"), "version": .string("3.3.3"), "uuid": .string(hex),
+                                  "vendor": .dictionary(["name": .string("Couchette")]), "features": .array([])]))
     }
 
     private func databaseInfo(_ keyspace: Keyspace) async throws -> HTTPResponse {

@@ -133,42 +133,62 @@ final class RemotePeer: ReplicationPeer {
             if !request.knownAncestors.isEmpty { entry["atts_since"] = .array(request.knownAncestors.map(Value.string)) }
             return .dictionary(entry)
         }
+        var query = [("revs", "true"), ("attachments", "false")]
+        if requests.contains(where: \.latest) { query.append(("latest", "true")) }
         let json: Value
         do {
-            json = try await send("POST", "/_bulk_get", query: [("revs", "true"), ("attachments", "false")],
-                                  body: .dictionary(["docs": .array(docs)]))
+            json = try await send("POST", "/_bulk_get", query: query, body: .dictionary(["docs": .array(docs)]))
         } catch let error as CouchetteError where [.http(status: 404), .http(status: 405), .http(status: 400)].contains(error.code) {
             return try await fetchOneByOne(requests)   // servers before CouchDB 2.3 have no _bulk_get
         }
         guard case .array(let results)? = json["results"] else {
             throw CouchetteError(.http(status: 502), "\(identifier) answered _bulk_get without results")
         }
-        var found: [String: RevisionFetch] = [:]
-        for result in results {
-            guard case .array(let entries)? = result["docs"] else { continue }
+        // One result per requested document, in request order; a `latest` one may hold several leaves.
+        var fetched: [RevisionFetch] = []
+        for (request, result) in zip(requests, results) {
+            guard case .array(let entries)? = result["docs"], !entries.isEmpty else {
+                fetched.append(.failed(id: request.id, revisionID: request.revisionID,
+                                       error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'")))
+                continue
+            }
             for entry in entries {
                 if let doc = entry["ok"] {
-                    let revision = try CouchDBDocument.revision(from: doc)
-                    found[revision.id + "\n" + revision.revisionID] = .found(revision)
-                } else if let failure = entry["error"], case .string(let id)? = failure["id"], case .string(let rev)? = failure["rev"] {
-                    found[id + "\n" + rev] = .failed(id: id, revisionID: rev, error: RemotePeer.documentError(failure, id: id))
+                    fetched.append(RemotePeer.revision(doc, requested: request))
+                } else {
+                    let failure = entry["error"] ?? .dictionary([:])
+                    let rev: String = if case .string(let given)? = failure["rev"] { given } else { request.revisionID }
+                    fetched.append(.failed(id: request.id, revisionID: rev, error: RemotePeer.documentError(failure, id: request.id)))
                 }
             }
         }
-        return requests.map { request in
-            found[request.id + "\n" + request.revisionID]
-                ?? .failed(id: request.id, revisionID: request.revisionID,
-                           error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'"))
+        for request in requests.dropFirst(results.count) {
+            fetched.append(.failed(id: request.id, revisionID: request.revisionID,
+                                   error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'")))
+        }
+        return fetched
+    }
+
+    /// One fetched document; one that cannot be taken (attachments, malformed) is a failed fetch
+    /// of its own, not a failure of the whole batch.
+    private static func revision(_ doc: Value, requested: RevisionRequest) -> RevisionFetch {
+        do {
+            return .found(try CouchDBDocument.revision(from: doc))
+        } catch {
+            let rev: String = if case .string(let given)? = doc["_rev"] { given } else { requested.revisionID }
+            return .failed(id: requested.id, revisionID: rev,
+                           error: error as? CouchetteError ?? CouchetteError(.invalidParameter, "document '\(requested.id)': \(error)"))
         }
     }
 
     private func fetchOneByOne(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
         var fetched: [RevisionFetch] = []
         for request in requests {
+            var query = [("rev", request.revisionID), ("revs", "true")]
+            if request.latest { query.append(("latest", "true")) }
             do {
-                let json = try await send("GET", "/" + RemotePeer.encodeDocumentID(request.id),
-                                          query: [("rev", request.revisionID), ("revs", "true")])
-                fetched.append(.found(try CouchDBDocument.revision(from: json)))
+                let json = try await send("GET", "/" + RemotePeer.encodeDocumentID(request.id), query: query)
+                fetched.append(RemotePeer.revision(json, requested: request))
             } catch let error as CouchetteError where error.code == .http(status: 404) {
                 fetched.append(.failed(id: request.id, revisionID: request.revisionID, error: CouchetteError(.notFound, error.message)))
             }
@@ -176,9 +196,21 @@ final class RemotePeer: ReplicationPeer {
         return fetched
     }
 
+    /// `_bulk_docs` with `new_edits: false`. A request the server refuses as too large (413) is
+    /// sent again in halves, as CouchDB's replicator does; a single document still too large
+    /// fails on its own.
     func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
         let docs = revisions.map { CouchDBDocument.json($0, includeHistory: true) }
-        let json = try await send("POST", "/_bulk_docs", body: .dictionary(["docs": .array(docs), "new_edits": .bool(false)]))
+        let json: Value
+        do {
+            json = try await send("POST", "/_bulk_docs", body: .dictionary(["docs": .array(docs), "new_edits": .bool(false)]))
+        } catch let error as CouchetteError where error.code == .http(status: 413) {
+            guard revisions.count > 1 else {
+                return revisions.map { DocumentWriteError(id: $0.id, revisionID: $0.revisionID, error: error) }
+            }
+            let half = revisions.count / 2
+            return try await bulkDocs(Array(revisions[..<half])) + bulkDocs(Array(revisions[half...]))
+        }
         guard case .array(let rows) = json else {
             throw CouchetteError(.http(status: 502), "\(identifier) answered _bulk_docs with something other than an array")
         }

@@ -15,6 +15,7 @@ protocol ReplicationPeer: Sendable {
     /// For each document id, the given revisions this peer lacks (documents lacking none are
     /// left out).
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult]
+    /// The requested revisions; a `latest` request may yield several (one per descending leaf).
     func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch]
     /// new_edits=false: graft each revision with its history; returns per-document errors only.
     func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError]
@@ -64,6 +65,9 @@ struct RevisionRequest: Sendable {
     var revisionID: String
     /// Revisions the receiver already has (`atts_since`): the history sent back may stop there.
     var knownAncestors: [String]
+    /// CouchDB's `latest=true`: when `revisionID` is no longer a leaf (superseded between
+    /// `_changes` and the fetch), send the leaves that descend from it instead.
+    var latest = false
 }
 
 enum RevisionFetch: Sendable {
