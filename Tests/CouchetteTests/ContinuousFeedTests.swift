@@ -32,13 +32,32 @@ import Testing
         }
     }
 
-    private func continuousPull(_ local: Database, from url: URL, heartbeat: TimeInterval) throws -> Replicator {
+    private func continuousPull(_ local: Database, from url: URL, heartbeat: TimeInterval, streams: Bool = true) throws -> Replicator {
         var config = ReplicatorConfiguration(target: URLEndpoint(url: url))
         config.addCollection(try local.defaultCollection())
         config.replicatorType = .pull
         config.continuous = true
         config.heartbeat = heartbeat
+        config.streamsChanges = streams
         return try Replicator(config: config)
+    }
+
+    @Test func byDefaultAContinuousReplicatorLongPolls() async throws {
+        // The stream is off by default: FoundationNetworking spins a core while one is open.
+        #expect(!ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:1/db")!)).streamsChanges)
+        try await withTwoDatabases { local, remote in
+            let server = try RecordingServer(try remote.defaultCollection())
+            let replicator = try continuousPull(local, from: server.url, heartbeat: 2, streams: false)
+            await replicator.start()
+            #expect(await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle })
+            try await remote.defaultCollection().save(document: MutableDocument(id: "polled"))
+            #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "polled") != nil })
+            #expect(server.changesRequests(feed: "continuous").isEmpty)
+            #expect(!server.changesRequests(feed: "longpoll").isEmpty)
+            await replicator.stop()
+            #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped })
+            await server.server.stop()
+        }
     }
 
     @Test func oneStreamCarriesEveryChangeUntilTheReplicatorStops() async throws {
@@ -77,6 +96,7 @@ import Testing
             config.continuous = true
             config.heartbeat = 2
             config.maxAttemptWaitTime = 0.2
+            config.streamsChanges = true
             let replicator = try Replicator(config: config)
             let changes = replicator.changes()
             await replicator.start()

@@ -20,16 +20,20 @@ final class RemotePeer: ReplicationPeer {
     private let session: URLSession
     /// The open `feed=continuous` `_changes` stream of a continuous replication, if any.
     let feed = Locked<ContinuousChangesFeed?>(nil)
-    /// False once the server showed it cannot stream `_changes`: long polls from then on.
-    let streamsChanges = Locked(true)
+    /// Whether continuous waits read a `feed=continuous` stream (see
+    /// ``ReplicatorConfiguration/streamsChanges``); false once the server showed it cannot
+    /// stream `_changes`: long polls from then on.
+    let streamsChanges: Locked<Bool>
     /// `_rev`s of `_local` documents as last read or written: CouchDB refuses an update without it.
     private let localRevisions = Locked<[String: String]>([:])
 
     /// - Parameters:
     ///   - url: `http(s)://host:port/db`; `user:password@` in it becomes HTTP Basic credentials.
     ///   - headers: extra headers for every request (`Authorization`, `Cookie`, custom ones).
+    ///   - streamsChanges: continuous waits read one `feed=continuous` stream instead of long polls.
     /// - Throws: `.invalidParameter` when `url` is not an http(s) URL naming a database.
-    init(url: URL, headers: [String: String] = [:]) throws {
+    init(url: URL, headers: [String: String] = [:], streamsChanges: Bool = false) throws {
+        self.streamsChanges = Locked(streamsChanges)
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               components.host?.isEmpty == false else {
