@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// A ``ReplicationPeer`` over HTTP: one database (keyspace) of a CouchDB-protocol server —
 /// another Couchette ``URLEndpointListener``, CouchDB, PouchDB Server — reached with
-/// `URLSession` (keep-alive, gzip accepted by libcurl).
+/// `URLSession` (gzip accepted by libcurl; one connection per request, see ``send``).
 ///
 /// Sequences are opaque JSON: whatever the server sends as `seq`/`last_seq` is handed back
 /// verbatim as `since`. `_changes` waits with `feed=longpoll` (Linux has no streaming
@@ -237,6 +237,12 @@ final class RemotePeer: ReplicationPeer {
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
+        // One connection per request. With kept-alive connections, FoundationNetworking (Swift
+        // 6.3.1) was seen to never complete a request whose reused connection the server closed
+        // (libcurl's retry on a fresh connection never finished): a replicator then hung forever
+        // at the first dropped connection (HTTPFaultTests). Requests carry whole batches, so the
+        // extra TCP handshakes cost little.
+        request.setValue("close", forHTTPHeaderField: "Connection")
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -247,7 +253,7 @@ final class RemotePeer: ReplicationPeer {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await transfer(request)
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as URLError where error.code == .cancelled || error.code == .userCancelledAuthentication {
@@ -269,6 +275,36 @@ final class RemotePeer: ReplicationPeer {
             throw CouchetteError(.http(status: 502), "\(method) \(identifier)\(path) answered with invalid JSON")
         }
         return json
+    }
+
+    /// `URLSession.data(for:)`, with cancellation that neither deadlocks nor hangs.
+    ///
+    /// FoundationNetworking's own `data(for:)` (Swift 6.3) cancels the transfer synchronously on
+    /// the session's queue from the task's cancellation handler, which runs under the Swift task's
+    /// status lock; when the transfer completes at that moment, the session's queue waits for
+    /// that lock to resume the task, and both threads hang (seen with dropped connections while a
+    /// replicator stopped, or while a failed batch cancelled its prefetch). Here cancellation
+    /// resumes the caller at once, from another queue, and cancels the transfer from there too:
+    /// whatever the session does afterwards no longer matters.
+    private func transfer(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        let pending = PendingTransfer()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        pending.finish(.failure(error))
+                    } else if let response {
+                        pending.finish(.success((data ?? Data(), response)))
+                    } else {
+                        pending.finish(.failure(URLError(.badServerResponse)))
+                    }
+                }
+                if pending.start(task, continuation) { task.resume() }
+            }
+        } onCancel: {
+            // Still under the task's status lock: resuming here would take that lock again.
+            DispatchQueue.global().async { pending.cancel() }
+        }
     }
 
     /// A sequence as `since=`: strings (CouchDB's opaque sequences) as they are, others as JSON.
@@ -315,5 +351,48 @@ private final class RefusingChallenges: NSObject, URLSessionTaskDelegate {
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                     completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
         completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+}
+
+/// One `URLSession` data task and the caller waiting for it, resumed exactly once: by the task's
+/// completion or by cancellation, whichever comes first.
+private final class PendingTransfer: Sendable {
+    typealias Outcome = Result<(Data, URLResponse), any Error>
+    private struct State {
+        var task: URLSessionDataTask?
+        var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
+        var cancelled = false
+    }
+
+    private let state = Locked(State())
+
+    /// Registers the waiting caller; false (and the caller resumed with `CancellationError`)
+    /// when cancelled already.
+    func start(_ task: URLSessionDataTask, _ continuation: CheckedContinuation<(Data, URLResponse), any Error>) -> Bool {
+        let cancelled = state.withLock { state -> Bool in
+            guard !state.cancelled else { return true }
+            state.task = task
+            state.continuation = continuation
+            return false
+        }
+        if cancelled { continuation.resume(throwing: CancellationError()) }
+        return !cancelled
+    }
+
+    func finish(_ outcome: Outcome) {
+        state.withLock { state in
+            defer { state.continuation = nil }
+            return state.continuation
+        }?.resume(with: outcome)
+    }
+
+    func cancel() {
+        let (task, continuation) = state.withLock { state in
+            state.cancelled = true
+            defer { state.continuation = nil }
+            return (state.task, state.continuation)
+        }
+        continuation?.resume(throwing: CancellationError())
+        task?.cancel()
     }
 }
