@@ -27,6 +27,8 @@ import Testing
                     injected.merge(run.faults, uniquingKeysWith: +)
                     conflicts += run.conflicts
                 }
+                // Every broken connection was closed on the listener's side too.
+                #expect(await eventually(timeout: .seconds(20)) { listener.status.connectionCount == 0 }, "\(listener.status)")
             }
         }
         // Every kind of fault happened and conflicts were made: the runs cannot pass vacuously.

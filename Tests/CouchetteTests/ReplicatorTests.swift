@@ -130,6 +130,17 @@ import Testing
             // A late subscriber gets the current status first.
             let late = replicator.changes()
             #expect(await late.next(timeout: .seconds(5))?.status.activity == .stopped)
+
+            // Pulled documents are reported as pulled, a remote deletion with the .deleted flag.
+            let theirs = try remote.defaultCollection()
+            try await theirs.delete(document: try #require(try await theirs.document(id: "s1")))
+            try await theirs.save(document: MutableDocument(id: "t0"))
+            let puller = try Replicator(config: try makeConfig(local, endpoint, .pull))
+            let pulledEvents = puller.documentReplications()
+            #expect(await runToCompletion(puller).last?.error == nil)
+            let pulled = try #require(await pulledEvents.next(timeout: .seconds(10)))
+            #expect(!pulled.isPush)
+            #expect(Dictionary(uniqueKeysWithValues: pulled.documents.map { ($0.id, $0.flags) }) == ["s1": .deleted, "t0": []])
         }
     }
 
