@@ -68,14 +68,14 @@ extension Workload {
     ]
 
     /// The CPU time this process uses while the calling task sleeps `seconds`.
-    private static func cpuSeconds(idling seconds: Double) async throws -> Double {
+    static func cpuSeconds(idling seconds: Double) async throws -> Double {
         let before = processCPUSeconds()
         try await Task.sleep(for: .seconds(seconds))
         return processCPUSeconds() - before
     }
 
     /// User plus system CPU time this process has used so far, in seconds.
-    private static func processCPUSeconds() -> Double {
+    static func processCPUSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }

@@ -24,7 +24,52 @@ extension Workload {
                  isCouchetteOnly: true) { _, context in
             try await replicateInProcess(context, .pull, overHTTP: true)
         },
+        Workload(name: "idle-replicator-cpu",
+                 summary: "CPU time per second that an idle continuous push-and-pull replicator over loopback HTTP adds to the process (both its ends: the replicator and the listener; 5 s idle with, minus 5 s without; 0.2 s below 1,000 documents)",
+                 isCouchetteOnly: true, runsOnce: true) { _, context in
+            try await idleReplicatorCPU(context)
+        },
     ]
+
+    /// Two databases, N (at most 1,000) documents replicated once, then a continuous replicator
+    /// that has caught up: the CPU it uses while nothing changes (its longpoll `_changes`
+    /// requests and the listener answering them), per second of idling.
+    private static func idleReplicatorCPU(_ context: WorkloadContext) async throws -> WorkloadResult {
+        let folder = try freshFolder(context, 0)
+        let local = try await CouchetteEngine(directory: folder + "/local", durable: false)
+        let remote = try await CouchetteEngine(directory: folder + "/remote", durable: false)
+        try await local.insertAll(DocumentGenerator().documents(count: min(context.size, 1000)))
+        let listener = URLEndpointListener(config: URLEndpointListenerConfiguration(collections: [remote.collection]))
+        try await listener.start()
+        guard let url = listener.urls.first else { throw BenchmarkError.engine("the listener reports no URL") }
+        let idle = context.size >= 1000 ? 5.0 : 0.2
+        let withoutReplicator = try await cpuSeconds(idling: idle)
+
+        var config = ReplicatorConfiguration(target: URLEndpoint(url: url))
+        config.addCollection(local.collection)
+        config.replicatorType = .pushAndPull
+        config.continuous = true
+        let replicator = try Replicator(config: config)
+        let changes = replicator.changes()
+        await replicator.start()
+        var started = false
+        for await change in changes {
+            if change.status.activity == .busy || change.status.activity == .connecting { started = true }
+            if let error = change.status.error { throw error }
+            if started && change.status.activity == .idle { break }
+        }
+        guard try await remote.collection.count == local.collection.count else {
+            throw BenchmarkError.engine("the continuous replicator went idle before copying every document")
+        }
+        try await Task.sleep(for: .milliseconds(200))  // let the last checkpoint and longpolls settle
+        let withReplicator = try await cpuSeconds(idling: idle)
+        await replicator.stop()
+        await listener.stop()
+        let contents = context.captureContents ? try await remote.contents() : nil
+        try await local.close()
+        try await remote.close()
+        return WorkloadResult(samples: [Sample(seconds: (withReplicator - withoutReplicator) / idle, ops: 1)], contents: contents)
+    }
 
     /// Per run: N documents in one fresh database, replicated once into another fresh one
     /// (pushed from the first or pulled into the second); times the replication alone. With

@@ -21,6 +21,20 @@ import Testing
         #expect(await buffer.next() == 10)
     }
 
+    @Test func incompatibleEventsMergeOnlyWithTheirOwnKind() async {
+        // Odd and even numbers never mix: beyond the threshold each joins the newest of its kind.
+        let buffer = ChangeBuffer<[Int]>(threshold: 2, compatible: { $0[0] % 2 == $1[0] % 2 }) { $0 += $1 }
+        for i in 1...9 { buffer.yield([i]) }
+        #expect(buffer.undeliveredCount == 2)
+        #expect(await buffer.next() == [1, 3, 5, 7, 9])
+        #expect(await buffer.next() == [2, 4, 6, 8])
+        let evens = ChangeBuffer<[Int]>(threshold: 1, compatible: { $0[0] % 2 == $1[0] % 2 }) { $0 += $1 }
+        for i in [2, 1, 4, 3] { evens.yield([i]) }
+        #expect(evens.undeliveredCount == 2)  // [2, 4] then [1, 3]: no compatible event, queued alone
+        #expect(await evens.next() == [2, 4])
+        #expect(await evens.next() == [1, 3])
+    }
+
     @Test func finishDeliversQueuedEventsTerminateDropsThem() async {
         let ended = Locked(0)
         let finishing = ChangeBuffer<Int>(merge: { _, _ in })

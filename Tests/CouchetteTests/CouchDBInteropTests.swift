@@ -47,7 +47,8 @@ import Testing
                     return json(#"""
                     {"results":[
                     {"seq":"\#(seq1)","id":"apple","changes":[{"rev":"2-7051cbe5c8faecd085a3fa619e6e6337"}]},
-                    {"seq":"\#(seq2)","id":"pear","changes":[{"rev":"1-967a00dff5e02add41819138abb3284d"}],"deleted":true}
+                    {"seq":"\#(seq2)","id":"pear","changes":[{"rev":"1-967a00dff5e02add41819138abb3284d"}],"deleted":true},
+                    {"seq":"\#(seq2)","id":"fig","changes":[{"rev":"1-4c6114c65e295552ab1019e2b046b10e"}]}
                     ],
                     "last_seq":"\#(seq2)","pending":0}
                     """#)
@@ -57,7 +58,8 @@ import Testing
                 return json(#"""
                 {"results":[
                 {"id":"apple","docs":[{"ok":{"_id":"apple","_rev":"2-7051cbe5c8faecd085a3fa619e6e6337","color":"red","sizes":[1,2.5],"_revisions":{"start":2,"ids":["7051cbe5c8faecd085a3fa619e6e6337","967a00dff5e02add41819138abb3284d"]}}}]},
-                {"id":"pear","docs":[{"ok":{"_id":"pear","_rev":"1-967a00dff5e02add41819138abb3284d","_deleted":true,"_revisions":{"start":1,"ids":["967a00dff5e02add41819138abb3284d"]}}}]}
+                {"id":"pear","docs":[{"ok":{"_id":"pear","_rev":"1-967a00dff5e02add41819138abb3284d","_deleted":true,"_revisions":{"start":1,"ids":["967a00dff5e02add41819138abb3284d"]}}}]},
+                {"id":"fig","docs":[{"ok":{"_id":"fig","_rev":"1-4c6114c65e295552ab1019e2b046b10e","_attachments":{"photo.jpg":{"content_type":"image/jpeg","revpos":1,"digest":"md5-2SnyuQ0WKIGmafbKYoFhQg==","length":3402,"stub":true}},"_revisions":{"start":1,"ids":["4c6114c65e295552ab1019e2b046b10e"]}}}]}
                 ]}
                 """#)
             case ("POST", "/db/_revs_diff"):
@@ -84,8 +86,16 @@ import Testing
             var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: fixture.base)!))
             config.addCollection(try db.defaultCollection())
             config.replicatorType = .pull
-            let last = try #require(await runToCompletion(try Replicator(config: config)).last)
+            let replicator = try Replicator(config: config)
+            let events = replicator.documentReplications()
+            let last = try #require(await runToCompletion(replicator).last)
             #expect(last.error == nil, "\(String(describing: last.error))")
+            // A document with attachments is refused on its own (no blobs yet: keeping it without
+            // them would delete them on the server at the next edit); the others land.
+            let event = try #require(await events.next(timeout: .seconds(5)))
+            let fig = try #require(event.documents.first { $0.id == "fig" })
+            #expect((fig.error as? CouchetteError)?.code == .unsupported)
+            #expect(try await db.defaultCollection().document(id: "fig") == nil)
 
             let apple = try #require(await db.defaultCollection().document(id: "apple"))
             #expect(apple.revisionID == "2-7051cbe5c8faecd085a3fa619e6e6337")
@@ -132,6 +142,10 @@ import Testing
             #expect(sent?["color"] == .string("purple") && sent?["n"] == .int(2))
             #expect(sent?["_revisions"]?["start"] == .int(2))
             #expect(sent?["_revisions"]?["ids"]?[1] != nil)
+            // The written documents are made durable before the checkpoint names them.
+            let commit = try #require(seen.firstIndex { $0.path == "/db/_ensure_full_commit" })
+            let checkpoint = try #require(seen.firstIndex { $0.method == "PUT" && $0.path.hasPrefix("/db/_local/") })
+            #expect(seen.firstIndex { $0.path == "/db/_bulk_docs" }! < commit && commit < checkpoint)
         }
         await fixture.server.stop()
     }

@@ -13,6 +13,13 @@ import Testing
                 #expect(listener.urls.map(\.absoluteString) == ["\(base)/shop"])
                 let root = try await httpRequest("GET", base + "/")
                 #expect(root.status == 200 && root.json?["couchdb"] == .string("Welcome"))
+                guard case .string(let uuid)? = root.json?["uuid"] else { Issue.record("no uuid: \(root.text)"); return }
+                #expect(uuid.count == 32 && uuid.allSatisfy(\.isHexDigit))
+                // The server id is the database's: another listener on it reports the same one.
+                try await withListener([try db.defaultCollection()]) { _, again in
+                    let answer = try await httpRequest("GET", again + "/")
+                    #expect(answer.json?["uuid"] == .string(uuid))
+                }
                 let info = try await httpRequest("GET", base + "/shop")
                 #expect(info.status == 200)
                 #expect(info.json?["db_name"] == .string("shop"))
@@ -112,15 +119,34 @@ import Testing
                 let open = try await httpRequest("GET", base + "/db/x?open_revs=all&revs=true", headers: ["Accept": "application/json"])
                 guard case .array(let leaves)? = open.json else { Issue.record("open_revs: \(open.text)"); return }
                 #expect(Set(leaves.compactMap { row -> String? in if case .string(let rev)? = row["ok"]?["_rev"] { rev } else { nil } }) == ["3-ccc", "3-eee"])
-                let listed = try await httpRequest("GET", base + #"/db/x?open_revs=["3-eee","5-zzz"]"#.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!)
+                let listed = try await httpRequest("GET", base + #"/db/x?open_revs=["3-eee","5-zzz"]"#.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!,
+                                                   headers: ["Accept": "application/json"])
                 #expect(listed.json?[0]?["ok"]?["v"] == .int(33))
                 #expect(listed.json?[1]?["missing"] == .string("5-zzz"))
                 #expect(try await httpRequest("GET", base + "/db/x?rev=1-aaa").status == 404)
                 #expect(try await httpRequest("GET", base + "/db/x?rev=3-eee").json?["v"] == .int(33))
 
-                let bulk = try await httpRequest("POST", base + "/db/_bulk_docs", body: #"{"docs":[{"_id":"n1","a":1},{"_id":"x","v":0}]}"#)
+                let bulk = try await httpRequest("POST", base + "/db/_bulk_docs", body: #"{"docs":[{"_id":"n1","a":1},{"_id":"x","v":0},{"a":2}]}"#)
                 #expect(bulk.json?[0]?["ok"] == .bool(true))
                 #expect(bulk.json?[1]?["error"] == .string("conflict"))
+                // A document without _id is named in the answer with the id it was given.
+                guard case .string(let generated)? = bulk.json?[2]?["id"] else { Issue.record("no generated id: \(bulk.text)"); return }
+                #expect(try await collection.document(id: generated)?.int(forKey: "a") == 2)
+            }
+        }
+    }
+
+    @Test func bulkGetWithLatestAnswersTheLeafThatReplacedARevision() async throws {
+        try await withDatabase("db") { db, _ in
+            try await withListener([try db.defaultCollection()]) { _, base in
+                _ = try await httpRequest("POST", base + "/db/_bulk_docs",
+                                          body: #"{"new_edits":false,"docs":[{"_id":"l","_rev":"2-bbb","_revisions":{"start":2,"ids":["bbb","aaa"]},"v":2}]}"#)
+                let request = #"{"docs":[{"id":"l","rev":"1-aaa"},{"id":"gone"}]}"#
+                let latest = try await httpRequest("POST", base + "/db/_bulk_get?revs=true&latest=true", body: request)
+                #expect(latest.json?["results"]?[0]?["docs"]?[0]?["ok"]?["_rev"] == .string("2-bbb"), "\(latest.text)")
+                #expect(latest.json?["results"]?[1]?["docs"]?[0]?["error"]?["rev"] == .string("undefined"))
+                let exact = try await httpRequest("POST", base + "/db/_bulk_get?revs=true", body: request)
+                #expect(exact.json?["results"]?[0]?["docs"]?[0]?["error"]?["error"] == .string("not_found"), "\(exact.text)")
             }
         }
     }

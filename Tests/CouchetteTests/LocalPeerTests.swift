@@ -112,6 +112,28 @@ import Testing
         }
     }
 
+    @Test func latestAnswersASupersededRevisionWithTheLeavesThatReplacedIt() async throws {
+        try await withDatabase { db, _ in
+            let collection = try db.defaultCollection()
+            let peer = try LocalPeer(collection: collection)
+            let a = "1-" + String(repeating: "a", count: 32)
+            let b2 = "2-" + String(repeating: "b", count: 32)
+            let c2 = "2-" + String(repeating: "c", count: 32)
+            _ = try await peer.bulkDocs([Self.revision("doc", [b2, a], ["v": .string("b")]),
+                                         Self.revision("doc", [c2, a], ["v": .string("c")])])
+            let grouped = try await peer.bulkGetGrouped([
+                RevisionRequest(id: "doc", revisionID: a, knownAncestors: [], latest: true),    // two leaves replaced it
+                RevisionRequest(id: "doc", revisionID: b2, knownAncestors: [], latest: true),   // a leaf: itself
+                RevisionRequest(id: "doc", revisionID: a, knownAncestors: []),                  // without latest: gone
+                RevisionRequest(id: "nope", revisionID: a, knownAncestors: [], latest: true),   // unknown: missing
+            ])
+            func revisions(_ fetches: [RevisionFetch]) -> [String] {
+                fetches.map { if case .found(let revision) = $0 { revision.revisionID } else { "missing" } }.sorted()
+            }
+            #expect(grouped.map(revisions) == [[b2, c2], [b2], ["missing"], ["missing"]])
+        }
+    }
+
     @Test func badRevisionsGetPerDocumentErrors() async throws {
         try await withDatabase { db, _ in
             let peer = try LocalPeer(collection: try db.defaultCollection())

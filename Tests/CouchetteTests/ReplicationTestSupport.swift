@@ -40,6 +40,7 @@ extension ForwardingPeer {
     func localDocument(id: String) async throws -> Value? { try await base.localDocument(id: id) }
     func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
     func ensureFullCommit() async throws { try await base.ensureFullCommit() }
+    func closeStreams() { base.closeStreams() }
 }
 
 struct ProbedPeer: ForwardingPeer {

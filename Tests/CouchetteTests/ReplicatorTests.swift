@@ -144,6 +144,27 @@ import Testing
         }
     }
 
+    @Test func aSubscriberThatLagsGetsEveryDocumentInFewerEvents() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(200, prefix: "p", in: try local.defaultCollection())
+            try await saveDocuments(200, prefix: "q", in: try remote.defaultCollection())
+            var config = try makeConfig(local, remote, .pushAndPull)
+            config.batchSize = 2  // 100 batches each way: more than a stream queues on its own
+            let replicator = try Replicator(config: config)
+            let documents = replicator.documentReplications()
+            #expect(try #require(await runToCompletion(replicator).last).error == nil)
+            #expect(documents.queuedCount <= ChangeBuffer<DocumentReplication>.mergeThreshold + 2)
+            var pushed: [String] = [], pulled: [String] = []
+            while documents.queuedCount > 0, let event = await documents.next(timeout: .seconds(5)) {
+                let ids = event.documents.map(\.id)
+                #expect(ids.allSatisfy { $0.hasPrefix(event.isPush ? "p" : "q") }, "pushed and pulled documents mixed")
+                if event.isPush { pushed += ids } else { pulled += ids }
+            }
+            #expect(pushed.count == 200 && Set(pushed).count == 200)
+            #expect(pulled.count == 200 && Set(pulled).count == 200)
+        }
+    }
+
     @Test(arguments: Transport.allCases)
     func filtersSelectDocumentsAndSeeDeletions(over transport: Transport) async throws {
         try await withTwoDatabases(over: transport) { local, remote, endpoint in
@@ -314,6 +335,84 @@ import Testing
                 }
                 return fetch
             }
+        }
+    }
+
+    /// Edits a document of the source right before the first fetch: the revision `_changes`
+    /// listed is superseded (and its body gone) by the time it is asked for.
+    struct EditingBeforeFetchPeer: ForwardingPeer {
+        let base: any ReplicationPeer
+        let source: Couchette.Collection
+        let id: String
+        let done = Locked(false)
+        func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
+            if done.withLock({ let first = !$0; $0 = true; return first }) {
+                let doc = try #require(await source.document(id: id)).toMutable().setString("newer", forKey: "state")
+                try await source.save(document: doc)
+            }
+            return try await base.bulkGet(requests)
+        }
+    }
+
+    @Test func aRevisionSupersededBeforeItsFetchIsFetchedWithLatest() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(3, prefix: "x", in: try remote.defaultCollection())
+            let source = try remote.defaultCollection()
+            let replicator = try Replicator(config: try makeConfig(local, remote, .pull)) {
+                EditingBeforeFetchPeer(base: $0, source: source, id: "x1")
+            }
+            let events = replicator.documentReplications()
+            #expect(await runToCompletion(replicator).last?.error == nil)
+            let event = try #require(await events.next(timeout: .seconds(10)))
+            #expect(event.documents.allSatisfy { $0.error == nil }, "\(event.documents.map { "\($0.id): \(String(describing: $0.error))" })")
+            #expect(try await local.defaultCollection().document(id: "x1")?.string(forKey: "state") == "newer")
+            #expect(try currentRevisions(local.defaultCollection()) == currentRevisions(remote.defaultCollection()))
+        }
+    }
+
+    @Test func overHTTPASupersededRevisionIsFetchedWithLatest() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(3, prefix: "h", in: try remote.defaultCollection())
+            let source = try remote.defaultCollection()
+            try await withListener([source]) { _, base in
+                var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: base + "/" + remote.name)!))
+                config.addCollection(try local.defaultCollection())
+                config.replicatorType = .pull
+                let replicator = try Replicator(config: config) { EditingBeforeFetchPeer(base: $0, source: source, id: "h2") }
+                #expect(await runToCompletion(replicator).last?.error == nil)
+                #expect(try await local.defaultCollection().document(id: "h2")?.string(forKey: "state") == "newer")
+                #expect(try currentRevisions(local.defaultCollection()) == currentRevisions(remote.defaultCollection()))
+            }
+        }
+    }
+
+    /// Fails one document's fetch with a server error, once.
+    struct OnceFailingFetchPeer: ForwardingPeer {
+        let base: any ReplicationPeer
+        let id: String
+        let failed = Locked(false)
+        func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
+            try await base.bulkGet(requests).map { fetch in
+                if case .found(let revision) = fetch, revision.id == id, failed.withLock({ let first = !$0; $0 = true; return first }) {
+                    return .failed(id: id, revisionID: revision.revisionID, error: CouchetteError(.http(status: 500), "internal"))
+                }
+                return fetch
+            }
+        }
+    }
+
+    @Test func aTransientFetchFailureRetriesTheBatchInsteadOfSkippingTheDocument() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(3, prefix: "t", in: try remote.defaultCollection())
+            var config = try makeConfig(local, remote, .pull)
+            config.maxAttemptWaitTime = 0
+            let replicator = try Replicator(config: config) { OnceFailingFetchPeer(base: $0, id: "t1") }
+            let statuses = await runToCompletion(replicator)
+            #expect(statuses.last?.error == nil)
+            #expect(statuses.contains { $0.activity == .offline })
+            #expect(try await local.defaultCollection().count == 3)
+            // Nothing was checkpointed past t1: a second run has nothing left to fetch.
+            #expect(try currentRevisions(local.defaultCollection()) == currentRevisions(remote.defaultCollection()))
         }
     }
 

@@ -30,12 +30,20 @@ final class ChangeBuffer<Element: Sendable>: Sendable {
         var undelivered: Int { pending.count - head }
     }
 
+    /// Whether a further event may be merged into a queued one (`queued`, `newer`).
+    typealias Compatible = @Sendable (Element, Element) -> Bool
+
     private let state = Locked(State())
     private let merge: Merge
+    private let compatible: Compatible?
     private let threshold: Int
 
-    init(threshold: Int = ChangeBuffer.mergeThreshold, merge: @escaping Merge) {
+    /// - Parameter compatible: when set, an event beyond the threshold merges into the newest
+    ///   queued event it is compatible with, and is queued on its own when there is none (so a
+    ///   feed with k kinds of events that never mix holds at most `threshold + k` of them).
+    init(threshold: Int = ChangeBuffer.mergeThreshold, compatible: Compatible? = nil, merge: @escaping Merge) {
         self.threshold = max(1, threshold)
+        self.compatible = compatible
         self.merge = merge
     }
 
@@ -57,14 +65,20 @@ final class ChangeBuffer<Element: Sendable>: Sendable {
                 state.waiter = nil
                 return waiter
             }
-            if state.undelivered >= threshold {
-                merge(&state.pending[state.pending.count - 1], element)
+            if state.undelivered >= threshold, let target = mergeTarget(for: element, in: state) {
+                merge(&state.pending[target], element)
             } else {
                 state.pending.append(element)
             }
             return nil
         }
         waiter?.resume(returning: element)
+    }
+
+    /// The queued event `element` merges into: the newest one, or the newest compatible one.
+    private func mergeTarget(for element: Element, in state: State) -> Int? {
+        guard let compatible else { return state.pending.count - 1 }
+        return state.pending[state.head...].lastIndex { compatible($0, element) }
     }
 
     /// No more events will come: the consumer receives what is queued, then the end.

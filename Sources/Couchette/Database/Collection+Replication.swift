@@ -25,6 +25,16 @@ extension Collection {
         return try core.read { txn in try requests.map { try core.store.revision(txn, spec, $0.id, $0.revisionID) } }
     }
 
+    /// CouchDB's `latest=true`: the leaves that descend from `revisionID`; `revisionID` itself
+    /// when it is a leaf or unknown (so that the fetch reports it missing).
+    func latestLeaves(id: String, from revisionID: String) throws -> [String] {
+        let tree = try revisionTree(id: id)
+        let leaves = tree.leafIndices.map { tree.nodes[$0].revisionID }
+        if leaves.contains(revisionID) { return [revisionID] }
+        let descendants = leaves.filter { tree.history(of: $0).contains(revisionID) }
+        return descendants.isEmpty ? [revisionID] : descendants
+    }
+
     /// Which of `ids` have more than one live leaf, read in one snapshot.
     func conflictedDocumentIDs(_ ids: [String]) throws -> [String] {
         try core.checkUsable(spec)
@@ -51,19 +61,34 @@ extension Collection {
         return outcomes.first != .conflict
     }
 
+    /// The `_local` document `id` without `_rev`, or nil.
     func localDocument(id: String) throws -> Value? {
-        try core.checkUsable(spec)
-        guard let bytes = try core.read({ try core.store.localDocument($0, spec, id) }) else { return nil }
-        return EncodedValue(bytes: bytes).decode()
+        try localDocumentWithRevision(id: id)?.body
     }
 
-    /// Stores (nil: removes) the `_local` document `id`.
+    /// The `_local` document `id` (body without `_rev`) and its revision `0-N`, or nil.
+    func localDocumentWithRevision(id: String) throws -> (body: Value, revisionID: String)? {
+        try core.checkUsable(spec)
+        return try core.read { try core.store.localDocument($0, spec, id) }
+    }
+
+    /// Stores (nil: removes) the `_local` document `id` whatever its revision: the replication
+    /// engine's checkpoints, whose ids only one replicator writes.
     func putLocalDocument(id: String, _ body: Value?) async throws {
+        _ = try await writeLocalDocument(id: id, body, condition: .any)
+    }
+
+    /// Stores (nil: removes) the `_local` document `id` and returns its new revision (`0-0` after
+    /// a removal), or nil when `condition` no longer holds.
+    /// - Throws: `.invalidParameter` for an id of 0 or more than 400 bytes or a body that is not an
+    ///   object; `.notFound` removing a missing document under `.expect`.
+    func writeLocalDocument(id: String, _ body: Value?, condition: LocalRevisionCondition) async throws -> String? {
         try core.checkUsable(spec)
         guard !id.isEmpty, id.utf8.count <= 400 else {
             throw CouchetteError(.invalidParameter, "local document id '\(id)' must be 1 to 400 bytes long")
         }
-        let bytes = try body.map { try ValueEncoder.encode($0) }
-        _ = try await database.perform(PendingWrite([.putLocal(spec, id: id, body: bytes)]))
+        let outcomes = try await database.perform(PendingWrite([.putLocal(spec, id: id, body: body, condition: condition)]))
+        guard case .saved(let revisionID, _)? = outcomes.first else { return nil }
+        return revisionID
     }
 }

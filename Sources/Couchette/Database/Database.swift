@@ -301,7 +301,7 @@ extension WriteOperation {
         switch self {
         case .save(let collection, let id, _, _, _), .delete(let collection, let id, _, _),
              .purge(let collection, let id), .setExpiration(let collection, let id, _),
-             .putLocal(let collection, let id, _):
+             .putLocal(let collection, let id, _, _):
             "document '\(id)' in \(collection.fullName)"
         case .graft(let collection, let revision):
             "revision \(revision.revisionID) of document '\(revision.id)' in \(collection.fullName)"

@@ -75,9 +75,4 @@ extension DocumentStore {
         }
         return nil
     }
-
-    /// The body of the `_local` document `id`, or nil.
-    func localDocument(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String) throws -> [UInt8]? {
-        try txn.getBytes(tables.meta, key: StoreLayout.localDocumentKey(collection.number, id))
-    }
 }

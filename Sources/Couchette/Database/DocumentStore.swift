@@ -113,11 +113,9 @@ struct DocumentStore: Sendable {
         case .resolveConflict(let collection, let resolution):
             try checkExists(collection)
             return try resolve(context, collection, resolution)
-        case .putLocal(let collection, let id, let body):
+        case .putLocal(let collection, let id, let body, let condition):
             try checkExists(collection)
-            let key = StoreLayout.localDocumentKey(collection.number, id)
-            if let body { try txn.put(tables.meta, key: key, value: body) } else { try txn.delete(tables.meta, key: key) }
-            return .done
+            return try putLocal(txn, collection, id, body: body, condition: condition)
         }
     }
 

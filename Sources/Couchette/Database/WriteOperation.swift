@@ -12,8 +12,9 @@ enum WriteOperation: Sendable {
     case graft(CollectionSpec, GraftedRevision)
     /// Closes a document's conflicting branches (see ``ConflictResolution``).
     case resolveConflict(CollectionSpec, ConflictResolution)
-    /// Writes (nil body: removes) a `_local` document: not replicated, no sequence.
-    case putLocal(CollectionSpec, id: String, body: [UInt8]?)
+    /// Writes (nil body: removes) a `_local` document: not replicated, no sequence. The body is
+    /// encoded in the transaction, which adds its new `_rev` (see ``LocalRevisionCondition``).
+    case putLocal(CollectionSpec, id: String, body: Value?, condition: LocalRevisionCondition)
 }
 
 /// A revision as replication delivers it: body already encoded, history newest first starting

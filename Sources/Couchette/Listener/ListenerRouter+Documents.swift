@@ -66,7 +66,8 @@ extension ListenerRouter {
         let includeHistory = request.query["revs"] == "true"
         if let openRevisions = request.query["open_revs"] {
             return try await readOpenRevisions(openRevisions, keyspace, id: id, includeHistory: includeHistory,
-                                               latest: request.query["latest"] == "true")
+                                               latest: request.query["latest"] == "true",
+                                               multipart: ListenerRouter.prefersMultipart(request))
         }
         if var rev = request.query["rev"] {
             if request.query["latest"] == "true" { rev = try latestLeaf(of: rev, keyspace, id: id) }
@@ -89,10 +90,11 @@ extension ListenerRouter {
         return CouchDBDocument.json(revision, includeHistory: includeHistory)
     }
 
-    /// `open_revs=all` or `open_revs=["1-a","2-b"]`, answered as JSON (`Accept: application/json`
-    /// in CouchDB): `[{"ok": {doc}}, {"missing": "rev"}]`.
+    /// `open_revs=all` or `open_revs=["1-a","2-b"]`: as JSON, `[{"ok": {doc}}, {"missing": "rev"}]`;
+    /// as `multipart/mixed` (see ``prefersMultipart(_:)``), one `application/json` part per
+    /// revision, the document or, typed `application/json; error="true"`, `{"missing": "rev"}`.
     private func readOpenRevisions(_ parameter: String, _ keyspace: Keyspace, id: String,
-                                   includeHistory: Bool, latest: Bool) async throws -> HTTPResponse {
+                                   includeHistory: Bool, latest: Bool, multipart: Bool) async throws -> HTTPResponse {
         var revisions: [String]
         if parameter == "all" {
             let tree = try keyspace.collection.revisionTree(id: id)
@@ -109,6 +111,14 @@ extension ListenerRouter {
             if latest { revisions = try revisions.map { try latestLeaf(of: $0, keyspace, id: id) } }
         }
         let fetched = try await keyspace.peer.bulkGet(revisions.map { RevisionRequest(id: id, revisionID: $0, knownAncestors: []) })
+        if multipart {
+            return .multipartMixed(fetched.map {
+                switch $0 {
+                case .found(let revision): ("application/json", CouchDBDocument.json(revision, includeHistory: includeHistory))
+                case .failed(_, let rev, _): ("application/json; error=\"true\"", .dictionary(["missing": .string(rev)]))
+                }
+            })
+        }
         let rows: [Value] = fetched.map {
             switch $0 {
             case .found(let revision): .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
@@ -118,51 +128,23 @@ extension ListenerRouter {
         return .json(.array(rows))
     }
 
+    /// Whether an `open_revs` answer goes as `multipart/mixed`. The replication protocol says a
+    /// source SHOULD answer `multipart/mixed` unless `Accept` asks for another type; CouchDB
+    /// answers it whenever `Accept` lists `multipart/mixed`. So: JSON only when `Accept` names
+    /// `application/json` and not `multipart/mixed`.
+    static func prefersMultipart(_ request: HTTPRequest) -> Bool {
+        let types = (request.header("accept") ?? "").lowercased().split(separator: ",").map {
+            $0.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        }
+        return types.contains("multipart/mixed") || !types.contains("application/json")
+    }
+
     /// `latest=true`: the leaf that descends from `rev` (or `rev` itself when it is a leaf or unknown).
     private func latestLeaf(of rev: String, _ keyspace: Keyspace, id: String) throws -> String {
         let tree = try keyspace.collection.revisionTree(id: id)
         let leaves = tree.leafIndices.map { tree.nodes[$0].revisionID }
         if leaves.contains(rev) { return rev }
         return leaves.first { tree.history(of: $0).contains(rev) } ?? rev
-    }
-
-    /// `GET /{db}/_all_docs`: live documents sorted by id, with `include_docs`, `limit`, `skip`,
-    /// `descending`, `startkey`/`endkey` (JSON strings) and `key`.
-    func allDocuments(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> HTTPResponse {
-        let query = request.query
-        let page = try await keyspace.peer.changes(since: nil, limit: Int.max, documentIDs: nil, wait: .normal)
-        var ids = page.results.filter { !$0.deleted }.map(\.id).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        let total = ids.count
-        let descending = query["descending"] == "true"
-        if descending { ids.reverse() }
-        func key(_ names: [String]) throws -> String? {
-            guard let raw = names.lazy.compactMap({ query[$0] }).first else { return nil }
-            guard case .string(let text) = try ListenerRouter.parseJSON(raw, what: names[0]) else {
-                throw ListenerError.badRequest("\(names[0]) must be a JSON string (a document id)")
-            }
-            return text
-        }
-        if let exact = try key(["key"]) { ids = ids.filter { $0 == exact } }
-        if let start = try key(["startkey", "start_key"]) {
-            ids = ids.filter { descending ? !start.utf8.lexicographicallyPrecedes($0.utf8) : !$0.utf8.lexicographicallyPrecedes(start.utf8) }
-        }
-        if let end = try key(["endkey", "end_key"]) {
-            ids = ids.filter { descending ? !$0.utf8.lexicographicallyPrecedes(end.utf8) : !end.utf8.lexicographicallyPrecedes($0.utf8) }
-        }
-        let skip = try ListenerRouter.integer(query["skip"], name: "skip") ?? 0
-        let limit = try ListenerRouter.integer(query["limit"], name: "limit") ?? Int.max
-        let includeDocs = query["include_docs"] == "true"
-        var rows: [Value] = []
-        for id in ids.dropFirst(skip).prefix(limit) {
-            guard let document = try keyspace.collection.storedState(id: id).document, let rev = document.revisionID else { continue }
-            var row: [String: Value] = ["id": .string(id), "key": .string(id), "value": .dictionary(["rev": .string(rev)])]
-            if includeDocs {
-                row["doc"] = CouchDBDocument.json(PeerRevision(id: id, revisionID: rev, deleted: false, body: document.root.decode(), history: [rev]),
-                                                  includeHistory: false)
-            }
-            rows.append(.dictionary(row))
-        }
-        return .json(.dictionary(["total_rows": .int(Int64(total)), "offset": .int(Int64(min(skip, ids.count))), "rows": .array(rows)]))
     }
 
     // MARK: - Helpers

@@ -1,4 +1,4 @@
-/// The replication endpoints (`_revs_diff`, `_bulk_get`, `_bulk_docs`, `_local`): thin JSON
+/// The replication endpoints (`_revs_diff`, `_bulk_get`, `_bulk_docs`): thin JSON
 /// translations over the keyspace's ``LocalPeer``, in the request and response shapes of the
 /// CouchDB API reference.
 extension ListenerRouter {
@@ -23,41 +23,43 @@ extension ListenerRouter {
         }))
     }
 
-    /// `POST /{db}/_bulk_get?revs=true`: `{"docs": [{"id", "rev", "atts_since"}]}` →
-    /// `{"results": [{"id", "docs": [{"ok": doc} | {"error": {…}}]}]}`. A request without `rev`
-    /// gets the current revision.
+    /// `POST /{db}/_bulk_get?revs=true&latest=true`: `{"docs": [{"id", "rev", "atts_since"}]}` →
+    /// `{"results": [{"id", "docs": [{"ok": doc} | {"error": {…}}]}]}`, one result per requested
+    /// document in request order. A request without `rev` gets the current revision; with
+    /// `latest=true` a superseded revision is answered with the leaves that descend from it.
     func bulkGet(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> HTTPResponse {
         guard case .array(let docs)? = try ListenerRouter.jsonBody(request)["docs"] else {
             throw ListenerError.badRequest("_bulk_get expects {\"docs\": [{\"id\": …, \"rev\": …}]}")
         }
-        var requests: [RevisionRequest] = []
-        var missingRev: [Int: String] = [:]
-        for (index, entry) in docs.enumerated() {
+        let latest = request.query["latest"] == "true"
+        let requests: [RevisionRequest] = try docs.map { entry in
             guard case .string(let id)? = entry["id"] else { throw ListenerError.badRequest("every _bulk_get entry needs an \"id\" string") }
-            var rev: String
+            let rev: String
             if case .string(let given)? = entry["rev"] {
                 rev = given
             } else {
-                rev = try keyspace.collection.storedState(id: id).revisionID ?? ""
-                if rev.isEmpty { missingRev[index] = id }
+                // CouchDB names a missing document's revision "undefined".
+                rev = try keyspace.collection.storedState(id: id).revisionID ?? "undefined"
             }
             var known: [String] = []
             if case .array(let since)? = entry["atts_since"] { known = since.compactMap { if case .string(let r) = $0 { r } else { nil } } }
-            requests.append(RevisionRequest(id: id, revisionID: rev, knownAncestors: known))
+            return RevisionRequest(id: id, revisionID: rev, knownAncestors: known, latest: latest)
         }
         let includeHistory = request.query["revs"] == "true"
-        let fetched = try await keyspace.peer.bulkGet(requests)
-        let results: [Value] = zip(requests, fetched).map { request, fetch in
-            let entry: Value = switch fetch {
-            case .found(let revision):
-                .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
-            case .failed(let id, let rev, let error):
-                .dictionary(["error": .dictionary([
-                    "id": .string(id), "rev": .string(rev), "error": .string(HTTPResponse.couchDBError(for: error).name),
-                    "reason": .string(error.code == .notFound ? "missing" : error.message),
-                ])])
+        let fetched = try await keyspace.peer.bulkGetGrouped(requests)
+        let results: [Value] = zip(requests, fetched).map { request, fetches in
+            let entries: [Value] = fetches.map { fetch in
+                switch fetch {
+                case .found(let revision):
+                    .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
+                case .failed(let id, let rev, let error):
+                    .dictionary(["error": .dictionary([
+                        "id": .string(id), "rev": .string(rev), "error": .string(HTTPResponse.couchDBError(for: error).name),
+                        "reason": .string(error.code == .notFound ? "missing" : error.message),
+                    ])])
+                }
             }
-            return .dictionary(["id": .string(request.id), "docs": .array([entry])])
+            return .dictionary(["id": .string(request.id), "docs": .array(entries)])
         }
         return .json(.dictionary(["results": .array(results)]))
     }
@@ -85,7 +87,12 @@ extension ListenerRouter {
             return .json(.array(failures), status: 201)
         }
         var results: [Value] = []
-        for doc in docs {
+        for var doc in docs {
+            // A document without _id gets one here, so that the answer can name it.
+            if case .dictionary(var object) = doc, object["_id"] == nil {
+                object["_id"] = .string(DocumentIDGenerator.make())
+                doc = .dictionary(object)
+            }
             do {
                 let rev = try await save(doc, keyspace)
                 let id = doc["_id"] ?? .null
@@ -103,24 +110,5 @@ extension ListenerRouter {
         var entry: [String: Value] = ["id": id ?? .null, "error": .string(name), "reason": .string(reason)]
         if let rev { entry["rev"] = rev }
         return .dictionary(entry)
-    }
-
-    /// `GET|PUT /{db}/_local/{id}`: replication checkpoints, never replicated themselves.
-    func localDocument(_ request: HTTPRequest, _ keyspace: Keyspace, id: String) async throws -> HTTPResponse {
-        if request.method == "PUT" {
-            guard case .dictionary(var object) = try ListenerRouter.jsonBody(request) else {
-                throw ListenerError.badRequest("a _local document must be a JSON object")
-            }
-            object.removeValue(forKey: "_id")
-            object.removeValue(forKey: "_rev")
-            try await keyspace.peer.putLocalDocument(id: id, .dictionary(object))
-            return .json(ListenerRouter.okResult(id: "_local/\(id)", rev: "0-1"), status: 201)
-        }
-        guard case .dictionary(var object)? = try await keyspace.peer.localDocument(id: id) else {
-            return .error(404, "not_found", "missing")
-        }
-        object["_id"] = .string("_local/\(id)")
-        object["_rev"] = .string("0-1")
-        return .json(.dictionary(object))
     }
 }

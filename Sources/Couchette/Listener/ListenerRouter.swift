@@ -14,9 +14,11 @@ final class ListenerRouter: Sendable {
     let keyspaces: [String]
     private let byName: [String: Collection]
     private let peers = Locked<[String: LocalPeer]>([:])
+    let sessions: SessionStore
 
     init(config: URLEndpointListenerConfiguration) {
         self.config = config
+        sessions = SessionStore(lifetime: config.sessionLifetime)
         keyspaces = config.collections.map(ListenerRouter.keyspaceName)
         var byName: [String: Collection] = [:]
         for (name, collection) in zip(keyspaces, config.collections) where byName[name] == nil { byName[name] = collection }
@@ -40,10 +42,17 @@ final class ListenerRouter: Sendable {
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        if let authenticator = config.authenticator, !ListenerRouter.authorized(request, authenticator) {
-            // No WWW-Authenticate header, as CouchDB: browsers would pop up a login dialog, and
-            // Foundation's URLSession on Linux stalls on a challenge that no delegate answers.
-            return .error(401, "unauthorized", "Name or password is incorrect.")
+        if request.pathComponents == ["_session"] { return session(request, config.authenticator) }
+        if let authenticator = config.authenticator {
+            switch credentials(request, authenticator) {
+            case .user: break
+            case .anonymous, .wrongPassword:
+                // No WWW-Authenticate header, as CouchDB: browsers would pop up a login dialog, and
+                // Foundation's URLSession on Linux stalls on a challenge that no delegate answers.
+                return .error(401, "unauthorized", "Name or password is incorrect.")
+            case .invalidSession:
+                return ListenerRouter.invalidSession
+            }
         }
         do {
             return try await route(request)
@@ -52,20 +61,13 @@ final class ListenerRouter: Sendable {
         }
     }
 
-    private static func authorized(_ request: HTTPRequest, _ authenticator: ListenerPasswordAuthenticator) -> Bool {
-        guard let header = request.header("authorization"), header.lowercased().hasPrefix("basic "),
-              let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return false }
-        return authenticator.authenticate(String(text[..<colon]), String(text[text.index(after: colon)...]))
-    }
-
     // MARK: - Routing
 
     private func route(_ request: HTTPRequest) async throws -> HTTPResponse {
         let parts = request.pathComponents
         guard let name = parts.first else {
             try allow(request, ["GET", "HEAD"])
-            return serverInfo()
+            return try serverInfo()
         }
         guard let collection = byName[name] else {
             if name.hasPrefix("_") { return .error(404, "not_found", "unsupported server endpoint /\(name)") }
@@ -91,7 +93,7 @@ final class ListenerRouter: Sendable {
             try requireWritable()
             return try await bulkDocs(request, keyspace)
         case "_all_docs":
-            try allow(request, ["GET", "HEAD"], exact: rest.count == 1)
+            try allow(request, ["GET", "HEAD", "POST"], exact: rest.count == 1)
             return try await allDocuments(request, keyspace)
         case "_ensure_full_commit":
             try allow(request, ["POST"], exact: rest.count == 1)
@@ -99,7 +101,7 @@ final class ListenerRouter: Sendable {
             return .json(.dictionary(["ok": .bool(true), "instance_start_time": .string("0")]), status: 201)
         case "_local":
             guard rest.count > 1 else { return .error(400, "bad_request", "a _local document needs an id") }
-            try allow(request, ["GET", "HEAD", "PUT"])
+            try allow(request, ["GET", "HEAD", "PUT", "DELETE"])
             return try await localDocument(request, keyspace, id: rest.dropFirst().joined(separator: "/"))
         case let first? where first.hasPrefix("_") && first != "_design":
             return .error(400, "bad_request", "unsupported database endpoint \(first)")
@@ -130,9 +132,13 @@ final class ListenerRouter: Sendable {
 
     // MARK: - Server and database
 
-    private func serverInfo() -> HTTPResponse {
-        .json(.dictionary(["couchdb": .string("Welcome"), "version": .string("3.3.3"),
-                           "vendor": .dictionary(["name": .string("Couchette")]), "features": .array([])]))
+    /// `GET /`. `uuid` (CouchDB's server id, 32 hex digits) is the first served database's
+    /// persistent UUID, so it survives restarts: PouchDB builds replication ids from it.
+    private func serverInfo() throws -> HTTPResponse {
+        let uuid = try config.collections.first.map { try $0.core.uuid() } ?? ""
+        let hex = uuid.lowercased().filter(\.isHexDigit)
+        return .json(.dictionary(["couchdb": .string("Welcome"), "version": .string("3.3.3"), "uuid": .string(hex),
+                                  "vendor": .dictionary(["name": .string("Couchette")]), "features": .array([])]))
     }
 
     private func databaseInfo(_ keyspace: Keyspace) async throws -> HTTPResponse {

@@ -24,13 +24,17 @@ public struct URLEndpointListenerConfiguration: Sendable {
     /// When true, requests that would change documents get `403 forbidden`; reads, `_changes`
     /// and replication checkpoints (`_local` documents) still work, so others can pull.
     public var readOnly = false
-    /// HTTP Basic credentials every request must carry; nil allows anonymous access.
+    /// Credentials every request must carry — HTTP Basic, or the `AuthSession` cookie that
+    /// `POST /_session` hands out for them; nil allows anonymous access.
     public var authenticator: ListenerPasswordAuthenticator?
     /// Larger request bodies get `413 too_large` (default 32 MiB).
     public var maximumRequestBodySize = 32 * 1024 * 1024
     /// Civetweb worker threads: the most requests served at once (each open `_changes` feed holds
     /// one). Default 32.
     public var maximumConcurrentRequests = 32
+    /// How long an `AuthSession` cookie stays valid after its last use (CouchDB's default
+    /// `chttpd_auth/timeout`: 10 minutes).
+    var sessionLifetime: Duration = .seconds(600)
 
     public init(collections: [Collection]) {
         self.collections = collections

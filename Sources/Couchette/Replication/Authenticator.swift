@@ -18,7 +18,10 @@ public struct BasicAuthenticator: Authenticator {
 }
 
 /// A session cookie obtained from the server beforehand (CouchDB's `AuthSession`, Sync
-/// Gateway's `SyncGatewaySession`).
+/// Gateway's `SyncGatewaySession`): for CouchDB or a Couchette ``URLEndpointListener``, the
+/// `AuthSession` value of the `Set-Cookie` header that `POST /_session` with
+/// `{"name": …, "password": …}` answers. A server that refuses the cookie (expired, logged out)
+/// stops the replicator with an `.unauthorized` error.
 ///
 /// ```swift
 /// config.authenticator = SessionAuthenticator(sessionID: token, cookieName: "AuthSession")

@@ -43,7 +43,12 @@ enum CouchDBDocument {
     }
 
     /// Removes the metadata fields Couchette does not keep; rejects unknown `_` fields as CouchDB does.
+    /// - Throws: `.unsupported` for a document with attachments: Couchette has no blobs yet, and
+    ///   dropping them would make a later edit delete them on the server.
     static func stripUnderscoreFields(_ object: inout [String: Value], id: String) throws {
+        if case .dictionary(let attachments)? = object["_attachments"], !attachments.isEmpty {
+            throw CouchetteError(.unsupported, "document '\(id)' has attachments (\(attachments.keys.sorted().joined(separator: ", "))), which Couchette does not support yet")
+        }
         for key in object.keys where key.hasPrefix("_") {
             switch key {
             case "_attachments", "_conflicts", "_deleted_conflicts", "_local_seq", "_revs_info", "_id", "_rev", "_deleted", "_revisions":

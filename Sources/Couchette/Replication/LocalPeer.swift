@@ -70,19 +70,37 @@ struct LocalPeer: ReplicationPeer {
     }
 
     func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
-        let stored = try collection.storedRevisions(requests.map { ($0.id, $0.revisionID) })
-        return zip(requests, stored).map { request, revision in
-            guard let revision else {
-                return .failed(id: request.id, revisionID: request.revisionID,
-                               error: CouchetteError(.notFound, "revision \(request.revisionID) of document '\(request.id)' not found in \(collection.fullName)"))
+        try await bulkGetGrouped(requests).flatMap { $0 }
+    }
+
+    /// ``bulkGet(_:)`` with the fetches of each request kept together (`_bulk_get` answers one
+    /// result per requested document, with every leaf a `latest` request found).
+    func bulkGetGrouped(_ requests: [RevisionRequest]) async throws -> [[RevisionFetch]] {
+        let expanded = try requests.map { request -> [RevisionRequest] in
+            guard request.latest else { return [request] }
+            return try collection.latestLeaves(id: request.id, from: request.revisionID).map {
+                RevisionRequest(id: request.id, revisionID: $0, knownAncestors: request.knownAncestors)
             }
-            var history = revision.history
-            let known = Set(request.knownAncestors)
-            if let cut = history.firstIndex(where: known.contains) { history.removeSubrange((cut + 1)...) }
-            return .found(PeerRevision(id: request.id, revisionID: request.revisionID, deleted: revision.isDeleted,
-                                       body: revision.isDeleted ? .dictionary([:]) : EncodedValue(bytes: revision.body).decode(),
-                                       history: history))
         }
+        var stored = try collection.storedRevisions(expanded.flatMap { $0 }.map { ($0.id, $0.revisionID) })[...]
+        return expanded.map { group in
+            group.map { request in
+                fetched(request, stored.popFirst() ?? nil)
+            }
+        }
+    }
+
+    private func fetched(_ request: RevisionRequest, _ revision: StoredRevision?) -> RevisionFetch {
+        guard let revision else {
+            return .failed(id: request.id, revisionID: request.revisionID,
+                           error: CouchetteError(.notFound, "revision \(request.revisionID) of document '\(request.id)' not found in \(collection.fullName)"))
+        }
+        var history = revision.history
+        let known = Set(request.knownAncestors)
+        if let cut = history.firstIndex(where: known.contains) { history.removeSubrange((cut + 1)...) }
+        return .found(PeerRevision(id: request.id, revisionID: request.revisionID, deleted: revision.isDeleted,
+                                   body: revision.isDeleted ? .dictionary([:]) : EncodedValue(bytes: revision.body).decode(),
+                                   history: history))
     }
 
     func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {

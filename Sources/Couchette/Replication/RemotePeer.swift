@@ -8,15 +8,20 @@ import FoundationNetworking
 /// `URLSession` (gzip accepted by libcurl; one connection per request, see ``send``).
 ///
 /// Sequences are opaque JSON: whatever the server sends as `seq`/`last_seq` is handed back
-/// verbatim as `since`. `_changes` waits with `feed=longpoll` (Linux has no streaming
-/// `URLSession.bytes`). Failures: no connection, timeouts → `.io` (retryable); 401/403 →
+/// verbatim as `since`. Once caught up, a continuous replication reads a `feed=continuous`
+/// stream with heartbeats (``ContinuousChangesFeed``, a data delegate: Linux has no
+/// `URLSession.bytes`), or `feed=longpoll` from servers that cannot stream. Failures: no connection, timeouts → `.io` (retryable); 401/403 →
 /// `.unauthorized`; other HTTP errors → `.http(status:)` with CouchDB's reason. Credentials
 /// travel only in headers and never appear in ``identifier`` or error messages.
 final class RemotePeer: ReplicationPeer {
     let identifier: String
-    private let base: String
-    private let headers: [String: String]
+    let base: String
+    let headers: [String: String]
     private let session: URLSession
+    /// The open `feed=continuous` `_changes` stream of a continuous replication, if any.
+    let feed = Locked<ContinuousChangesFeed?>(nil)
+    /// False once the server showed it cannot stream `_changes`: long polls from then on.
+    let streamsChanges = Locked(true)
     /// `_rev`s of `_local` documents as last read or written: CouchDB refuses an update without it.
     private let localRevisions = Locked<[String: String]>([:])
 
@@ -60,7 +65,10 @@ final class RemotePeer: ReplicationPeer {
         session = URLSession(configuration: configuration, delegate: RefusingChallenges(), delegateQueue: nil)
     }
 
-    deinit { session.finishTasksAndInvalidate() }
+    deinit {
+        session.finishTasksAndInvalidate()
+        feed.withLock { $0?.close() }
+    }
 
     /// `url` without user and password, for messages.
     static func redacted(_ url: URL) -> String {
@@ -82,6 +90,10 @@ final class RemotePeer: ReplicationPeer {
     }
 
     func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
+        if case .longpoll(let timeout) = wait, documentIDs == nil,
+           let streamed = try await continuousChanges(since: since, limit: limit, timeout: timeout) {
+            return streamed
+        }
         var query = [("style", "all_docs")]
         if let since { query.append(("since", RemotePeer.queryText(since))) }
         if limit < Int.max { query.append(("limit", String(limit))) }
@@ -102,14 +114,7 @@ final class RemotePeer: ReplicationPeer {
         guard case .array(let rows)? = json["results"], let lastSequence = json["last_seq"] else {
             throw CouchetteError(.http(status: 502), "\(identifier) answered _changes without results/last_seq")
         }
-        let results: [PeerChange] = try rows.map { row in
-            guard let sequence = row["seq"], case .string(let id)? = row["id"], case .array(let changes)? = row["changes"] else {
-                throw CouchetteError(.http(status: 502), "\(identifier) sent a malformed _changes row: \(JSON.string(from: row).prefix(200))")
-            }
-            let revisions = changes.compactMap { change -> String? in if case .string(let rev)? = change["rev"] { rev } else { nil } }
-            return PeerChange(sequence: sequence, id: id, leafRevisions: revisions, deleted: row["deleted"]?.asBool ?? false)
-        }
-        return PeerChanges(results: results, lastSequence: lastSequence)
+        return PeerChanges(results: try rows.map { try PeerChange(couchDBRow: $0, from: identifier) }, lastSequence: lastSequence)
     }
 
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] {
@@ -128,42 +133,62 @@ final class RemotePeer: ReplicationPeer {
             if !request.knownAncestors.isEmpty { entry["atts_since"] = .array(request.knownAncestors.map(Value.string)) }
             return .dictionary(entry)
         }
+        var query = [("revs", "true"), ("attachments", "false")]
+        if requests.contains(where: \.latest) { query.append(("latest", "true")) }
         let json: Value
         do {
-            json = try await send("POST", "/_bulk_get", query: [("revs", "true"), ("attachments", "false")],
-                                  body: .dictionary(["docs": .array(docs)]))
+            json = try await send("POST", "/_bulk_get", query: query, body: .dictionary(["docs": .array(docs)]))
         } catch let error as CouchetteError where [.http(status: 404), .http(status: 405), .http(status: 400)].contains(error.code) {
             return try await fetchOneByOne(requests)   // servers before CouchDB 2.3 have no _bulk_get
         }
         guard case .array(let results)? = json["results"] else {
             throw CouchetteError(.http(status: 502), "\(identifier) answered _bulk_get without results")
         }
-        var found: [String: RevisionFetch] = [:]
-        for result in results {
-            guard case .array(let entries)? = result["docs"] else { continue }
+        // One result per requested document, in request order; a `latest` one may hold several leaves.
+        var fetched: [RevisionFetch] = []
+        for (request, result) in zip(requests, results) {
+            guard case .array(let entries)? = result["docs"], !entries.isEmpty else {
+                fetched.append(.failed(id: request.id, revisionID: request.revisionID,
+                                       error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'")))
+                continue
+            }
             for entry in entries {
                 if let doc = entry["ok"] {
-                    let revision = try CouchDBDocument.revision(from: doc)
-                    found[revision.id + "\n" + revision.revisionID] = .found(revision)
-                } else if let failure = entry["error"], case .string(let id)? = failure["id"], case .string(let rev)? = failure["rev"] {
-                    found[id + "\n" + rev] = .failed(id: id, revisionID: rev, error: RemotePeer.documentError(failure, id: id))
+                    fetched.append(RemotePeer.revision(doc, requested: request))
+                } else {
+                    let failure = entry["error"] ?? .dictionary([:])
+                    let rev: String = if case .string(let given)? = failure["rev"] { given } else { request.revisionID }
+                    fetched.append(.failed(id: request.id, revisionID: rev, error: RemotePeer.documentError(failure, id: request.id)))
                 }
             }
         }
-        return requests.map { request in
-            found[request.id + "\n" + request.revisionID]
-                ?? .failed(id: request.id, revisionID: request.revisionID,
-                           error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'"))
+        for request in requests.dropFirst(results.count) {
+            fetched.append(.failed(id: request.id, revisionID: request.revisionID,
+                                   error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'")))
+        }
+        return fetched
+    }
+
+    /// One fetched document; one that cannot be taken (attachments, malformed) is a failed fetch
+    /// of its own, not a failure of the whole batch.
+    private static func revision(_ doc: Value, requested: RevisionRequest) -> RevisionFetch {
+        do {
+            return .found(try CouchDBDocument.revision(from: doc))
+        } catch {
+            let rev: String = if case .string(let given)? = doc["_rev"] { given } else { requested.revisionID }
+            return .failed(id: requested.id, revisionID: rev,
+                           error: error as? CouchetteError ?? CouchetteError(.invalidParameter, "document '\(requested.id)': \(error)"))
         }
     }
 
     private func fetchOneByOne(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
         var fetched: [RevisionFetch] = []
         for request in requests {
+            var query = [("rev", request.revisionID), ("revs", "true")]
+            if request.latest { query.append(("latest", "true")) }
             do {
-                let json = try await send("GET", "/" + RemotePeer.encodeDocumentID(request.id),
-                                          query: [("rev", request.revisionID), ("revs", "true")])
-                fetched.append(.found(try CouchDBDocument.revision(from: json)))
+                let json = try await send("GET", "/" + RemotePeer.encodeDocumentID(request.id), query: query)
+                fetched.append(RemotePeer.revision(json, requested: request))
             } catch let error as CouchetteError where error.code == .http(status: 404) {
                 fetched.append(.failed(id: request.id, revisionID: request.revisionID, error: CouchetteError(.notFound, error.message)))
             }
@@ -171,9 +196,21 @@ final class RemotePeer: ReplicationPeer {
         return fetched
     }
 
+    /// `_bulk_docs` with `new_edits: false`. A request the server refuses as too large (413) is
+    /// sent again in halves, as CouchDB's replicator does; a single document still too large
+    /// fails on its own.
     func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
         let docs = revisions.map { CouchDBDocument.json($0, includeHistory: true) }
-        let json = try await send("POST", "/_bulk_docs", body: .dictionary(["docs": .array(docs), "new_edits": .bool(false)]))
+        let json: Value
+        do {
+            json = try await send("POST", "/_bulk_docs", body: .dictionary(["docs": .array(docs), "new_edits": .bool(false)]))
+        } catch let error as CouchetteError where error.code == .http(status: 413) {
+            guard revisions.count > 1 else {
+                return revisions.map { DocumentWriteError(id: $0.id, revisionID: $0.revisionID, error: error) }
+            }
+            let half = revisions.count / 2
+            return try await bulkDocs(Array(revisions[..<half])) + bulkDocs(Array(revisions[half...]))
+        }
         guard case .array(let rows) = json else {
             throw CouchetteError(.http(status: 502), "\(identifier) answered _bulk_docs with something other than an array")
         }
@@ -253,7 +290,7 @@ final class RemotePeer: ReplicationPeer {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await transfer(request)
+            (data, response) = try await session.dataAbandonedOnCancel(for: request)
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as URLError where error.code == .cancelled || error.code == .userCancelledAuthentication {
@@ -275,36 +312,6 @@ final class RemotePeer: ReplicationPeer {
             throw CouchetteError(.http(status: 502), "\(method) \(identifier)\(path) answered with invalid JSON")
         }
         return json
-    }
-
-    /// `URLSession.data(for:)`, with cancellation that neither deadlocks nor hangs.
-    ///
-    /// FoundationNetworking's own `data(for:)` (Swift 6.3) cancels the transfer synchronously on
-    /// the session's queue from the task's cancellation handler, which runs under the Swift task's
-    /// status lock; when the transfer completes at that moment, the session's queue waits for
-    /// that lock to resume the task, and both threads hang (seen with dropped connections while a
-    /// replicator stopped, or while a failed batch cancelled its prefetch). Here cancellation
-    /// resumes the caller at once, from another queue, and cancels the transfer from there too:
-    /// whatever the session does afterwards no longer matters.
-    private func transfer(_ request: URLRequest) async throws -> (Data, URLResponse) {
-        let pending = PendingTransfer()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let task = session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        pending.finish(.failure(error))
-                    } else if let response {
-                        pending.finish(.success((data ?? Data(), response)))
-                    } else {
-                        pending.finish(.failure(URLError(.badServerResponse)))
-                    }
-                }
-                if pending.start(task, continuation) { task.resume() }
-            }
-        } onCancel: {
-            // Still under the task's status lock: resuming here would take that lock again.
-            DispatchQueue.global().async { pending.cancel() }
-        }
     }
 
     /// A sequence as `since=`: strings (CouchDB's opaque sequences) as they are, others as JSON.
@@ -351,48 +358,5 @@ private final class RefusingChallenges: NSObject, URLSessionTaskDelegate {
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                     completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
         completionHandler(.cancelAuthenticationChallenge, nil)
-    }
-}
-
-/// One `URLSession` data task and the caller waiting for it, resumed exactly once: by the task's
-/// completion or by cancellation, whichever comes first.
-private final class PendingTransfer: Sendable {
-    typealias Outcome = Result<(Data, URLResponse), any Error>
-    private struct State {
-        var task: URLSessionDataTask?
-        var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
-        var cancelled = false
-    }
-
-    private let state = Locked(State())
-
-    /// Registers the waiting caller; false (and the caller resumed with `CancellationError`)
-    /// when cancelled already.
-    func start(_ task: URLSessionDataTask, _ continuation: CheckedContinuation<(Data, URLResponse), any Error>) -> Bool {
-        let cancelled = state.withLock { state -> Bool in
-            guard !state.cancelled else { return true }
-            state.task = task
-            state.continuation = continuation
-            return false
-        }
-        if cancelled { continuation.resume(throwing: CancellationError()) }
-        return !cancelled
-    }
-
-    func finish(_ outcome: Outcome) {
-        state.withLock { state in
-            defer { state.continuation = nil }
-            return state.continuation
-        }?.resume(with: outcome)
-    }
-
-    func cancel() {
-        let (task, continuation) = state.withLock { state in
-            state.cancelled = true
-            defer { state.continuation = nil }
-            return (state.task, state.continuation)
-        }
-        continuation?.resume(throwing: CancellationError())
-        task?.cancel()
     }
 }

@@ -15,6 +15,7 @@ protocol ReplicationPeer: Sendable {
     /// For each document id, the given revisions this peer lacks (documents lacking none are
     /// left out).
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult]
+    /// The requested revisions; a `latest` request may yield several (one per descending leaf).
     func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch]
     /// new_edits=false: graft each revision with its history; returns per-document errors only.
     func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError]
@@ -22,6 +23,13 @@ protocol ReplicationPeer: Sendable {
     func localDocument(id: String) async throws -> Value?
     func putLocalDocument(id: String, _ body: Value) async throws
     func ensureFullCommit() async throws
+    /// Ends long-lived connections (a continuous `_changes` feed) when a worker stops reading;
+    /// the peer stays usable and reconnects on the next call.
+    func closeStreams()
+}
+
+extension ReplicationPeer {
+    func closeStreams() {}
 }
 
 struct PeerInfo: Sendable {
@@ -57,6 +65,9 @@ struct RevisionRequest: Sendable {
     var revisionID: String
     /// Revisions the receiver already has (`atts_since`): the history sent back may stop there.
     var knownAncestors: [String]
+    /// CouchDB's `latest=true`: when `revisionID` is no longer a leaf (superseded between
+    /// `_changes` and the fetch), send the leaves that descend from it instead.
+    var latest = false
 }
 
 enum RevisionFetch: Sendable {

@@ -42,7 +42,10 @@ struct ReplicationWorker: Sendable {
     /// Runs until done (one-shot), cancelled, or failed beyond the allowed attempts.
     func run(reset: Bool) async throws {
         var cursor = Cursor()
-        defer { state.workerFinished(replicator, worker: number) }
+        defer {
+            source.closeStreams()
+            state.workerFinished(replicator, worker: number)
+        }
         while true {
             do {
                 try await runOnce(reset: reset, cursor: &cursor)
@@ -138,7 +141,7 @@ struct ReplicationWorker: Sendable {
         var events: [ReplicatedDocument] = []
         var accepted: [PeerRevision] = []
         if !requests.isEmpty {
-            for fetch in try await source.bulkGet(requests) {
+            for fetch in try await fetch(requests) {
                 switch fetch {
                 case .found(let revision):
                     session.documentsRead += 1
@@ -171,6 +174,29 @@ struct ReplicationWorker: Sendable {
         }
     }
 
+    /// Fetches the missing revisions. A revision superseded since `_changes` listed it comes back
+    /// missing: it is asked again with `latest` (the protocol's answer to that race), which
+    /// returns the leaves that replaced it. A revision still failing for a transient reason
+    /// (server error) fails the whole batch, so the checkpoint does not move past it and the
+    /// retry fetches it again; a document refused for good (forbidden, purged) is reported and
+    /// skipped, as CouchDB counts a write failure.
+    private func fetch(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
+        var fetched = try await source.bulkGet(requests)
+        let superseded = fetched.compactMap { fetch -> RevisionRequest? in
+            guard case .failed(let id, let revisionID, let error) = fetch, error.code == .notFound else { return nil }
+            let known = requests.first { $0.id == id && $0.revisionID == revisionID }?.knownAncestors ?? []
+            return RevisionRequest(id: id, revisionID: revisionID, knownAncestors: known, latest: true)
+        }
+        if !superseded.isEmpty {
+            fetched.removeAll { if case .failed(_, _, let error) = $0 { error.code == .notFound } else { false } }
+            fetched += try await source.bulkGet(superseded)
+        }
+        for case .failed(let id, let revisionID, let error) in fetched where Self.isTransient(error) {
+            throw CouchetteError(.io, "could not fetch revision \(revisionID) of '\(id)' from \(source.identifier): \(error.message)")
+        }
+        return fetched
+    }
+
     private func passes(_ revision: PeerRevision) throws -> Bool {
         guard let filter else { return true }
         let body = revision.deleted ? Document.emptyBody : try ValueEncoder.encode(revision.body)
@@ -182,14 +208,17 @@ struct ReplicationWorker: Sendable {
         ReplicatedDocument(id: id, scope: link.collection.scope.name, collection: link.collection.name, flags: flags, error: error)
     }
 
-    /// Records `cursor.since` on the target, then on the source (CouchDB's order).
+    /// Makes the target's writes durable (`_ensure_full_commit`), then records `cursor.since` on
+    /// the source and on the target, the protocol's "Ensure In Commit" and "Record Replication
+    /// Checkpoint" steps in their order.
     private func saveCheckpoint(_ cursor: inout Cursor) async throws {
         guard let since = cursor.since else { return }
-        let targetDocument = Checkpoint.document(previous: cursor.targetCheckpoint, session: cursor.session, sequence: since)
-        try await target.putLocalDocument(id: replicationID, targetDocument)
-        cursor.targetCheckpoint = targetDocument
+        try await target.ensureFullCommit()
         let sourceDocument = Checkpoint.document(previous: cursor.sourceCheckpoint, session: cursor.session, sequence: since)
         try await source.putLocalDocument(id: replicationID, sourceDocument)
         cursor.sourceCheckpoint = sourceDocument
+        let targetDocument = Checkpoint.document(previous: cursor.targetCheckpoint, session: cursor.session, sequence: since)
+        try await target.putLocalDocument(id: replicationID, targetDocument)
+        cursor.targetCheckpoint = targetDocument
     }
 }

@@ -111,8 +111,13 @@ final class ReplicatorState: Sendable {
     }
 
     func documentStream() -> ChangeStream<DocumentReplication> {
-        // One event per batch, never merged: merging would mix pushed and pulled documents.
-        let buffer = ChangeBuffer<DocumentReplication>(threshold: .max) { _, _ in }
+        // One event per batch while the consumer keeps up; a lagging consumer gets later batches
+        // appended to the newest queued event of the same direction (pushed and pulled documents
+        // never mix), so its backlog stays bounded and no document is dropped.
+        let buffer = ChangeBuffer<DocumentReplication>(compatible: { $0.isPush == $1.isPush }) { queued, newer in
+            queued = DocumentReplication(replicator: queued.replicator, isPush: queued.isPush,
+                                         documents: queued.documents + newer.documents)
+        }
         let token = state.withLock { state -> Int in
             state.nextToken += 1
             state.documentBuffers[state.nextToken] = buffer
