@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 @testable import Couchette
 
@@ -173,6 +174,53 @@ import Testing
         }
     }
 
+    /// `couchette serve` in another process, killed with SIGKILL while a push-and-pull is
+    /// halfway, then restarted on the same port: the replicator goes offline, then completes, and
+    /// both databases converge.
+    @Test func aListenerProcessKilledMidReplicationThenRestartedConverges() async throws {
+        let directory = try TemporaryDirectory()
+        let served = try directory.open("served")
+        try await saveDocuments(15, prefix: "s", in: try served.defaultCollection())
+        try await served.close()
+        let local = try directory.open("local")
+        try await saveDocuments(60, prefix: "k", in: try local.defaultCollection())
+
+        var server = try await ServeProcess(directory.path + "/served", port: 0)
+        let port = server.port
+        let gate = Locked((reached: false, released: false, calls: 0))
+        var config = try httpConfig(local, "http://127.0.0.1:\(port)/served", .pushAndPull)
+        config.batchSize = 10
+        config.maxAttempts = 1_000
+        config.maxAttemptWaitTime = 0.2
+        let replicator = try Replicator(config: config) { peer in
+            peer is RemotePeer ? GatedPeer(base: peer, gate: gate) : peer
+        }
+        let changes = replicator.changes()
+        await replicator.start()
+        #expect(await eventually(timeout: .seconds(30)) { gate.withLock { $0.reached } })
+        server.kill()
+        gate.withLock { $0.released = true }
+        var sawOffline = false
+        while let change = await changes.next(timeout: .seconds(30)) {
+            if change.status.activity == .offline { sawOffline = true; break }
+        }
+        #expect(sawOffline)
+
+        server = try await ServeProcess(directory.path + "/served", port: port)
+        var last: Replicator.Status?
+        while let change = await changes.next(timeout: .seconds(30)) {
+            last = change.status
+            if change.status.activity == .stopped { break }
+        }
+        #expect(last?.activity == .stopped && last?.error == nil, "\(String(describing: last?.error))")
+        await server.interrupt()
+        let reopened = try directory.open("served")
+        #expect(try await reopened.defaultCollection().count == 75)
+        try await expectConverged(local.defaultCollection(), reopened.defaultCollection())
+        try await reopened.close()
+        try await local.close()
+    }
+
     @Test func remotePeerErrors() async throws {
         // Nothing listens on the port: a retryable .io error.
         let listener = try await withDatabase("gone") { db, _ in
@@ -222,4 +270,47 @@ private struct GatedPeer: ReplicationPeer {
     func localDocument(id: String) async throws -> Value? { try await base.localDocument(id: id) }
     func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
     func ensureFullCommit() async throws { try await base.ensureFullCommit() }
+}
+
+/// `couchette serve DB --port N` in a child process, started and waited for until it prints its
+/// URL (retried for a while when the port is not free yet, as after a kill).
+private struct ServeProcess {
+    let process: Process
+    let port: UInt16
+
+    init(_ path: String, port: UInt16) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            let output = path + ".serve-\(UUID().uuidString).out"
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
+            process.arguments = ["serve", path, "--port", String(port)]
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            process.standardError = FileHandle.nullDevice
+            try startProcess(process)
+            let text = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+            while process.isRunning, !text().contains("http://"), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            if let line = text().split(separator: "\n").first(where: { $0.contains("http://") }),
+               let url = URL(string: line.trimmingCharacters(in: .whitespaces)), let bound = url.port {
+                self.process = process
+                self.port = UInt16(bound)
+                return
+            }
+            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+            guard ContinuousClock.now < deadline else { throw CouchetteError(.io, "couchette serve did not start: \(text())") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    func kill() {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+    }
+
+    func interrupt() async {
+        Glibc.kill(process.processIdentifier, SIGINT)
+        await waitForExit(process)
+    }
 }

@@ -29,6 +29,54 @@ import Testing
         }
     }
 
+    /// Over HTTP, stopped while the third batch's request is held by a proxy: the next run lists,
+    /// compares and fetches only what the first did not finish (counted on the wire), in both
+    /// directions.
+    @Test(arguments: [ReplicatorType.push, .pull])
+    func aReplicationStoppedOverHTTPResumesWithoutFetchingAnyDocumentTwice(_ type: ReplicatorType) async throws {
+        try await withTwoDatabases { local, remote in
+            let (source, target) = type == .push ? (local, remote) : (remote, local)
+            try await saveDocuments(30, prefix: "c", in: try source.defaultCollection())
+            try await withListener([try remote.defaultCollection()]) { listener, _ in
+                let proxy = try FaultProxy(upstreamPort: try #require(listener.port), seed: 1)
+                defer { proxy.stop() }
+                var config = try makeConfig(local, URLEndpoint(url: proxy.url("remote")), type)
+                config.batchSize = 10
+                // Push compares with the target's _revs_diff; pull fetches with the source's _bulk_get.
+                let held = type == .push ? "/_revs_diff" : "/_bulk_get"
+                let seen = Locked(0)
+                proxy.hold { request in
+                    request.path.hasSuffix(held) && seen.withLock { $0 += 1; return $0 == 3 }
+                }
+                let first = try Replicator(config: config)
+                await first.start()
+                #expect(await eventually(timeout: .seconds(30)) { proxy.isHolding })
+                await first.stop()
+                proxy.releaseHeld()
+                #expect(await eventually(timeout: .seconds(30)) { await first.status.activity == .stopped })
+                #expect(try await target.defaultCollection().count == 20)
+                let before = proxy.requests.count
+
+                let second = await runToCompletion(try Replicator(config: config))
+                #expect(second.last?.error == nil)
+                #expect(second.last?.progress.total == 10, "the second run did not resume at the checkpoint")
+                #expect(try await target.defaultCollection().count == 30)
+                try await expectConverged(local.defaultCollection(), remote.defaultCollection())
+
+                // On the wire: every document compared (push) or fetched (pull) exactly once.
+                let ids = proxy.requests.filter { $0.path.hasSuffix(held) }.flatMap { request -> [String] in
+                    if type == .push, case .dictionary(let entries)? = request.json { return Array(entries.keys) }
+                    guard case .array(let docs)? = request.json?["docs"] else { return [] }
+                    return docs.compactMap { if case .string(let id)? = $0["id"] { id } else { nil } }
+                }
+                #expect(ids.count == 30 && Set(ids) == Set((0..<30).map { "c\($0)" }), "\(ids.sorted())")
+                // The second run asked for changes after the checkpoint, never from the start.
+                let resumed = proxy.requests[before...].filter { $0.path.hasSuffix("/_changes") }
+                #expect(type == .push || (!resumed.isEmpty && resumed.allSatisfy { $0.target.contains("since=") }))
+            }
+        }
+    }
+
     @Test func checkpointsSurviveReopeningBothDatabases() async throws {
         let directory = try TemporaryDirectory()
         var local = try directory.open("local")
@@ -86,11 +134,12 @@ import Testing
         #expect(Checkpoint.resumeSequence(source: nil, target: same) == nil)
     }
 
-    @Test func resetComparesEverythingAgainButSendsNothingPresent() async throws {
-        try await withTwoDatabases { local, remote in
+    @Test(arguments: Transport.allCases)
+    func resetComparesEverythingAgainButSendsNothingPresent(over transport: Transport) async throws {
+        try await withTwoDatabases(over: transport) { local, remote, endpoint in
             try await saveDocuments(8, prefix: "z", in: try local.defaultCollection())
             let probe = PeerProbe()
-            let replicator = try Replicator(config: try makeConfig(local, remote, .push), wrapPeer: probe.wrap)
+            let replicator = try Replicator(config: try makeConfig(local, endpoint, .push), wrapPeer: probe.wrap)
             _ = await runToCompletion(replicator)
             #expect(probe.bulkGetItems == 8)
             #expect(await runToCompletion(replicator).last?.progress.total == 0)

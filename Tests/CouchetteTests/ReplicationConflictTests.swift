@@ -77,6 +77,40 @@ import Testing
         }
     }
 
+    /// Each database has its own listener on its own port and runs its own push-and-pull
+    /// replicator against the other's, both with the merging resolver: both sides resolve the
+    /// conflict, and their resolutions (the same revision) converge.
+    @Test func customResolverConvergesBetweenTwoListeningDatabases() async throws {
+        try await withTwoDatabases { local, remote in
+            try await Self.makeConflict(local, remote)
+            let mine = try local.defaultCollection()
+            let theirs = try remote.defaultCollection()
+            var resolving = CollectionConfiguration()
+            resolving.conflictResolver = MergeTags()
+            try await withListener([mine]) { localListener, _ in
+                try await withListener([theirs]) { remoteListener, _ in
+                    #expect(localListener.port != remoteListener.port)
+                    let fromLocal = try makeConfig(local, URLEndpoint(url: remoteListener.urls[0]), .pushAndPull, resolving)
+                    let fromRemote = try makeConfig(remote, URLEndpoint(url: localListener.urls[0]), .pushAndPull, resolving)
+                    var settled = false
+                    for _ in 0..<4 where !settled {
+                        let (left, right) = (try Replicator(config: fromLocal), try Replicator(config: fromRemote))
+                        async let leftRun = runToCompletion(left)
+                        async let rightRun = runToCompletion(right)
+                        let (leftLast, rightLast) = await (leftRun.last, rightRun.last)
+                        #expect(leftLast?.error == nil && rightLast?.error == nil)
+                        settled = leftLast?.progress.total == 0 && rightLast?.progress.total == 0
+                    }
+                    #expect(settled)
+                }
+            }
+            let merged = try #require(try await mine.document(id: "doc"))
+            #expect(merged.string(forKey: "v") == "merged")
+            #expect(merged.array(forKey: "tags")?.toArray() as? [String] == ["base", "local", "remote"])
+            try await expectConverged(mine, theirs)
+        }
+    }
+
     struct DeleteOnConflict: ConflictResolverProtocol {
         func resolve(conflict: Conflict) -> Document? { nil }
     }

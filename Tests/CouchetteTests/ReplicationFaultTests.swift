@@ -96,15 +96,8 @@ struct FlakyPeer: ReplicationPeer {
                 let replicator = try Replicator(config: config) { FlakyPeer(base: $0, random: random, rate: 150) }
                 if await runToCompletion(replicator).last?.progress.total == 0 { break }
             }
-            let revisions = try currentRevisions(mine)
-            #expect(revisions == (try currentRevisions(theirs)))
-            #expect(revisions.count == 15)
-            for id in revisions.keys {
-                let (mineShape, theirShape) = (try treeShape(mine, id), try treeShape(theirs, id))
-                #expect(mineShape == theirShape, "\(id): local only \(mineShape.subtracting(theirShape).sorted()), remote only \(theirShape.subtracting(mineShape).sorted())")
-                #expect(try mine.revisionTree(id: id).liveLeaves.count <= 1, "\(id) still in conflict")
-                #expect(try await mine.document(id: id)?.toJSON() == theirs.document(id: id)?.toJSON())
-            }
+            try await expectConverged(mine, theirs)
+            #expect(try currentRevisions(mine).count == 15)
             try await local.performMaintenance(type: .integrityCheck)
             try await remote.performMaintenance(type: .integrityCheck)
         }

@@ -97,10 +97,7 @@ func runToCompletion(_ replicator: Replicator, reset: Bool = false) async -> [Re
 
 func makeConfig(_ local: Database, _ remote: Database, _ type: ReplicatorType = .pushAndPull,
                 _ collectionConfig: CollectionConfiguration? = nil) throws -> ReplicatorConfiguration {
-    var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: remote))
-    config.addCollection(try local.defaultCollection(), config: collectionConfig)
-    config.replicatorType = type
-    return config
+    try makeConfig(local, DatabaseEndpoint(database: remote), type, collectionConfig)
 }
 
 /// Saves documents `prefix0 …` with a counter and some text.
@@ -136,4 +133,56 @@ func currentRevisions(_ collection: Collection) throws -> [String: String] {
         if page.changes.count < 1000 { return result }
         since = page.lastSequence
     }
+}
+
+/// Asserts that two collections converged: the same documents at the same current revisions with
+/// the same bodies, the same revision tree for every id, and no document left in conflict.
+func expectConverged(_ mine: Collection, _ theirs: Collection, _ context: String = "",
+                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let revisions = try currentRevisions(mine)
+    #expect(revisions == (try currentRevisions(theirs)), "\(context)", sourceLocation: sourceLocation)
+    for id in revisions.keys.sorted() {
+        let (mineShape, theirShape) = (try treeShape(mine, id), try treeShape(theirs, id))
+        #expect(mineShape == theirShape,
+                "\(context) \(id): local only \(mineShape.subtracting(theirShape).sorted()), remote only \(theirShape.subtracting(mineShape).sorted())",
+                sourceLocation: sourceLocation)
+        #expect(try mine.revisionTree(id: id).liveLeaves.count <= 1, "\(context) \(id) still in conflict", sourceLocation: sourceLocation)
+        #expect(try await mine.document(id: id)?.toJSON() == theirs.document(id: id)?.toJSON(), "\(context) \(id)",
+                sourceLocation: sourceLocation)
+    }
+}
+
+/// How a test's replicator reaches the other database.
+enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// ``DatabaseEndpoint``: in process, no HTTP.
+    case inProcess
+    /// ``URLEndpoint``: the other database's listener on a loopback port (the `RemotePeer` client
+    /// against the real HTTP server).
+    case http
+
+    var testDescription: String { rawValue }
+}
+
+/// Two fresh databases and the endpoint through which the first reaches the second's default
+/// collection over `transport`.
+nonisolated(nonsending) func withTwoDatabases(over transport: Transport,
+                                              _ body: (Database, Database, any Endpoint) async throws -> Void) async throws {
+    try await withTwoDatabases { local, remote in
+        switch transport {
+        case .inProcess:
+            try await body(local, remote, DatabaseEndpoint(database: remote))
+        case .http:
+            try await withListener([try remote.defaultCollection()]) { listener, _ in
+                try await body(local, remote, URLEndpoint(url: listener.urls[0]))
+            }
+        }
+    }
+}
+
+func makeConfig(_ local: Database, _ target: any Endpoint, _ type: ReplicatorType = .pushAndPull,
+                _ collectionConfig: CollectionConfiguration? = nil) throws -> ReplicatorConfiguration {
+    var config = ReplicatorConfiguration(target: target)
+    config.addCollection(try local.defaultCollection(), config: collectionConfig)
+    config.replicatorType = type
+    return config
 }

@@ -52,11 +52,12 @@ import Testing
         }
     }
 
-    @Test func deletionsReplicateWithTheDeletedFlagAndPurgesStayLocal() async throws {
-        try await withTwoDatabases { local, remote in
+    @Test(arguments: Transport.allCases)
+    func deletionsReplicateWithTheDeletedFlagAndPurgesStayLocal(over transport: Transport) async throws {
+        try await withTwoDatabases(over: transport) { local, remote, endpoint in
             let collection = try local.defaultCollection()
             try await saveDocuments(3, prefix: "d", in: collection)
-            let replicator = try Replicator(config: try makeConfig(local, remote, .push))
+            let replicator = try Replicator(config: try makeConfig(local, endpoint, .push))
             _ = await runToCompletion(replicator)
             let events = replicator.documentReplications()
             try await collection.delete(document: try #require(try await collection.document(id: "d0")))
@@ -107,10 +108,11 @@ import Testing
         }
     }
 
-    @Test func statusAndDocumentStreamsReportARun() async throws {
-        try await withTwoDatabases { local, remote in
+    @Test(arguments: Transport.allCases)
+    func statusAndDocumentStreamsReportARun(over transport: Transport) async throws {
+        try await withTwoDatabases(over: transport) { local, remote, endpoint in
             try await saveDocuments(4, prefix: "s", in: try local.defaultCollection())
-            let replicator = try Replicator(config: try makeConfig(local, remote, .push))
+            let replicator = try Replicator(config: try makeConfig(local, endpoint, .push))
             let documents = replicator.documentReplications()
             let statuses = await runToCompletion(replicator)
             #expect(statuses.map(\.activity).first == .stopped)
@@ -128,6 +130,17 @@ import Testing
             // A late subscriber gets the current status first.
             let late = replicator.changes()
             #expect(await late.next(timeout: .seconds(5))?.status.activity == .stopped)
+
+            // Pulled documents are reported as pulled, a remote deletion with the .deleted flag.
+            let theirs = try remote.defaultCollection()
+            try await theirs.delete(document: try #require(try await theirs.document(id: "s1")))
+            try await theirs.save(document: MutableDocument(id: "t0"))
+            let puller = try Replicator(config: try makeConfig(local, endpoint, .pull))
+            let pulledEvents = puller.documentReplications()
+            #expect(await runToCompletion(puller).last?.error == nil)
+            let pulled = try #require(await pulledEvents.next(timeout: .seconds(10)))
+            #expect(!pulled.isPush)
+            #expect(Dictionary(uniqueKeysWithValues: pulled.documents.map { ($0.id, $0.flags) }) == ["s1": .deleted, "t0": []])
         }
     }
 
@@ -152,8 +165,9 @@ import Testing
         }
     }
 
-    @Test func filtersSelectDocumentsAndSeeDeletions() async throws {
-        try await withTwoDatabases { local, remote in
+    @Test(arguments: Transport.allCases)
+    func filtersSelectDocumentsAndSeeDeletions(over transport: Transport) async throws {
+        try await withTwoDatabases(over: transport) { local, remote, endpoint in
             let collection = try local.defaultCollection()
             for n in 0..<6 {
                 try await collection.save(document: MutableDocument(id: "f\(n)").setBoolean(n % 2 == 0, forKey: "public"))
@@ -164,7 +178,7 @@ import Testing
                 if flags.contains(.deleted) { deletedSeen.withLock { $0 = true }; return true }
                 return document.boolean(forKey: "public")
             }
-            let replicator = try Replicator(config: try makeConfig(local, remote, .push, filtered))
+            let replicator = try Replicator(config: try makeConfig(local, endpoint, .push, filtered))
             _ = await runToCompletion(replicator)
             let target = try remote.defaultCollection()
             #expect(try await target.count == 3)
@@ -176,24 +190,43 @@ import Testing
 
             var byID = CollectionConfiguration()
             byID.documentIDs = ["f1", "f3"]
-            _ = await runToCompletion(try Replicator(config: try makeConfig(local, remote, .push, byID)))
+            _ = await runToCompletion(try Replicator(config: try makeConfig(local, endpoint, .push, byID)))
             #expect(try await target.document(id: "f1") != nil)
             #expect(try await target.document(id: "f5") == nil)
 
             var pulling = CollectionConfiguration()
-            pulling.pullFilter = { document, _ in document.id != "r1" }
-            try await saveDocuments(3, prefix: "r", in: target)
-            _ = await runToCompletion(try Replicator(config: try makeConfig(local, remote, .pull, pulling)))
+            let pulledFlags = Locked<[String: DocumentFlags]>([:])
+            pulling.pullFilter = { document, flags in
+                pulledFlags.withLock { $0[document.id] = flags }
+                return document.id != "r1"
+            }
+            try await saveDocuments(4, prefix: "r", in: target)
+            _ = await runToCompletion(try Replicator(config: try makeConfig(local, endpoint, .pull, pulling)))
             #expect(try await collection.document(id: "r0") != nil)
             #expect(try await collection.document(id: "r1") == nil)
+            // A remote deletion reaches the pull filter with the .deleted flag.
+            try await target.delete(document: try #require(try await target.document(id: "r0")))
+            _ = await runToCompletion(try Replicator(config: try makeConfig(local, endpoint, .pull, pulling)))
+            #expect(pulledFlags.withLock { $0["r0"] } == .deleted)
+            #expect(try await collection.document(id: "r0") == nil)
+
+            // Pulling by document ids (over HTTP, a `_changes` request with a doc_ids filter).
+            var pullByID = CollectionConfiguration()
+            pullByID.documentIDs = ["r1", "r3"]
+            try await target.save(document: MutableDocument(id: "r9"))
+            let byIDPull = try #require(await runToCompletion(try Replicator(config: try makeConfig(local, endpoint, .pull, pullByID))).last)
+            #expect(byIDPull.error == nil && byIDPull.progress.total == 2)
+            #expect(try await collection.document(id: "r1") != nil)
+            #expect(try await collection.document(id: "r9") == nil)
         }
     }
 
-    @Test func pendingDocumentsFollowThePushCheckpoint() async throws {
-        try await withTwoDatabases { local, remote in
+    @Test(arguments: Transport.allCases)
+    func pendingDocumentsFollowThePushCheckpoint(over transport: Transport) async throws {
+        try await withTwoDatabases(over: transport) { local, remote, endpoint in
             let collection = try local.defaultCollection()
             try await saveDocuments(3, prefix: "q", in: collection)
-            let replicator = try Replicator(config: try makeConfig(local, remote, .push))
+            let replicator = try Replicator(config: try makeConfig(local, endpoint, .push))
             #expect(try await replicator.pendingDocumentIDs(for: collection) == ["q0", "q1", "q2"])
             #expect(try await replicator.isDocumentPending("q1", collection: collection))
             _ = await runToCompletion(replicator)
@@ -202,7 +235,7 @@ import Testing
             #expect(try await replicator.pendingDocumentIDs(for: collection) == ["q9"])
             #expect(try await !replicator.isDocumentPending("q0", collection: collection))
 
-            let puller = try Replicator(config: try makeConfig(local, remote, .pull))
+            let puller = try Replicator(config: try makeConfig(local, endpoint, .pull))
             await expectCouchetteError(.unsupported) { _ = try await puller.pendingDocumentIDs(for: collection) }
             await expectCouchetteError(.invalidParameter) { _ = try await replicator.pendingDocumentIDs(for: remote.defaultCollection()) }
         }

@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// A ``ReplicationPeer`` over HTTP: one database (keyspace) of a CouchDB-protocol server —
 /// another Couchette ``URLEndpointListener``, CouchDB, PouchDB Server — reached with
-/// `URLSession` (keep-alive, gzip accepted by libcurl).
+/// `URLSession` (gzip accepted by libcurl; one connection per request, see ``send``).
 ///
 /// Sequences are opaque JSON: whatever the server sends as `seq`/`last_seq` is handed back
 /// verbatim as `since`. Once caught up, a continuous replication reads a `feed=continuous`
@@ -278,6 +278,12 @@ final class RemotePeer: ReplicationPeer {
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
+        // One connection per request. With kept-alive connections, FoundationNetworking (Swift
+        // 6.3.1) was seen to never complete a request whose reused connection the server closed
+        // (libcurl's retry on a fresh connection never finished): a replicator then hung forever
+        // at the first dropped connection (HTTPFaultTests). Requests carry whole batches, so the
+        // extra TCP handshakes cost little.
+        request.setValue("close", forHTTPHeaderField: "Connection")
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")

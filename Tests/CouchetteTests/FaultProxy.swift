@@ -1,0 +1,387 @@
+import Foundation
+import Glibc
+@testable import Couchette
+
+/// A TCP proxy on loopback that forwards HTTP/1.1 exchanges to a listener and breaks them on
+/// purpose: a seeded generator decides, per request, whether the connection is dropped before the
+/// request is forwarded, after part of it, after part of the response, or closed after the whole
+/// response (instead of kept alive), or whether the exchange is just delayed.
+///
+/// It also records every request it forwarded in full (method, target, body), so tests can count
+/// what a replicator asked for, and it can hold one chosen request until the test releases it
+/// (the connection is then dropped, the request never forwarded).
+///
+/// Everything runs on threads of its own with blocking sockets: one accepting, one per client
+/// connection. The cooperative pool never waits on it. The seed fixes the generator, not the
+/// thread timing, so two runs with one seed inject the same kinds of faults in a similar, not
+/// identical, order.
+final class FaultProxy: Sendable {
+    enum Fault: String, CaseIterable, Sendable {
+        case dropBeforeRequest, partialRequest, partialResponse, closeAfterResponse, delay
+    }
+
+    /// A request forwarded in full to the listener.
+    struct Request: Sendable {
+        let method: String
+        /// Path and query, as sent (`/db/_bulk_get?revs=true`).
+        let target: String
+        let body: [UInt8]
+
+        var path: Substring { target.prefix { $0 != "?" } }
+        var json: Value? { body.isEmpty ? nil : try? JSON.parse(String(decoding: body, as: UTF8.self)) }
+    }
+
+    private struct State {
+        var random: UInt64
+        var faultRate: Int
+        var upstreamPort: UInt16
+        var faults: [Fault: Int] = [:]
+        var requests: [Request] = []
+        var log: [String] = []
+        var nextConnection = 0
+        var sockets: Set<Int32> = []
+        var stopped = false
+        var hold: (@Sendable (Request) -> Bool)?
+        var holding = false
+        var released = false
+    }
+
+    /// The port clients connect to.
+    let port: UInt16
+    private let listening: Int32
+    private let state: Locked<State>
+
+    /// - Parameters:
+    ///   - upstreamPort: the listener's port.
+    ///   - faultRate: faults per 1,000 requests (0: a plain, counting proxy).
+    init(upstreamPort: UInt16, seed: UInt64, faultRate: Int = 0) throws {
+        state = Locked(State(random: seed, faultRate: faultRate, upstreamPort: upstreamPort))
+        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = FaultProxy.loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listening, pointer, length) == 0 && listen(listening, 64) == 0
+                    && getsockname(listening, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(listening)
+            throw CouchetteError(.io, "the fault proxy could not listen on loopback (errno \(errno))")
+        }
+        self.listening = listening
+        port = UInt16(bigEndian: address.sin_port)
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// `http://127.0.0.1:<port>/<database>`.
+    func url(_ database: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(database)")! }
+
+    /// How many times each fault was injected.
+    var faults: [Fault: Int] { state.withLock { $0.faults } }
+    /// Connections closed on purpose (every fault but `.delay`).
+    var droppedConnections: Int { state.withLock { $0.faults.filter { $0.key != .delay }.values.reduce(0, +) } }
+    /// The requests forwarded in full, in order.
+    var requests: [Request] { state.withLock { $0.requests } }
+
+    /// What happened, one line per request or closed connection (for failure messages).
+    var log: [String] { state.withLock { $0.log } }
+
+    private func note(_ line: String) { state.withLock { $0.log.append(line) } }
+
+    /// Client and listener connections open right now.
+    var openSockets: Int { state.withLock { $0.sockets.count } }
+
+    func setFaultRate(_ rate: Int) { state.withLock { $0.faultRate = rate } }
+    func setUpstreamPort(_ port: UInt16) { state.withLock { $0.upstreamPort = port } }
+
+    /// Holds the next request matching `predicate` (instead of forwarding it) until
+    /// ``releaseHeld()``; ``isHolding`` tells when one arrived.
+    func hold(where predicate: @escaping @Sendable (Request) -> Bool) {
+        state.withLock { state in
+            state.hold = predicate
+            state.holding = false
+            state.released = false
+        }
+    }
+
+    var isHolding: Bool { state.withLock { $0.holding } }
+
+    /// Drops the held request's connection (the request is never forwarded).
+    func releaseHeld() { state.withLock { $0.released = true } }
+
+    /// Closes the listening socket and every connection.
+    func stop() {
+        let sockets = state.withLock { state -> Set<Int32> in
+            state.stopped = true
+            state.released = true
+            return state.sockets
+        }
+        shutdown(listening, Int32(SHUT_RDWR))
+        for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+
+    deinit { close(listening) }
+
+    // MARK: - Connections
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listening, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            guard track(client) else { close(client); return }
+            Thread.detachNewThread { [self] in
+                serve(client)
+            }
+        }
+    }
+
+    /// Registers `socket` for ``stop()``; false once stopped.
+    private func track(_ socket: Int32) -> Bool {
+        var timeout = timeval(tv_sec: 90, tv_usec: 0)   // a stuck peer cannot hold a thread forever
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return state.withLock { state in
+            guard !state.stopped else { return false }
+            state.sockets.insert(socket)
+            return true
+        }
+    }
+
+    private func untrack(_ socket: Int32) {
+        _ = state.withLock { $0.sockets.remove(socket) }
+        close(socket)
+    }
+
+    /// Forwards the exchanges of one client connection until a side closes or a fault ends it.
+    private func serve(_ client: Int32) {
+        let fromClient = SocketReader(client)
+        var upstream: Int32?
+        let number = state.withLock { state in
+            state.nextConnection += 1
+            return state.nextConnection
+        }
+        defer {
+            note("#\(number) closed")
+            untrack(client)
+            if let upstream { untrack(upstream) }
+        }
+        while let request = fromClient.readMessage(isResponse: false, requestMethod: nil) {
+            let fault = nextFault()
+            let parsed = Request(method: request.method, target: request.target, body: request.body)
+            note("#\(number) \(request.method) \(request.target) \(request.body.count)B \(fault.map { "\($0)" } ?? "")")
+            if shouldHold(parsed) { return }
+            if fault == .dropBeforeRequest { return }
+            if fault == .delay { usleep(UInt32(1_000 + random(below: 20_000))) }
+            if upstream == nil { upstream = connectUpstream() }
+            guard let server = upstream else { return }   // the listener is down: drop the client
+            if fault == .partialRequest {
+                _ = sendAll(server, Array(request.raw.prefix(1 + random(below: max(1, request.raw.count - 1)))))
+                return
+            }
+            guard sendAll(server, request.raw) else { return }
+            state.withLock { $0.requests.append(parsed) }
+            guard let response = SocketReader(server).readMessage(isResponse: true, requestMethod: request.method) else { return }
+            if fault == .partialResponse {
+                // Never inside the head once the status line is out: FoundationNetworking (Swift
+                // 6.3.1) then crashes the client process with "Transfer completed, but there's no
+                // response" (swift-corelibs-foundation#5285). Either part of the status line, or
+                // the whole head and part of the body.
+                let cut = random(below: 2) == 0 || response.body.isEmpty
+                    ? 1 + random(below: max(1, min(response.headLength, 15) - 1))
+                    : response.headLength + random(below: response.body.count)
+                _ = sendAll(client, Array(response.raw.prefix(cut)))
+                return
+            }
+            note("#\(number) answered \(response.method) \(response.raw.count)B")
+            guard sendAll(client, response.raw), fault != .closeAfterResponse, !response.closes, !request.closes else { return }
+        }
+    }
+
+    private func shouldHold(_ request: Request) -> Bool {
+        let matches = state.withLock { state -> Bool in
+            guard let hold = state.hold, hold(request) else { return false }
+            state.hold = nil
+            state.holding = true
+            return true
+        }
+        guard matches else { return false }
+        while !state.withLock({ $0.released }) { usleep(2_000) }
+        return true
+    }
+
+    /// A number in `0..<bound` from the seeded generator.
+    private func random(below bound: Int) -> Int {
+        state.withLock { state in
+            state.random = state.random &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state.random >> 33) % UInt64(bound))
+        }
+    }
+
+    /// The fault for the next request, from the seeded generator (nil: forward as is).
+    private func nextFault() -> Fault? {
+        let roll = random(below: 1000)
+        return state.withLock { state -> Fault? in
+            guard roll < state.faultRate else { return nil }
+            let fault = Fault.allCases[roll % Fault.allCases.count]
+            state.faults[fault, default: 0] += 1
+            return fault
+        }
+    }
+
+    private func connectUpstream() -> Int32? {
+        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = FaultProxy.loopback(port: state.withLock { $0.upstreamPort })
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0, track(server) else {
+            close(server)
+            return nil
+        }
+        return server
+    }
+
+    private func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 && errno == EINTR { continue }
+            if sent <= 0 { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
+
+/// One HTTP/1.1 message as read from a socket: its bytes as they came, and the parts the proxy needs.
+private struct HTTPMessage {
+    var raw: [UInt8]
+    /// Request method, or the response's status code as text.
+    var method: String
+    var target: String
+    /// The body without chunk framing.
+    var body: [UInt8]
+    /// `Connection: close` was asked, or the body ends with the connection.
+    var closes: Bool
+    /// Bytes of `raw` up to and including the blank line after the headers.
+    var headLength: Int
+}
+
+/// Reads HTTP/1.1 messages from a blocking socket: head, then a body framed by Content-Length,
+/// chunked encoding or (responses only) the end of the connection.
+private final class SocketReader {
+    private let socket: Int32
+    private var buffer: [UInt8] = []
+    private var raw: [UInt8] = []
+
+    init(_ socket: Int32) { self.socket = socket }
+
+    /// The next message, or nil when the connection closed or broke first.
+    func readMessage(isResponse: Bool, requestMethod: String?) -> HTTPMessage? {
+        raw = []
+        guard let head = readHead() else { return nil }
+        let headLength = raw.count
+        let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
+        let first = lines[0].split(separator: " ", maxSplits: 2).map(String.init)
+        guard first.count >= 2 else { return nil }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var closes = headers["connection"]?.lowercased() == "close"
+        let status = isResponse ? Int(first[1]) ?? 0 : 0
+        var body: [UInt8] = []
+        if isResponse && (requestMethod == "HEAD" || status / 100 == 1 || status == 204 || status == 304) {
+            // no body
+        } else if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
+            guard let chunked = readChunked() else { return nil }
+            body = chunked
+        } else if let length = headers["content-length"].flatMap(Int.init) {
+            guard let bytes = read(length) else { return nil }
+            body = bytes
+        } else if isResponse {
+            while let more = fill() { buffer += more }
+            body = take(buffer.count)
+            closes = true
+        }
+        return HTTPMessage(raw: raw, method: isResponse ? first[1] : first[0], target: isResponse ? "" : first[1],
+                           body: body, closes: closes, headLength: headLength)
+    }
+
+    private func readHead() -> [UInt8]? {
+        while true {
+            if let end = find([13, 10, 13, 10]) { return take(end + 4) }
+            guard let more = fill() else { return nil }
+            buffer += more
+        }
+    }
+
+    private func readChunked() -> [UInt8]? {
+        var body: [UInt8] = []
+        while true {
+            guard let line = readLine(), let size = Int(line.split(separator: ";")[0].trimmingCharacters(in: .whitespaces), radix: 16) else {
+                return nil
+            }
+            if size == 0 {
+                while let trailer = readLine() { if trailer.isEmpty { return body } }   // trailers end with an empty line
+                return nil
+            }
+            guard let chunk = read(size), readLine() != nil else { return nil }
+            body += chunk
+        }
+    }
+
+    private func readLine() -> String? {
+        while true {
+            if let end = find([13, 10]) { return String(decoding: take(end + 2).dropLast(2), as: UTF8.self) }
+            guard let more = fill() else { return nil }
+            buffer += more
+        }
+    }
+
+    private func read(_ count: Int) -> [UInt8]? {
+        while buffer.count < count {
+            guard let more = fill() else { return nil }
+            buffer += more
+        }
+        return take(count)
+    }
+
+    /// Removes the first `count` buffered bytes, keeping them in `raw`.
+    private func take(_ count: Int) -> [UInt8] {
+        let bytes = Array(buffer[..<count])
+        buffer.removeFirst(count)
+        raw += bytes
+        return bytes
+    }
+
+    private func find(_ pattern: [UInt8]) -> Int? {
+        guard buffer.count >= pattern.count else { return nil }
+        for start in 0...(buffer.count - pattern.count) where buffer[start..<(start + pattern.count)].elementsEqual(pattern) {
+            return start
+        }
+        return nil
+    }
+
+    /// The next bytes from the socket; nil at its end or on an error.
+    private func fill() -> [UInt8]? {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(socket, &chunk, chunk.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            return count > 0 ? Array(chunk[..<count]) : nil
+        }
+    }
+}
