@@ -17,7 +17,10 @@ final class RemotePeer: ReplicationPeer {
     let identifier: String
     let base: String
     let headers: [String: String]
-    private let session: URLSession
+    /// Replaced when a request got stuck (see ``answer(_:within:)``).
+    private let session: Locked<URLSession>
+    /// Seconds a request may take (long polls: their wait plus this).
+    private let requestTimeout: TimeInterval
     /// The open `feed=continuous` `_changes` stream of a continuous replication, if any.
     let feed = Locked<ContinuousChangesFeed?>(nil)
     /// Whether continuous waits read a `feed=continuous` stream (see
@@ -32,7 +35,7 @@ final class RemotePeer: ReplicationPeer {
     ///   - headers: extra headers for every request (`Authorization`, `Cookie`, custom ones).
     ///   - streamsChanges: continuous waits read one `feed=continuous` stream instead of long polls.
     /// - Throws: `.invalidParameter` when `url` is not an http(s) URL naming a database.
-    init(url: URL, headers: [String: String] = [:], streamsChanges: Bool = false) throws {
+    init(url: URL, headers: [String: String] = [:], streamsChanges: Bool = false, requestTimeout: TimeInterval = 60) throws {
         self.streamsChanges = Locked(streamsChanges)
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
@@ -60,17 +63,24 @@ final class RemotePeer: ReplicationPeer {
         base = clean
         identifier = clean
         self.headers = headers
+        self.requestTimeout = requestTimeout
+        session = Locked(RemotePeer.makeSession())
+    }
+
+    /// Keep-alive connections (up to 8), no cookies, no cache; challenges refused (credentials
+    /// travel in headers).
+    private static func makeSession() -> URLSession {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 8
         configuration.timeoutIntervalForRequest = 60
         configuration.httpCookieAcceptPolicy = .never
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
-        session = URLSession(configuration: configuration, delegate: RefusingChallenges(), delegateQueue: nil)
+        return URLSession(configuration: configuration, delegate: RefusingChallenges(), delegateQueue: nil)
     }
 
     deinit {
-        session.finishTasksAndInvalidate()
+        session.withLock { $0.finishTasksAndInvalidate() }
         feed.withLock { $0?.close() }
     }
 
@@ -101,7 +111,7 @@ final class RemotePeer: ReplicationPeer {
         var query = [("style", "all_docs")]
         if let since { query.append(("since", RemotePeer.queryText(since))) }
         if limit < Int.max { query.append(("limit", String(limit))) }
-        var timeout: TimeInterval = 60
+        var timeout = requestTimeout
         if case .longpoll(let wait) = wait {
             let milliseconds = wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000
             query += [("feed", "longpoll"), ("timeout", String(milliseconds))]
@@ -265,9 +275,42 @@ final class RemotePeer: ReplicationPeer {
 
     // MARK: - HTTP
 
+    /// The answer to `request`, or `.io` when none came within `timeout` plus a margin.
+    ///
+    /// Kept-alive connections stay (an idle replicator must not churn connections: with
+    /// `Connection: close` FoundationNetworking was measured spinning a core after the closes),
+    /// but FoundationNetworking (Swift 6.3.1) sometimes never completes a request whose reused
+    /// connection the server closed at that moment — its own timeout never fires either
+    /// (HTTPFaultTests found it). So the request races a watchdog; when the watchdog wins, the
+    /// stuck request is abandoned (never cancelled: see
+    /// ``Foundation/URLSession/dataAbandonedOnCancel(for:)``) and later requests use a fresh
+    /// session, so stuck transfers cannot pile up in the old one's connection slots.
+    private func answer(_ request: URLRequest, within timeout: TimeInterval) async throws -> (Data, URLResponse) {
+        let current = session.withLock { $0 }
+        let limit = Duration.milliseconds(Int64(timeout * 1000 + min(timeout, 2) * 1000))
+        let first = try await withThrowingTaskGroup(of: (Data, URLResponse)?.self) { group in
+            group.addTask { try await current.dataAbandonedOnCancel(for: request) }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+        if let first { return first }
+        try Task.checkCancellation()
+        session.withLock { session in
+            guard session === current else { return }
+            session = RemotePeer.makeSession()
+            current.finishTasksAndInvalidate()
+        }
+        throw CouchetteError(.io, "\(request.httpMethod ?? "GET") \(identifier) got no answer within \(limit); retrying on new connections")
+    }
+
     /// Sends one request and parses the JSON answer.
     private func send(_ method: String, _ path: String, query: [(String, String)] = [], body: Value? = nil,
-                      timeout: TimeInterval = 60) async throws -> Value {
+                      timeout: TimeInterval? = nil) async throws -> Value {
+        let timeout = timeout ?? requestTimeout
         var text = base + path
         if !query.isEmpty {
             text += "?" + query.map { "\($0.0)=\(RemotePeer.encodeQueryValue($0.1))" }.joined(separator: "&")
@@ -278,12 +321,6 @@ final class RemotePeer: ReplicationPeer {
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        // One connection per request. With kept-alive connections, FoundationNetworking (Swift
-        // 6.3.1) was seen to never complete a request whose reused connection the server closed
-        // (libcurl's retry on a fresh connection never finished): a replicator then hung forever
-        // at the first dropped connection (HTTPFaultTests). Requests carry whole batches, so the
-        // extra TCP handshakes cost little.
-        request.setValue("close", forHTTPHeaderField: "Connection")
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -294,7 +331,9 @@ final class RemotePeer: ReplicationPeer {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.dataAbandonedOnCancel(for: request)
+            (data, response) = try await answer(request, within: timeout)
+        } catch let error as CouchetteError {
+            throw error
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as URLError where error.code == .cancelled || error.code == .userCancelledAuthentication {

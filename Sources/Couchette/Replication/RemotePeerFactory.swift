@@ -34,5 +34,6 @@ func makeRemotePeer(url: URL, collection: Collection, config: ReplicatorConfigur
     default:
         break
     }
-    return try RemotePeer(url: peerURL, headers: headers, streamsChanges: config.streamsChanges)
+    return try RemotePeer(url: peerURL, headers: headers, streamsChanges: config.streamsChanges,
+                          requestTimeout: config.requestTimeout)
 }

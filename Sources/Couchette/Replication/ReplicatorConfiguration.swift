@@ -42,6 +42,9 @@ public struct ReplicatorConfiguration: Sendable {
     /// and under 1 ms with long polls, and an idle replicator must not use measurable CPU.
     /// Internal until that is fixed upstream; the feed's own tests turn it on.
     var streamsChanges = false
+    /// Seconds an HTTP request may go unanswered before it is abandoned and retried on new
+    /// connections (internal: the fault tests use a short one).
+    var requestTimeout: TimeInterval = 60
 
     public init(target: any Endpoint) {
         self.target = target
