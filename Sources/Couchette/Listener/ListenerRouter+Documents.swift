@@ -70,7 +70,7 @@ extension ListenerRouter {
                                                multipart: ListenerRouter.prefersMultipart(request))
         }
         if var rev = request.query["rev"] {
-            if request.query["latest"] == "true" { rev = try latestLeaf(of: rev, keyspace, id: id) }
+            if request.query["latest"] == "true" { rev = try keyspace.collection.latestLeaves(id: id, from: rev)[0] }
             return .json(try await fetch(id: id, rev: rev, keyspace, includeHistory: includeHistory))
         }
         let state = try keyspace.collection.storedState(id: id)
@@ -108,7 +108,7 @@ extension ListenerRouter {
                 guard case .string(let rev) = $0 else { throw ListenerError.badRequest("open_revs must list revision ids as strings") }
                 return rev
             }
-            if latest { revisions = try revisions.map { try latestLeaf(of: $0, keyspace, id: id) } }
+            if latest { revisions = try revisions.flatMap { try keyspace.collection.latestLeaves(id: id, from: $0) } }
         }
         let fetched = try await keyspace.peer.bulkGet(revisions.map { RevisionRequest(id: id, revisionID: $0, knownAncestors: []) })
         if multipart {
@@ -137,14 +137,6 @@ extension ListenerRouter {
             $0.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         }
         return types.contains("multipart/mixed") || !types.contains("application/json")
-    }
-
-    /// `latest=true`: the leaf that descends from `rev` (or `rev` itself when it is a leaf or unknown).
-    private func latestLeaf(of rev: String, _ keyspace: Keyspace, id: String) throws -> String {
-        let tree = try keyspace.collection.revisionTree(id: id)
-        let leaves = tree.leafIndices.map { tree.nodes[$0].revisionID }
-        if leaves.contains(rev) { return rev }
-        return leaves.first { tree.history(of: $0).contains(rev) } ?? rev
     }
 
     // MARK: - Helpers
