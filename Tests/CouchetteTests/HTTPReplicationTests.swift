@@ -246,16 +246,9 @@ import Testing
 }
 
 /// Holds the second `_bulk_docs` of a run until the test releases it.
-private struct GatedPeer: ReplicationPeer {
+private struct GatedPeer: ForwardingPeer {
     let base: any ReplicationPeer
     let gate: Locked<(reached: Bool, released: Bool, calls: Int)>
-    var identifier: String { base.identifier }
-    func info() async throws -> PeerInfo { try await base.info() }
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
-        try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
-    }
-    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] { try await base.revsDiff(revisions) }
-    func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] { try await base.bulkGet(requests) }
     func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
         let call = gate.withLock { state in
             state.calls += 1
@@ -267,9 +260,6 @@ private struct GatedPeer: ReplicationPeer {
         }
         return try await base.bulkDocs(revisions)
     }
-    func localDocument(id: String) async throws -> Value? { try await base.localDocument(id: id) }
-    func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
-    func ensureFullCommit() async throws { try await base.ensureFullCommit() }
 }
 
 /// `couchette serve DB --port N` in a child process, started and waited for until it prints its

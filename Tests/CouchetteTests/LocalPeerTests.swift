@@ -5,6 +5,11 @@ import Testing
 /// The replication primitives behind ``LocalPeer``: grafting with `new_edits=false`, winners,
 /// changes with all leaves, revs_diff, revisions with history, `_local` documents, long polls.
 @Suite struct LocalPeerTests {
+    /// A revision id of generation `generation` whose digest repeats `letter`.
+    static func rev(_ generation: Int, _ letter: Character) -> String {
+        "\(generation)-" + String(repeating: letter, count: 32)
+    }
+
     static func revision(_ id: String, _ history: [String], _ body: [String: Value], deleted: Bool = false) -> PeerRevision {
         PeerRevision(id: id, revisionID: history[0], deleted: deleted, body: .dictionary(body), history: history)
     }
@@ -116,9 +121,7 @@ import Testing
         try await withDatabase { db, _ in
             let collection = try db.defaultCollection()
             let peer = try LocalPeer(collection: collection)
-            let a = "1-" + String(repeating: "a", count: 32)
-            let b2 = "2-" + String(repeating: "b", count: 32)
-            let c2 = "2-" + String(repeating: "c", count: 32)
+            let (a, b2, c2) = (Self.rev(1, "a"), Self.rev(2, "b"), Self.rev(2, "c"))
             _ = try await peer.bulkDocs([Self.revision("doc", [b2, a], ["v": .string("b")]),
                                          Self.revision("doc", [c2, a], ["v": .string("c")])])
             let grouped = try await peer.bulkGetGrouped([
