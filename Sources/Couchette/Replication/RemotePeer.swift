@@ -19,6 +19,8 @@ final class RemotePeer: ReplicationPeer {
     let headers: [String: String]
     /// Replaced when a request got stuck (see ``answer(_:within:)``).
     private let session: Locked<URLSession>
+    /// Sessions replaced after a stuck request, kept until ``deinit`` invalidates them.
+    private let retiredSessions = Locked<[URLSession]>([])
     /// Seconds a request may take (long polls: their wait plus this).
     private let requestTimeout: TimeInterval
     /// The open `feed=continuous` `_changes` stream of a continuous replication, if any.
@@ -81,6 +83,7 @@ final class RemotePeer: ReplicationPeer {
 
     deinit {
         session.withLock { $0.finishTasksAndInvalidate() }
+        retiredSessions.withLock { $0.forEach { $0.finishTasksAndInvalidate() } }
         feed.withLock { $0?.close() }
     }
 
@@ -302,7 +305,9 @@ final class RemotePeer: ReplicationPeer {
         session.withLock { session in
             guard session === current else { return }
             session = RemotePeer.makeSession()
-            current.finishTasksAndInvalidate()
+            // Not invalidated now: a request that already took `current` would hit
+            // FoundationNetworking's fatal "Session invalidated". Invalidated with the peer.
+            retiredSessions.withLock { $0.append(current) }
         }
         throw CouchetteError(.io, "\(request.httpMethod ?? "GET") \(identifier) got no answer within \(limit); retrying on new connections")
     }
