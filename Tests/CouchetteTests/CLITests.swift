@@ -345,7 +345,7 @@ enum CLI {
         child.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputPath))
         child.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         child.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-        try startProcess(child)
+        try await startProcess(child)
         await waitForExit(child)
         return Result(status: child.terminationStatus,
                       stdout: try String(contentsOfFile: outputPath, encoding: .utf8),

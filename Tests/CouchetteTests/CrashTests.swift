@@ -24,7 +24,7 @@ import Testing
             child.arguments = ["write-loop", directory.path, "crash", "--prefix", "round\(round)"]
             child.standardOutput = output
             child.standardError = output
-            try startProcess(child)
+            try await startProcess(child)
             // Wait until the child is writing, then kill it at a random moment.
             let started = await waitForLine(in: log, timeout: .seconds(20))
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...150, using: &generator)))

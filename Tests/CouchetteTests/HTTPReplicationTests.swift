@@ -278,7 +278,7 @@ private struct ServeProcess {
             process.arguments = ["serve", path, "--port", String(port)]
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             process.standardError = FileHandle.nullDevice
-            try startProcess(process)
+            try await startProcess(process)
             let text = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
             while process.isRunning, !text().contains("http://"), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))

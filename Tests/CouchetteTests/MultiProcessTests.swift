@@ -4,12 +4,12 @@ import Testing
 
 /// Several processes may open one database at once; LMDB serializes their writers.
 @Suite struct MultiProcessTests {
-    private func writer(_ directory: TemporaryDirectory, prefix: String, limit: Int?) throws -> Process {
+    private func writer(_ directory: TemporaryDirectory, prefix: String, limit: Int?) async throws -> Process {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
         child.arguments = ["write-loop", directory.path, "shared", "--prefix", prefix] + (limit.map { ["--limit", "\($0)"] } ?? [])
         child.standardOutput = FileHandle.nullDevice
-        try startProcess(child)
+        try await startProcess(child)
         return child
     }
 
@@ -18,7 +18,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let database = try directory.open("shared")
         let collection = try database.defaultCollection()
-        let children = try ["a", "b"].map { try writer(directory, prefix: $0, limit: 300) }
+        let children = [try await writer(directory, prefix: "a", limit: 300), try await writer(directory, prefix: "b", limit: 300)]
         for index in 0..<300 { try await collection.save(document: MutableDocument(id: "main-\(index)")) }
         for child in children {
             await waitForExit(child)
@@ -38,7 +38,7 @@ import Testing
         try #require(FileManager.default.isExecutableFile(atPath: CrashTests.toolPath))
         let directory = try TemporaryDirectory()
         let database = try directory.open("shared")
-        let child = try writer(directory, prefix: "busy", limit: nil)
+        let child = try await writer(directory, prefix: "busy", limit: nil)
         defer {
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()  // only on a failed expectation; cannot await in defer

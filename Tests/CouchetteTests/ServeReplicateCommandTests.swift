@@ -16,7 +16,7 @@ import Testing
         server.arguments = ["serve", served, "--port", "0", "--user", "ann", "--password", "pw"]
         server.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         server.standardError = FileHandle.nullDevice
-        try startProcess(server)
+        try await startProcess(server)
         defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
         let output = { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
         let deadline = Date().addingTimeInterval(20)

@@ -159,13 +159,28 @@ func runTool(_ arguments: [String]) async throws -> Int32 {
     child.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
     child.arguments = arguments
     child.standardOutput = FileHandle.nullDevice
-    try startProcess(child)
+    try await startProcess(child)
     await waitForExit(child)
     return child.terminationStatus
 }
 
-func startProcess(_ process: Process) throws {
+///
+/// A second Foundation bug needs more than the lock: `Process.run()` (Swift 6.3.1) over-reads the
+/// dirents of `/proc/self/fd` (swift-corelibs-foundation #5472) and crashes when the listing fills
+/// glibc's 32 KB readdir buffer — about 1,350 open descriptors, which this suite's parallel tests
+/// (hundreds of open databases, listeners, sockets) exceed at its start. So a child starts once
+/// the process holds fewer than 1,000 descriptors (waiting at most a minute).
+func startProcess(_ process: Process) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while openDescriptorCount() >= 1000, ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(20))
+    }
     try processLaunchLock.withLock { try process.run() }
+}
+
+/// How many file descriptors this process has open.
+private func openDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
 }
 
 private let processLaunchLock = NSLock()

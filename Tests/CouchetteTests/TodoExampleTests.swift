@@ -23,7 +23,7 @@ import Testing
         child.standardInput = input
         child.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         child.standardError = child.standardOutput
-        try startProcess(child)
+        try await startProcess(child)
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
         let output = { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
         // Piped output is not a terminal: each render starts with a "----" line instead of clearing.
@@ -42,7 +42,7 @@ import Testing
         put.arguments = ["put", database, "call-ann", #"{"title": "Call Ann", "completed": false}"#, "--collection", "tasks"]
         put.standardOutput = FileHandle.nullDevice
         put.standardError = FileHandle.nullDevice
-        try startProcess(put)
+        try await startProcess(put)
         await waitForExit(put)
         #expect(put.terminationStatus == 0)
         #expect(await eventually { screen().contains("2. [ ] Call Ann") && screen().contains("2 tasks, 1 done") },

@@ -22,7 +22,7 @@ import Testing
             child.environment = environment
             child.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
             child.standardError = FileHandle.nullDevice
-            try startProcess(child)
+            try await startProcess(child)
             defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
             let output = { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 

@@ -14,13 +14,15 @@ import Glibc
 /// LMDB forbids opening one environment twice in a process, so instances come from
 /// ``EnvironmentRegistry``, which shares one per path.
 final class StorageEnvironment: @unchecked Sendable {
-    // @unchecked: `env` and `isClosed` change only while `gate` is held exclusively (compaction,
+    // @unchecked: `env`, `isClosed` and `isLockReleased` change only while `gate` is held exclusively (compaction,
     // close) and are read only while it is held shared; `tables` and `path` are immutable; LMDB's
     // environment handle itself is thread-safe for the calls made here.
     let path: String
     let tables: Tables
     private var env: OpaquePointer
     private var isClosed = false
+    /// Whether ``close()`` closed `lockFile` (also changed only under `gate`).
+    private var isLockReleased = false
     private let gate = ResizeGate()
     private let lockFile: Int32
     /// Reset read transactions kept for reuse (`mdb_txn_renew` is much cheaper than a new
@@ -77,7 +79,7 @@ final class StorageEnvironment: @unchecked Sendable {
             dropIdleReaders()
             mdb_env_close(env)
         }
-        Glibc.close(lockFile)
+        if !isLockReleased { Glibc.close(lockFile) }
     }
 
     private static func openEnvironment(at path: String) throws -> OpaquePointer {
@@ -319,6 +321,10 @@ final class StorageEnvironment: @unchecked Sendable {
             guard !isClosed else { return }
             dropIdleReaders()
             mdb_env_close(env)
+            // Released with the environment, not when the object goes: a closed database must
+            // not keep its descriptor and shared lock while something still references it.
+            Glibc.close(lockFile)
+            isLockReleased = true
             isClosed = true
         }
     }
