@@ -127,6 +127,21 @@ import Testing
         }
     }
 
+    /// A replicator over `url` in batches of 10, quick retries, whose second `_bulk_docs` to the
+    /// server waits at the returned gate until the test releases it.
+    private func gatedReplicator(_ local: Database, _ url: String, _ type: ReplicatorType,
+                                 maxAttempts: UInt) throws -> (Replicator, Locked<(reached: Bool, released: Bool, calls: Int)>) {
+        let gate = Locked((reached: false, released: false, calls: 0))
+        var config = try httpConfig(local, url, type)
+        config.batchSize = 10
+        config.maxAttempts = maxAttempts
+        config.maxAttemptWaitTime = 0.2
+        let replicator = try Replicator(config: config) { peer in
+            peer is RemotePeer ? GatedPeer(base: peer, gate: gate) : peer
+        }
+        return (replicator, gate)
+    }
+
     @Test func aListenerStoppedMidReplicationIsWaitedForThenCompletes() async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(60, prefix: "k", in: try local.defaultCollection())
@@ -137,15 +152,7 @@ import Testing
 
             // The second batch waits at the gate until the listener is down, then goes to the
             // (closed) port: the replicator goes offline with some documents already delivered.
-            let gate = Locked((reached: false, released: false, calls: 0))
-            var config = try httpConfig(local, "http://127.0.0.1:\(port)/remote", .push)
-            config.batchSize = 10
-            config.maxAttempts = 100
-            config.maxAttemptWaitTime = 0.2
-            let replicator = try Replicator(config: config) { peer in
-                guard peer is RemotePeer else { return peer }
-                return GatedPeer(base: peer, gate: gate)
-            }
+            let (replicator, gate) = try gatedReplicator(local, "http://127.0.0.1:\(port)/remote", .push, maxAttempts: 100)
             let changes = replicator.changes()
             await replicator.start()
             #expect(await eventually(timeout: .seconds(20)) { gate.withLock { $0.reached } })
@@ -187,14 +194,7 @@ import Testing
 
         var server = try await ServeProcess(directory.path + "/served", port: 0)
         let port = server.port
-        let gate = Locked((reached: false, released: false, calls: 0))
-        var config = try httpConfig(local, "http://127.0.0.1:\(port)/served", .pushAndPull)
-        config.batchSize = 10
-        config.maxAttempts = 1_000
-        config.maxAttemptWaitTime = 0.2
-        let replicator = try Replicator(config: config) { peer in
-            peer is RemotePeer ? GatedPeer(base: peer, gate: gate) : peer
-        }
+        let (replicator, gate) = try gatedReplicator(local, "http://127.0.0.1:\(port)/served", .pushAndPull, maxAttempts: 1_000)
         let changes = replicator.changes()
         await replicator.start()
         #expect(await eventually(timeout: .seconds(30)) { gate.withLock { $0.reached } })
