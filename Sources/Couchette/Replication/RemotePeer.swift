@@ -5,12 +5,14 @@ import FoundationNetworking
 
 /// A ``ReplicationPeer`` over HTTP: one database (keyspace) of a CouchDB-protocol server —
 /// another Couchette ``URLEndpointListener``, CouchDB, PouchDB Server — reached with
-/// `URLSession` (gzip accepted by libcurl; one connection per request, see ``send``).
+/// `URLSession` (keep-alive, gzip accepted by libcurl; every request raced by a watchdog, see
+/// ``answer(_:within:)``).
 ///
 /// Sequences are opaque JSON: whatever the server sends as `seq`/`last_seq` is handed back
-/// verbatim as `since`. Once caught up, a continuous replication reads a `feed=continuous`
-/// stream with heartbeats (``ContinuousChangesFeed``, a data delegate: Linux has no
-/// `URLSession.bytes`), or `feed=longpoll` from servers that cannot stream. Failures: no connection, timeouts → `.io` (retryable); 401/403 →
+/// verbatim as `since`. Once caught up, a continuous replication long-polls (`feed=longpoll`);
+/// with ``ReplicatorConfiguration/streamsChanges`` (internal, off: FoundationNetworking spins a
+/// core while a stream is open) it reads one `feed=continuous` stream with heartbeats instead
+/// (``ContinuousChangesFeed``, a data delegate: Linux has no `URLSession.bytes`). Failures: no connection, timeouts → `.io` (retryable); 401/403 →
 /// `.unauthorized`; other HTTP errors → `.http(status:)` with CouchDB's reason. Credentials
 /// travel only in headers and never appear in ``identifier`` or error messages.
 final class RemotePeer: ReplicationPeer {
@@ -165,8 +167,7 @@ final class RemotePeer: ReplicationPeer {
         var fetched: [RevisionFetch] = []
         for (request, result) in zip(requests, results) {
             guard case .array(let entries)? = result["docs"], !entries.isEmpty else {
-                fetched.append(.failed(id: request.id, revisionID: request.revisionID,
-                                       error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'")))
+                fetched.append(notReturned(request))
                 continue
             }
             for entry in entries {
@@ -179,11 +180,14 @@ final class RemotePeer: ReplicationPeer {
                 }
             }
         }
-        for request in requests.dropFirst(results.count) {
-            fetched.append(.failed(id: request.id, revisionID: request.revisionID,
-                                   error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'")))
-        }
+        fetched += requests.dropFirst(results.count).map(notReturned)
         return fetched
+    }
+
+    /// A requested revision the server's `_bulk_get` answer left out.
+    private func notReturned(_ request: RevisionRequest) -> RevisionFetch {
+        .failed(id: request.id, revisionID: request.revisionID,
+                error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'"))
     }
 
     /// One fetched document; one that cannot be taken (attachments, malformed) is a failed fetch
