@@ -74,7 +74,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchetteTests",
-            dependencies: ["Couchette", "CouchetteCLI", "CouchetteBenchmarks", "TodoExample"]
+            dependencies: ["Couchette", "CouchetteCLI", "CouchetteBenchmarks", "TodoExample"],
+            // Read from the source tree through #filePath (see Fixtures in TestSupport.swift).
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

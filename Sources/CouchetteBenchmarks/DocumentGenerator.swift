@@ -1,6 +1,6 @@
 import Foundation
 
-/// Seeded documents shaped like `shared/data/names_100.json`: names, a nested contact with an
+/// Seeded documents shaped like `Tests/CouchetteTests/Fixtures/data/names_100.json`: names, a nested contact with an
 /// address, arrays of e-mails, phones and likes, and dates. The same seed gives the same bytes, so
 /// every engine stores exactly the same data.
 public struct DocumentGenerator: Sendable {

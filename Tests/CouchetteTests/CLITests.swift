@@ -6,7 +6,7 @@ import Testing
 @Suite struct CLITests {
     // MARK: - import, query, export
 
-    static let names = Fixtures.sharedDirectory + "/data/names_100.json"
+    static let names = Fixtures.path("data/names_100.json")
 
     @Test func importThenQueryAsJSONGivesExactRows() async throws {
         let directory = try TemporaryDirectory()

@@ -5,9 +5,7 @@ import Testing
 /// `JSON.encodeBinary` (JSON text straight to the binary format) must give exactly the bytes of
 /// parsing to a `Value` and encoding that.
 @Suite struct JSONTranscodingTests {
-    static let sharedData = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/data")
+    static let fixtureData = Fixtures.directory.appendingPathComponent("data")
 
     static let samples: [String] = [
         #"{}"#, #"[]"#, #"{"a":1}"#, #"[1,"two",3.5,null,true,false]"#,
@@ -47,11 +45,11 @@ import Testing
     }
 
     @Test func everyFixtureDocumentTranscodesIdentically() throws {
-        let files = try FileManager.default.contentsOfDirectory(atPath: Self.sharedData.path).filter { $0.hasSuffix(".json") }
-        try #require(!files.isEmpty, "no fixtures in \(Self.sharedData.path)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.fixtureData.path).filter { $0.hasSuffix(".json") }
+        try #require(!files.isEmpty, "no fixtures in \(Self.fixtureData.path)")
         var checked = 0
         for file in files {
-            let text = try String(contentsOf: Self.sharedData.appendingPathComponent(file), encoding: .utf8)
+            let text = try String(contentsOf: Self.fixtureData.appendingPathComponent(file), encoding: .utf8)
             // A file is either one JSON value or JSON lines.
             let values = (try? JSON.parse(text)) != nil ? [Substring(text)] : text.split(separator: "\n")
             for line in values where !line.isEmpty {

@@ -148,8 +148,8 @@ import Testing
 
     @Test func unnest() async throws {
         try await withDatabase { db, _ in
-            try await Fixtures.load("sqlpp-corpus/data/nested.json", into: try db.defaultCollection(), in: db)
-            let documents = try Fixtures.documents("sqlpp-corpus/data/nested.json")
+            try await Fixtures.load("data/nested.json", into: try db.defaultCollection(), in: db)
+            let documents = try Fixtures.documents("data/nested.json")
             let shapes = documents.flatMap { ($0["shapes"] as? [[String: Any]]) ?? [] }
             let big = shapes.filter { ($0["size"] as! Int) > 2 }.map { $0["color"] as! String }.sorted()
             let rows = try await queryJSON(db, "SELECT s.color FROM _ AS doc UNNEST doc.shapes AS s WHERE s.size > 2 ORDER BY s.color")
@@ -161,8 +161,8 @@ import Testing
 
     @Test func quantifiersOverTheCorpus() async throws {
         try await withDatabase { db, _ in
-            try await Fixtures.load("sqlpp-corpus/data/paths.json", into: try db.defaultCollection(), in: db)
-            let documents = try Fixtures.documents("sqlpp-corpus/data/paths.json")
+            try await Fixtures.load("data/paths.json", into: try db.defaultCollection(), in: db)
+            let documents = try Fixtures.documents("data/paths.json")
             func ids(_ predicate: ([String]) -> Bool) -> [String] {
                 documents.enumerated().filter { predicate((($0.element["paths"] as? [[String: String]]) ?? []).map { $0["city"]! }) }
                     .map { String(format: "{\"id\":\"doc-%03d\"}", $0.offset + 1) }

@@ -67,19 +67,21 @@ nonisolated(nonsending) func eventually(timeout: Duration = .seconds(5), _ condi
 
 // MARK: - Query fixtures
 
-/// The JSON-lines fixtures shared by the team, in `../shared` beside the package root.
+/// The fixtures in `Tests/CouchetteTests/Fixtures` (see its README for where each comes from).
 enum Fixtures {
-    static let sharedDirectory: String = {
-        // #filePath is <root>/Tests/CouchetteTests/TestSupport.swift; the fixtures live in <root>/../shared.
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.deletingLastPathComponent().appendingPathComponent("shared").path
-    }()
+    /// The fixtures folder, found from this source file so that tests run from any directory.
+    static let directory: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().appendingPathComponent("Fixtures")
 
-    /// The JSON text of each document of `file` (relative to the shared folder): one per line for
+    /// The path of `file`, relative to the fixtures folder (`data/names_100.json`).
+    static func path(_ file: String) -> String {
+        directory.appendingPathComponent(file).path
+    }
+
+    /// The JSON text of each document of `file` (relative to the fixtures folder): one per line for
     /// JSON-lines files, or the elements of a file holding one JSON array.
     static func lines(_ file: String) throws -> [String] {
-        let text = try String(contentsOfFile: sharedDirectory + "/" + file, encoding: .utf8)
+        let text = try String(contentsOfFile: path(file), encoding: .utf8)
         if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("[") {
             let array = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any] ?? []
             return try array.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
