@@ -3,7 +3,8 @@
 /// Output is compact: no spaces, `/` not escaped, non-ASCII characters written as UTF-8, integers
 /// without a decimal point and doubles in their shortest round-trip form.
 enum JSON {
-    static let maximumDepth = 512
+    /// Shared with the binary encoding, so any JSON that parses can be stored.
+    static let maximumDepth = ValueEncoder.maximumDepth
 
     // MARK: - Writing
 
