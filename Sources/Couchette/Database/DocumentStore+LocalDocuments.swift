@@ -9,9 +9,11 @@ enum LocalRevisionCondition: Sendable, Equatable {
     /// Replace exactly this revision's generation; nil: the document must not exist yet.
     case expect(generation: Int?)
 
-    /// The generation of a local revision id `0-N`, or nil when it is not of that form.
+    /// The generation of a local revision id `0-N`, or nil when it is not of that form or N is
+    /// above ``RevisionID/maximumGeneration`` (so the next write's N + 1 cannot overflow).
     static func generation(of revisionID: String) -> Int? {
-        guard revisionID.hasPrefix("0-"), let number = Int(revisionID.dropFirst(2)), number >= 0 else { return nil }
+        guard revisionID.hasPrefix("0-"), let number = Int(revisionID.dropFirst(2)),
+              (0...RevisionID.maximumGeneration).contains(number) else { return nil }
         return number
     }
 }
