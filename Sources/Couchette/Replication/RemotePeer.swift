@@ -108,8 +108,8 @@ final class RemotePeer: ReplicationPeer {
         return PeerInfo(name: name, updateSequence: sequence)
     }
 
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
-        if case .longpoll(let timeout) = wait, documentIDs == nil,
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+        if case .longpoll(let timeout) = wait, documentIDs == nil, selector == nil,
            let streamed = try await continuousChanges(since: since, limit: limit, timeout: timeout) {
             return streamed
         }
@@ -123,7 +123,15 @@ final class RemotePeer: ReplicationPeer {
             timeout = Double(milliseconds) / 1000 + 30
         }
         let json: Value
-        if let documentIDs {
+        if let selector {
+            // CouchDB filters with one filter only: document ids join the selector as an `_id` condition.
+            var condition = selector.source
+            if let documentIDs {
+                condition = .dictionary(["$and": .array([condition, .dictionary(["_id": .dictionary(["$in": .array(documentIDs.map(Value.string))])])])])
+            }
+            query.append(("filter", "_selector"))
+            json = try await send("POST", "/_changes", query: query, body: .dictionary(["selector": condition]), timeout: timeout)
+        } else if let documentIDs {
             query.append(("filter", "_doc_ids"))
             json = try await send("POST", "/_changes", query: query,
                                   body: .dictionary(["doc_ids": .array(documentIDs.map(Value.string))]), timeout: timeout)

@@ -53,8 +53,9 @@ public actor Replicator {
     private nonisolated let closeRegistrations = Locked<[(observers: CommitObservers, token: Int)]>([])
 
     /// - Throws: `.invalidParameter` without collections, with collections of several databases,
-    ///   with a ``DatabaseEndpoint`` naming the local database, a URL that is not http(s), or a
-    ///   negative or non-finite `heartbeat` or `maxAttemptWaitTime`.
+    ///   with a ``DatabaseEndpoint`` naming the local database, a URL that is not http(s), a
+    ///   negative or non-finite `heartbeat` or `maxAttemptWaitTime`, or a `pullSelector` that is
+    ///   not a valid Mango selector.
     public init(config: ReplicatorConfiguration) throws {
         try self.init(config: config, wrapPeer: { $0 })
     }
@@ -69,6 +70,9 @@ public actor Replicator {
         for (name, value) in [("heartbeat", config.heartbeat), ("maxAttemptWaitTime", config.maxAttemptWaitTime)]
         where !value.isFinite || value < 0 {
             throw CouchetteError(.invalidParameter, "\(name) must be a finite number of seconds ≥ 0, not \(value)")
+        }
+        for collectionConfig in config.collectionConfigs {
+            if case .failure(let error)? = collectionConfig.parsedPullSelector { throw error }
         }
         guard config.batchSize > 0 else {
             throw CouchetteError(.invalidParameter, "batch size must be positive, not \(config.batchSize)")
@@ -285,4 +289,7 @@ struct ReplicationLink: Sendable {
     let local: LocalPeer
     let localPeer: any ReplicationPeer
     let remote: any ReplicationPeer
+
+    /// The collection's pull selector (checked valid by `Replicator.init`).
+    var pullSelector: MangoSelector? { try? config.parsedPullSelector?.get() }
 }
