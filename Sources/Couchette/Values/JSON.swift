@@ -71,7 +71,13 @@ enum JSON {
             output += "0.0"
             return
         }
-        // Swift's description has the shortest round-trip digits; only their layout changes.
+        // Swift's description has the shortest round-trip digits. Without an exponent (decimal
+        // exponents -4...15) it is already CouchDB's layout (`0.001`, `25000000000.0`).
+        let description = number.description
+        if !description.utf8.contains(UInt8(ascii: "e")) {
+            output += description
+            return
+        }
         let (digits, pointPosition) = shortestDigits(number.magnitude)
         var text = number < 0 ? "-" : ""
         let exponent = pointPosition - 1
