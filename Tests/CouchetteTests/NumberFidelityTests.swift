@@ -146,6 +146,11 @@ import Testing
                              #"{"id":"a","v":18446744073709551617}"#])
             let above = try await queryJSON(database, "SELECT meta().id AS id FROM _ WHERE v > 1e19 ORDER BY meta().id")
             #expect(above == [#"{"id":"a"}"#, #"{"id":"b"}"#, #"{"id":"c"}"#])
+            // An index keys them by their nearest Double; the answers stay exact.
+            try await collection.createIndex(withName: "by_v", config: ValueIndexConfiguration(["v"]))
+            #expect(try await queryJSON(database, "SELECT meta().id AS id, v FROM _ ORDER BY v, meta().id") == rows)
+            let indexed = try await queryJSON(database, "SELECT meta().id AS id FROM _ WHERE v > 18446744073709551616.0 ORDER BY meta().id")
+            #expect(indexed == [#"{"id":"a"}"#])
         }
     }
 
