@@ -146,6 +146,11 @@ import Testing
                              #"{"id":"a","v":18446744073709551617}"#])
             let above = try await queryJSON(database, "SELECT meta().id AS id FROM _ WHERE v > 1e19 ORDER BY meta().id")
             #expect(above == [#"{"id":"a"}"#, #"{"id":"b"}"#, #"{"id":"c"}"#])
+            // Large literals are exact too.
+            #expect(try await queryJSON(database, "SELECT meta().id AS id FROM _ WHERE v = 18446744073709551617") == [#"{"id":"a"}"#])
+            #expect(try await queryJSON(database, "SELECT meta().id AS id FROM _ WHERE v = -98765432109876543210") == [#"{"id":"d"}"#])
+            #expect(try await queryJSON(database, "SELECT -9223372036854775808 AS m, ABS(v) AS a FROM _ WHERE meta().id = 'd'")
+                    == [#"{"m":-9223372036854775808,"a":98765432109876543210}"#])
             // An index keys them by their nearest Double; the answers stay exact.
             try await collection.createIndex(withName: "by_v", config: ValueIndexConfiguration(["v"]))
             #expect(try await queryJSON(database, "SELECT meta().id AS id, v FROM _ ORDER BY v, meta().id") == rows)

@@ -62,8 +62,7 @@ enum FunctionLibrary {
             switch values[0] {
             case .int(let number): return number == .min ? .number(-Double(number)) : .int(abs(number))
             case .double(let number): return .number(abs(number))
-            case .largeInteger(let number):
-                return .largeInteger(number.isNegative ? LargeInteger(text: String(number.text.dropFirst())) ?? number : number)
+            case .largeInteger(let number): return number.isNegative ? Datum(number.negated) : values[0]
             default: return .null
             }
         }

@@ -39,6 +39,12 @@ struct LargeInteger: Sendable, Hashable, CustomStringConvertible {
 
     var description: String { text }
 
+    /// `-self`, exactly: an `Int64` for `9223372036854775808` (whose negation is `Int64.min`).
+    var negated: Value {
+        let text = isNegative ? String(self.text.dropFirst()) : "-" + self.text
+        return Int64(text).map(Value.int) ?? LargeInteger(text: text).map(Value.largeInteger) ?? .double(-double)
+    }
+
     /// Exact order: negative, zero or positive.
     func compare(_ other: LargeInteger) -> Int {
         if isNegative != other.isNegative { return isNegative ? -1 : 1 }
