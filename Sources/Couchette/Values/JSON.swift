@@ -71,14 +71,15 @@ enum JSON {
             output += "0.0"
             return
         }
-        // Swift's description has the shortest round-trip digits. Without an exponent (decimal
-        // exponents -4...15) it is already CouchDB's layout (`0.001`, `25000000000.0`).
-        let description = number.description
-        if !description.utf8.contains(UInt8(ascii: "e")) {
-            output += description
+        // Swift's description has the shortest round-trip digits, and between 10^-3 and 10^15
+        // (where it never uses an exponent) it is already CouchDB's layout: `0.001`, `2.5`,
+        // `25000000000.0`. Other magnitudes are laid out again.
+        let magnitude = number.magnitude
+        if magnitude >= 1e-3 && magnitude < 1e15 {
+            output += number.description
             return
         }
-        let (digits, pointPosition) = shortestDigits(number.magnitude)
+        let (digits, pointPosition) = shortestDigits(magnitude)
         var text = number < 0 ? "-" : ""
         let exponent = pointPosition - 1
         if exponent >= -6 && exponent < 21 {
