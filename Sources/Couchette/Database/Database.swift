@@ -158,7 +158,7 @@ public actor Database {
         let tables = core.environment.tables
         // Resolved inside the transaction: this instance's cached number may belong to an
         // incarnation another instance already deleted, and the name to a newer one.
-        try core.environment.write { txn in
+        try core.environment.write(usingReserve: true) { txn in
             let key = StoreLayout.collectionKey(scope: scopeName, name: name)
             guard let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: key)) else { return }
             try core.store.dropCollection(txn, CollectionSpec(scope: scopeName, name: name, number: number))
@@ -178,6 +178,9 @@ public actor Database {
 
     /// Commits every queued write in one transaction (group commit), each in a nested transaction
     /// of its own so that one failing write does not undo the others.
+    ///
+    /// When the group does not fit under ``DatabaseConfiguration/maximumSize``, each write is
+    /// committed alone: those that fit are saved, the others get `.full`.
     func commitQueuedWrites() {
         var writes = core.takeQueued()
         guard !writes.isEmpty else { return }
@@ -185,6 +188,24 @@ public actor Database {
             writes += groupCommit.gatherStragglers(from: core)
         }
         defer { groupCommit.committed(writes.count, arrivedMeanwhile: core.queuedCount) }
+        do {
+            try commit(writes)
+        } catch let error as CouchetteError where error.code == .full && writes.count > 1 {
+            for write in writes {
+                do {
+                    try commit([write])
+                } catch {
+                    write.complete(.failure(error))
+                }
+            }
+        } catch {
+            for write in writes { write.complete(.failure(error)) }
+        }
+    }
+
+    /// Commits `writes` in one transaction and completes each with its outcome. Throws (completing
+    /// none) when the transaction as a whole fails.
+    private func commit(_ writes: [PendingWrite]) throws {
         var transactionID: UInt64?
         do {
             try core.checkOpen()
@@ -192,7 +213,8 @@ public actor Database {
             let tables = core.environment.tables
             var summary = CommitSummary()
             var storedCatalog: [UInt32: CollectionSpec] = [:]
-            let results = try core.environment.write { txn -> [Result<[WriteOutcome], any Error>] in
+            let freesSpace = writes.allSatisfy { $0.operations.allSatisfy(\.freesSpace) }
+            let results = try core.environment.write(usingReserve: freesSpace) { txn -> [Result<[WriteOutcome], any Error>] in
                 summary = CommitSummary()
                 // The catalog as this transaction sees it, not this instance's cached copy: another
                 // instance or process may have deleted (and re-created) a collection meanwhile.
@@ -236,8 +258,7 @@ public actor Database {
             if let transactionID {  // the commit failed: LMDB reuses its id
                 core.externalChanges.forgetOwnCommit(transactionID: transactionID)
             }
-            let wrapped = CouchetteError.wrapping(error)
-            for write in writes { write.complete(.failure(wrapped)) }
+            throw CouchetteError.wrapping(error)
         }
     }
 

@@ -26,7 +26,10 @@ final class DatabaseCore: Sendable {
         self.name = name
         self.path = path
         self.configuration = configuration
-        environment = try EnvironmentRegistry.shared.acquire(path: path)
+        if let maximum = configuration.maximumSize, maximum < SizeLimit.minimum {
+            throw CouchetteError(.invalidParameter, "maximumSize \(maximum) is too small: at least \(SizeLimit.minimum) bytes")
+        }
+        environment = try EnvironmentRegistry.shared.acquire(path: path, sizeLimit: SizeLimit(maximum: configuration.maximumSize))
         indexes = IndexRegistry(tables: environment.tables)
         store = DocumentStore(tables: environment.tables, indexes: indexes)
         do {

@@ -77,7 +77,7 @@ extension Database {
     func deleteIndex(_ name: String, in spec: CollectionSpec) async throws {
         try core.checkUsable(spec)
         let indexes = core.indexes
-        _ = try core.environment.write { txn in
+        _ = try core.environment.write(usingReserve: true) { txn in
             try Catalog.checkCurrent(spec, in: txn, tables: core.environment.tables)
             return try indexes.delete(txn, spec, name)
         }
