@@ -73,6 +73,7 @@ final class StorageEnvironment: @unchecked Sendable {
         }
         flock(lockFile, LOCK_SH)
         do {
+            try DataFileCheck.verify(folder: path)  // before LMDB maps a file that could crash it
             env = try Self.openEnvironment(at: path, mapSize: min(Self.initialMapSize, sizeLimit.forWrites))
             tables = try Self.openTables(env)
         } catch {
