@@ -4,7 +4,7 @@ import Testing
 
 /// `DatabaseConfiguration.maximumSize` simulates a full disk: a database capped at a few MB fills
 /// up, says so, loses nothing, and takes writes again once deletions and compaction made room.
-@Suite struct MaximumSizeTests {
+@Suite(.tags(.concurrency)) struct MaximumSizeTests {
     private static let cap = 4 << 20
 
     private func cappedDatabase(_ directory: TemporaryDirectory) throws -> Database {
@@ -16,18 +16,27 @@ import Testing
     /// A 2 KB body that differs per document (nothing to share between pages).
     private func document(_ id: String, seed: Int, size: Int = 2000) -> MutableDocument {
         var generator = ValueEncodingTests.SeededGenerator(seed: UInt64(seed))
-        let text = String((0..<size).map { _ in Character(UnicodeScalar(UInt8.random(in: 97...122, using: &generator))) })
+        let text = (0..<(size / 16)).map { _ in String(generator.next() | 1 << 63, radix: 16) }.joined()
         return MutableDocument(id: id).setInt(seed, forKey: "n").setString(text, forKey: "text")
     }
 
+    /// Saves documents from `start` on until the database is full: in batches of 25 (one commit
+    /// each, to keep the test fast), then one by one up to the last that fits.
     private func fill(_ collection: Collection, from start: Int) async throws -> (saved: [Int], error: CouchetteError?) {
         var saved: [Int] = []
-        for number in start..<(start + 10_000) {
+        var next = start
+        var batchSize = 25
+        while next < start + 10_000 {
+            let numbers = next..<(next + batchSize)
             do {
-                try await collection.save(document: document("doc-\(number)", seed: number))
-                saved.append(number)
+                try await collection.database.inBatch { batch in
+                    for number in numbers { try batch.save(document: document("doc-\(number)", seed: number), in: collection) }
+                }
+                saved += numbers
+                next += batchSize
             } catch let error as CouchetteError {
-                return (saved, error)
+                guard error.code == .full, batchSize > 1 else { return (saved, error) }
+                batchSize = 1  // the batch did not fit, and wrote nothing: go on one by one
             }
         }
         return (saved, nil)
@@ -55,8 +64,14 @@ import Testing
         await expectCouchetteError(.full) { try await collection.save(document: document("again", seed: 999_999)) }
 
         // A full database can still be emptied: deletions use the room kept for them.
-        for number in saved where number % 2 == 0 {
-            try await collection.delete(document: try #require(try await collection.document(id: "doc-\(number)")))
+        let evens = saved.filter { $0 % 2 == 0 }
+        for start in stride(from: 0, to: evens.count, by: 25) {
+            let chunk = evens[start..<min(start + 25, evens.count)]
+            var documents: [Document] = []
+            for number in chunk { documents.append(try #require(try await collection.document(id: "doc-\(number)"))) }
+            try await collection.database.inBatch { batch in
+                for document in documents { try batch.delete(document: document, in: collection) }
+            }
         }
         #expect(try await collection.count == UInt64(saved.count / 2))
         // The space the deletions freed takes new documents without compaction.
@@ -64,7 +79,12 @@ import Testing
         #expect(refilled.count > 100, "\(refilled.count) documents fit after deleting \(saved.count / 2)")
 
         // Compaction gives the free pages back to the file system; writes fit again after it.
-        for number in refilled { try await collection.purge(id: "doc-\(number)") }
+        for start in stride(from: 0, to: refilled.count, by: 25) {
+            let chunk = refilled[start..<min(start + 25, refilled.count)]
+            try await collection.database.inBatch { batch in
+                for number in chunk { try batch.purge(id: "doc-\(number)", in: collection) }
+            }
+        }
         try await database.performMaintenance(type: .compact)
         let compacted = try #require(try FileManager.default.attributesOfItem(atPath: database.path + "data.mdb")[.size] as? NSNumber)
         #expect(compacted.intValue < file.intValue)

@@ -5,7 +5,7 @@ import Testing
 /// A `Collection` object that outlived its collection — deleted, and perhaps re-created under the
 /// same name, by another `Database` instance or another process — must never report a write as
 /// saved that went nowhere, nor read the new collection's documents.
-@Suite struct StaleCollectionTests {
+@Suite(.tags(.concurrency)) struct StaleCollectionTests {
     @Test func aStaleObjectOfAnotherInstanceCannotSaveIntoTheDeadCollection() async throws {
         let directory = try TemporaryDirectory()
         let first = try directory.open("shared")
