@@ -49,12 +49,18 @@ import Testing
     /// open in this process refuse it with `.corruption`.
     private func expectRefused(_ healthy: String, in directory: TemporaryDirectory, _ damage: String,
                                _ apply: (String) throws -> Void) async throws {
+        let name = try damagedCopy(healthy, in: directory, apply)
+        try await expectRefusedByChild(directory.path + "/\(name).couchette", damage)
+        await expectCouchetteError(.corruption) { _ = try Database(name: name, config: directory.configuration) }
+    }
+
+    /// Copies the healthy folder under a new name and damages the copy's `data.mdb`.
+    private func damagedCopy(_ healthy: String, in directory: TemporaryDirectory, _ apply: (String) throws -> Void) throws -> String {
         let name = "case-\(UUID().uuidString.prefix(8))"
         let folder = directory.path + "/\(name).couchette"
         try FileManager.default.copyItem(atPath: healthy, toPath: folder)
         try apply(folder + "/data.mdb")
-        try await expectRefusedByChild(folder, damage)
-        await expectCouchetteError(.corruption) { _ = try Database(name: name, config: directory.configuration) }
+        return name
     }
 
     private func truncate(_ path: String, to size: Int) throws {
@@ -115,6 +121,36 @@ import Testing
             var generator = ValueEncodingTests.SeededGenerator(seed: 15)
             try overwrite(path, at: 0, with: (0..<(3 * pageSize)).map { _ in UInt8.random(in: 0...255, using: &generator) })
         }
+    }
+
+    /// A damaged leaf page can make LMDB return, inside a scanned range, a key without the range's
+    /// prefix; code that slices keys past the prefix trapped on it.
+    @Test func aDamagedKeyInsideAPageIsCorruptionNotATrap() async throws {
+        let directory = try TemporaryDirectory()
+        let healthy = try await healthyDatabase(in: directory)
+        let pageSize = 4096
+        let name = try damagedCopy(healthy, in: directory) { path in
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            func uint16(_ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
+            // A leaf page of the documents table: its second node's key is collection 0 + "doc-…".
+            let damaged = (2..<(bytes.count / pageSize)).first { number in
+                let page = number * pageSize
+                guard uint16(page + 10) & 0x02 != 0, (uint16(page + 12) - 16) / 2 >= 2 else { return false }
+                let node = page + uint16(page + 18)
+                let keySize = uint16(node + 6)
+                return keySize > 8 && bytes[(node + 8)..<(node + 16)].elementsEqual([0, 0, 0, 0] + Array("doc-".utf8))
+            }
+            let page = try #require(damaged) * pageSize
+            let node = page + uint16(page + 18)
+            bytes[node + 6] = 2
+            bytes[node + 7] = 0
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+        }
+        try await expectRefusedByChild(directory.path + "/\(name).couchette", "a document key cut to 2 bytes")
+        // The pages themselves are only read when used: the file opens, reading it finds the damage.
+        let database = try Database(name: name, config: directory.configuration)
+        await expectCouchetteError(.corruption) { try await database.performMaintenance(type: .integrityCheck) }
+        try await database.close()
     }
 
     @Test func anEmptyFileOpensAsANewDatabase() async throws {
