@@ -75,20 +75,23 @@ extension Collection {
     /// Stores (nil: removes) the `_local` document `id` whatever its revision: the replication
     /// engine's checkpoints, whose ids only one replicator writes.
     func putLocalDocument(id: String, _ body: Value?) async throws {
-        _ = try await writeLocalDocument(id: id, body, condition: .any)
+        try await writeLocalDocument(id: id, body, condition: .any)
     }
 
     /// Stores (nil: removes) the `_local` document `id` and returns its new revision (`0-0` after
-    /// a removal), or nil when `condition` no longer holds.
+    /// a removal).
     /// - Throws: `.invalidParameter` for an id of 0 or more than 400 bytes or a body that is not an
-    ///   object; `.notFound` removing a missing document under `.expect`.
-    func writeLocalDocument(id: String, _ body: Value?, condition: LocalRevisionCondition) async throws -> String? {
+    ///   object; `.notFound` removing a missing document under `.follows`.
+    @discardableResult
+    func writeLocalDocument(id: String, _ body: Value?, condition: LocalRevisionCondition) async throws -> String {
         try core.checkUsable(spec)
         guard !id.isEmpty, id.utf8.count <= 400 else {
             throw CouchetteError(.invalidParameter, "local document id '\(id)' must be 1 to 400 bytes long")
         }
         let outcomes = try await database.perform(PendingWrite([.putLocal(spec, id: id, body: body, condition: condition)]))
-        guard case .saved(let revisionID, _)? = outcomes.first else { return nil }
+        guard case .saved(let revisionID, _)? = outcomes.first else {
+            throw CouchetteError(.corruption, "writing local document '\(id)' in \(spec.fullName) did not complete")
+        }
         return revisionID
     }
 }
