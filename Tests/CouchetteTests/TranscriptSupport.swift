@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 @testable import Couchette
 
 /// One captured CouchDB exchange of `Fixtures/couchdb-transcripts` (see its README).
@@ -78,4 +81,20 @@ enum Transcript {
         default: 0
         }
     }
+}
+
+/// Sends a transcript's request to `base` (the listener under test): its method, path (with
+/// `path` replaced when given), body bytes and content headers.
+func replay(_ exchange: TranscriptExchange, to base: String, path: String? = nil, body: [UInt8]? = nil) async throws -> HTTPReply {
+    var request = URLRequest(url: URL(string: base + (path ?? exchange.path))!, timeoutInterval: 30)
+    request.httpMethod = exchange.method
+    for (name, value) in exchange.requestHeaders where ["content-type", "accept", "x-couch-full-commit"].contains(name.lowercased()) {
+        request.setValue(value, forHTTPHeaderField: name)
+    }
+    if let bytes = body ?? exchange.requestBody { request.httpBody = Data(bytes) }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    let http = response as! HTTPURLResponse
+    var lowered: [String: String] = [:]
+    for (name, value) in http.allHeaderFields { lowered[String(describing: name).lowercased()] = String(describing: value) }
+    return HTTPReply(status: http.statusCode, headers: lowered, text: String(decoding: data, as: UTF8.self))
 }

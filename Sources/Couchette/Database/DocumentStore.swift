@@ -55,6 +55,22 @@ struct DocumentStore: Sendable {
         StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.countKey(collection.number)))
     }
 
+    /// Tombstones and the bytes of current records (bodies and their metadata) of a collection,
+    /// for CouchDB's `doc_del_count` and `sizes`: one pass over its keys, values not copied.
+    func statistics(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> (deleted: UInt64, recordBytes: UInt64) {
+        var deleted: UInt64 = 0
+        try txn.scan(tables.sequences, prefix: StoreLayout.collectionPrefix(collection.number)) { _, value in
+            if value.first == 1 { deleted += 1 }
+            return true
+        }
+        var bytes: UInt64 = 0
+        try txn.scan(tables.documents, prefix: StoreLayout.collectionPrefix(collection.number)) { _, value in
+            bytes += UInt64(value.count)
+            return true
+        }
+        return (deleted, bytes)
+    }
+
     func lastSequence(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> UInt64 {
         StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number)))
     }
