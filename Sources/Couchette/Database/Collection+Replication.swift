@@ -95,3 +95,17 @@ extension Collection {
         return revisionID
     }
 }
+
+extension Collection {
+    /// The bytes stored for document `id`: its current record and its revision tree (0 when it has
+    /// none of its own). For the benchmark's storage-cost rows, not an application API.
+    @_spi(Benchmarks)
+    public func storedBytes(id: String) throws -> (record: Int, revisionTree: Int) {
+        try core.checkUsable(spec)
+        return try core.read { txn in
+            let key = StoreLayout.documentKey(spec.number, id)
+            return (try txn.get(core.store.tables.documents, key: key)?.count ?? 0,
+                    try txn.get(core.store.tables.revisions, key: key)?.count ?? 0)
+        }
+    }
+}

@@ -28,7 +28,7 @@ final class DatabaseCore: Sendable {
         self.configuration = configuration
         environment = try EnvironmentRegistry.shared.acquire(path: path)
         indexes = IndexRegistry(tables: environment.tables)
-        store = DocumentStore(tables: environment.tables, indexes: indexes)
+        store = DocumentStore(tables: environment.tables, indexes: indexes, historyLimit: configuration.maxRevisionHistory)
         do {
             try prepareFormat()
             try reloadCatalog()
