@@ -99,6 +99,10 @@ final class ListenerRouter: Sendable {
             try allow(request, ["POST"], exact: rest.count == 1)
             try await keyspace.peer.ensureFullCommit()
             return .json(.dictionary(["ok": .bool(true), "instance_start_time": .string("0")]), status: 201)
+        case "_revs_limit":
+            // The database's maxRevisionHistory; fixed when it is opened, so not settable here.
+            try allow(request, ["GET"], exact: rest.count == 1)
+            return .json(.int(Int64(keyspace.collection.core.configuration.maxRevisionHistory)))
         case "_local":
             guard rest.count > 1 else { return .error(400, "bad_request", "a _local document needs an id") }
             try allow(request, ["GET", "HEAD", "PUT", "DELETE"])
