@@ -17,6 +17,8 @@ struct TranscriptExchange: Sendable {
     let status: Int
     /// The response body when it was JSON.
     let responseJSON: Value?
+    /// The response body's bytes (JSON re-serialized, text, or decoded base64).
+    let responseBody: [UInt8]?
     let responseHeaders: [String: String]
     /// The response chunks with their arrival times (ms after the request), when recorded.
     let chunks: [(milliseconds: Double, data: [UInt8])]
@@ -48,7 +50,7 @@ enum Transcript {
             return TranscriptExchange(
                 seq: Int(number(exchange["seq"])), actor: string(exchange["actor"]), method: string(request["method"]),
                 path: string(request["path"]), requestHeaders: headers(request["headers"]), requestBody: body(request),
-                status: Int(number(response["status"])), responseJSON: responseJSON,
+                status: Int(number(response["status"])), responseJSON: responseJSON, responseBody: body(response),
                 responseHeaders: headers(response["headers"]), chunks: chunks)
         }
     }
@@ -84,10 +86,13 @@ enum Transcript {
 }
 
 /// Sends a transcript's request to `base` (the listener under test): its method, path (with
-/// `path` replaced when given), body bytes and content headers.
-func replay(_ exchange: TranscriptExchange, to base: String, path: String? = nil, body: [UInt8]? = nil) async throws -> HTTPReply {
+/// `path` replaced when given), body bytes, content headers, and `cookie` as its `Cookie`.
+func replay(_ exchange: TranscriptExchange, to base: String, path: String? = nil, body: [UInt8]? = nil,
+            cookie: String? = nil) async throws -> HTTPReply {
     var request = URLRequest(url: URL(string: base + (path ?? exchange.path))!, timeoutInterval: 30)
     request.httpMethod = exchange.method
+    request.httpShouldHandleCookies = false
+    if let cookie { request.setValue(cookie, forHTTPHeaderField: "Cookie") }
     for (name, value) in exchange.requestHeaders where ["content-type", "accept", "x-couch-full-commit"].contains(name.lowercased()) {
         request.setValue(value, forHTTPHeaderField: name)
     }
