@@ -144,34 +144,32 @@ struct RevisionTree: Sendable, Equatable {
     /// Compact, so that 1,000-revision histories stay small (about 20 bytes a revision): the
     /// marker, a varint node count, then per node a flags byte — 1 deleted, 2 has a parent,
     /// 4 has a body, 8 the parent is the previous node, 16 the generation is the parent's plus
-    /// one, 32 the digest is 32 lowercase hex digits stored as 16 raw bytes, 64 same sequence as
-    /// the parent — followed by what the flags do not make implicit: parent index, generation,
-    /// sequence (varints), the digest (raw, or varint length + UTF-8), the body (varint length +
-    /// bytes).
+    /// one, 32 the id is `<generation>-<32 lowercase hex digits>` (``RevisionID/packed(_:)``), its
+    /// digest stored as 16 raw bytes, 64 same sequence as the parent — followed by what the flags
+    /// do not make implicit: parent index, generation (0 for a whole-text id), sequence (varints),
+    /// the digest (raw) or the whole id (varint length + UTF-8), the body (varint length + bytes).
     func encoded() -> [UInt8] {
         var bytes = Self.compactMarker
         Self.appendVarint(UInt64(nodes.count), to: &bytes)
         for (position, node) in nodes.enumerated() {
-            let generation = RevisionID.generation(of: node.revisionID)
-            let digest = Array(RevisionID.digest(of: node.revisionID).utf8)
-            let raw = generation != nil ? Self.hexBytes(digest) : nil
+            // Ids of another shape (never made by Couchette, kept as they came) are stored whole.
+            let packed = RevisionID.packed(node.revisionID)
             let parent = node.parent.map { nodes[$0] }
             var flags: UInt8 = node.isDeleted ? 1 : 0
             if node.parent != nil { flags |= 2 }
             if node.body != nil { flags |= 4 }
             if let index = node.parent, index == position - 1 { flags |= 8 }
-            if let generation, let parent, RevisionID.generation(of: parent.revisionID).map({ $0 + 1 }) == generation { flags |= 16 }
-            if raw != nil { flags |= 32 }
+            if let packed, let parent, RevisionID.generation(of: parent.revisionID).map({ $0 + 1 }) == Int(packed.generation) { flags |= 16 }
+            if packed != nil { flags |= 32 }
             if let parent, parent.sequence == node.sequence { flags |= 64 }
             bytes.append(flags)
             if let index = node.parent, flags & 8 == 0 { Self.appendVarint(UInt64(index), to: &bytes) }
-            if flags & 16 == 0 { Self.appendVarint(UInt64(generation ?? 0), to: &bytes) }
+            if flags & 16 == 0 { Self.appendVarint(UInt64(packed?.generation ?? 0), to: &bytes) }
             if flags & 64 == 0 { Self.appendVarint(node.sequence, to: &bytes) }
-            if let raw {
-                bytes.append(contentsOf: raw)
+            if let packed {
+                bytes.append(contentsOf: packed.digest)
             } else {
-                // Not `generation-digest` (never written by Couchette, kept as it came): whole id.
-                let text = generation == nil ? Array(node.revisionID.utf8) : digest
+                let text = Array(node.revisionID.utf8)
                 Self.appendVarint(UInt64(text.count), to: &bytes)
                 bytes.append(contentsOf: text)
             }
@@ -205,15 +203,14 @@ struct RevisionTree: Sendable, Equatable {
                 }
             }
             let parentNode = parent.map { nodes[$0] }
-            var generation: Int?
+            var generation = 0
             if flags & 16 != 0 {
                 guard let parentGeneration = parentNode.flatMap({ RevisionID.generation(of: $0.revisionID) }) else {
                     throw CouchetteError(.corruption, "revision tree node \(position) has no parent generation to follow")
                 }
                 generation = parentGeneration + 1
             } else {
-                let stored = try reader.varint(limit: UInt64(Int32.max))
-                generation = stored == 0 ? nil : Int(stored)
+                generation = Int(try reader.varint(limit: UInt64(UInt32.max)))
             }
             let sequence: UInt64
             if flags & 64 != 0, let parentNode {
@@ -223,10 +220,12 @@ struct RevisionTree: Sendable, Equatable {
             }
             let revisionID: String
             if flags & 32 != 0 {
-                revisionID = "\(generation ?? 0)-" + Self.hexText(try reader.bytes(length: 16))
+                guard let packedGeneration = UInt32(exactly: generation) else {
+                    throw CouchetteError(.corruption, "revision tree node \(position) has generation \(generation)")
+                }
+                revisionID = RevisionID.unpacked(generation: packedGeneration, digest: try reader.bytes(length: 16))
             } else {
-                let text = try reader.string(length: Int(try reader.varint(limit: UInt64(bytes.count))))
-                revisionID = generation.map { "\($0)-" + text } ?? text
+                revisionID = try reader.string(length: Int(try reader.varint(limit: UInt64(bytes.count))))
             }
             let body = flags & 4 != 0 ? try reader.bytes(length: Int(try reader.varint(limit: UInt64(bytes.count)))) : nil
             nodes.append(Node(revisionID: revisionID, parent: parent, isDeleted: flags & 1 != 0, sequence: sequence, body: body))
@@ -263,36 +262,6 @@ struct RevisionTree: Sendable, Equatable {
             value >>= 7
         }
         bytes.append(UInt8(value))
-    }
-
-    /// The 16 bytes of exactly 32 lowercase hex digits, or nil (then the text is kept as is).
-    private static func hexBytes(_ text: [UInt8]) -> [UInt8]? {
-        guard text.count == 32 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        var high: UInt8 = 0
-        for (offset, character) in text.enumerated() {
-            let nibble: UInt8
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
-            default: return nil
-            }
-            if offset % 2 == 0 { high = nibble << 4 } else { bytes.append(high | nibble) }
-        }
-        return bytes
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    private static func hexText(_ bytes: [UInt8]) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 }
 
