@@ -7,7 +7,7 @@ import Testing
 /// first body bytes come at once and rows later (`a05`, `a06`), and a pull of the source of `b01`
 /// (its database info, `_changes`, `_bulk_get` answers, checkpoint and commit answers), where
 /// the documents with attachments are skipped and reported and the rest completes.
-@Suite(.serialized) struct CouchDBClientReplayTests {
+@Suite(.serialized, .tags(.concurrency)) struct CouchDBClientReplayTests {
     private static func exchange(_ file: String, _ seq: Int) throws -> TranscriptExchange {
         try #require(try Transcript.load(file).first { $0.seq == seq })
     }
