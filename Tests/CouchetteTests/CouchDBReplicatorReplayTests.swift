@@ -211,8 +211,9 @@ private actor ReplicatorReplay {
                 query[index] = "since=" + (ours.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ours)
             }
             if item.hasPrefix("feed=") { feed = String(item.dropFirst(5)) }
-            // CouchDB's replicator waits 10 s; 1.5 s shows the same here.
-            if item.hasPrefix("timeout=") { query[index] = "timeout=1500" }
+            // CouchDB's replicator waits 10 s; 1.5 s shows the same here, except while a source
+            // edit is still to come in the feed: the requests replayed before it may take long.
+            if item.hasPrefix("timeout="), duringContinuousFeed.isEmpty { query[index] = "timeout=1500" }
         }
         let path = exchange.route + "?" + query.joined(separator: "&")
         if feed == "continuous" {
