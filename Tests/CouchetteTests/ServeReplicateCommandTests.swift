@@ -33,6 +33,10 @@ import Testing
         #expect(pushed.stdout.hasPrefix("Pushed 2 documents, pulled 0, skipped 0 in "), "\(pushed.stdout)")
         #expect(pushed.stderr.contains("2/2 documents"))
 
+        // Both ways now: the pull meets the two documents it pushed before; echoes are not counted.
+        let again = try await CLI.run(["replicate", source, url, "--user", "ann", "--password", "pw"])
+        #expect(again.status == 0 && again.stdout.hasPrefix("Pushed 0 documents, pulled 0, skipped 0 in "), "\(again.stdout)")
+
         let pulled = try await CLI.run(["replicate", copy, url, "--pull", "--user", "ann", "--password", "pw"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
         #expect(pulled.stdout.hasPrefix("Pushed 0 documents, pulled 2, skipped 0 in "), "\(pulled.stdout)")

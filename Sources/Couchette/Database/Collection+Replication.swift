@@ -72,6 +72,12 @@ extension Collection {
         return try core.read { try core.store.localDocument($0, spec, id) }
     }
 
+    /// Every `_local` document's id and revision `0-N`, in id order.
+    func localDocumentRevisions() throws -> [(id: String, revisionID: String)] {
+        try core.checkUsable(spec)
+        return try core.read { try core.store.localDocumentRevisions($0, spec) }
+    }
+
     /// Stores (nil: removes) the `_local` document `id` whatever its revision: the replication
     /// engine's checkpoints, whose ids only one replicator writes.
     func putLocalDocument(id: String, _ body: Value?) async throws {

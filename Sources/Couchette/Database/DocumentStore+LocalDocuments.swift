@@ -29,6 +29,22 @@ extension DocumentStore {
         return (.dictionary(object), "0-\(generation)")
     }
 
+    /// Every `_local` document of a collection as (id, revision), in id order.
+    func localDocumentRevisions(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> [(id: String, revisionID: String)] {
+        let prefix = StoreLayout.localDocumentPrefix(collection.number)
+        var found: [(String, String)] = []
+        try txn.scan(tables.meta, prefix: prefix) { key, value in
+            let id = String(decoding: key[prefix.count...], as: UTF8.self)
+            var generation = 1
+            if case .dictionary(let object) = EncodedValue(bytes: Array(value)).decode(), case .string(let rev)? = object["_rev"] {
+                generation = LocalRevisionCondition.generation(of: rev) ?? 1
+            }
+            found.append((id, "0-\(generation)"))
+            return true
+        }
+        return found
+    }
+
     /// Writes (nil: removes) a `_local` document: `.saved` with the new revision (`0-0` for a
     /// removal, sequence 0: local documents have none). Fields starting with `_` are not stored.
     /// - Throws: `.notFound` removing a document that does not exist under `.follows`, as CouchDB.

@@ -40,6 +40,26 @@ extension ListenerRouter {
         }
     }
 
+    /// `GET /{db}/_local_docs`: every `_local` document as CouchDB lists them (`total_rows` and
+    /// `offset` null).
+    func localDocuments(_ keyspace: Keyspace) throws -> HTTPResponse {
+        let rows: [Value] = try keyspace.collection.localDocumentRevisions().map { entry in
+            .dictionary(["id": .string("_local/" + entry.id), "key": .string("_local/" + entry.id),
+                         "value": .dictionary(["rev": .string(entry.revisionID)])])
+        }
+        return .json(.dictionary(["total_rows": .null, "offset": .null, "rows": .array(rows)]))
+    }
+
+    /// A `_local` document written through `_bulk_docs` (`_id` `_local/…`), as a PUT would.
+    func saveLocalDocument(_ json: Value, id: String, _ keyspace: Keyspace, _ request: HTTPRequest) async throws -> String {
+        guard case .dictionary(let object) = json else { throw ListenerError.badRequest("a _local document must be a JSON object") }
+        let generation = try ListenerRouter.localGeneration(of: object, request, id: id)
+        if object["_deleted"]?.asBool == true {
+            return try await keyspace.collection.writeLocalDocument(id: id, nil, condition: .follows(generation: generation))
+        }
+        return try await keyspace.collection.writeLocalDocument(id: id, json, condition: .follows(generation: generation))
+    }
+
     /// The generation a `_local` PUT names, as CouchDB's document parser reads it: `_revisions`
     /// (which must start at 0) over `_rev` over `?rev=` over `If-Match`; nil for none.
     /// - Throws: `bad_request` "Invalid rev format" for anything but `0-N` (CouchDB answers 500).

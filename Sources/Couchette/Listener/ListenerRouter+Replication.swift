@@ -97,10 +97,15 @@ extension ListenerRouter {
                 doc = .dictionary(object)
             }
             do {
-                if ListenerRouter.hasAttachments(doc) { throw ListenerRouter.attachmentsRefused(id: ListenerRouter.idText(doc["_id"])) }
+                let id = ListenerRouter.idText(doc["_id"])
+                if id.hasPrefix("_local/") {
+                    let rev = try await saveLocalDocument(doc, id: String(id.dropFirst(7)), keyspace, request)
+                    results.append(.dictionary(["ok": .bool(true), "id": .string(id), "rev": .string(rev)]))
+                    continue
+                }
+                if ListenerRouter.hasAttachments(doc) { throw ListenerRouter.attachmentsRefused(id: id) }
                 let rev = try await save(doc, keyspace)
-                let id = doc["_id"] ?? .null
-                results.append(.dictionary(["ok": .bool(true), "id": id, "rev": .string(rev)]))
+                results.append(.dictionary(["ok": .bool(true), "id": doc["_id"] ?? .null, "rev": .string(rev)]))
             } catch {
                 results.append(ListenerRouter.failure(id: doc["_id"], rev: nil, error))
             }

@@ -99,6 +99,9 @@ final class ListenerRouter: Sendable {
             try allow(request, ["POST"], exact: rest.count == 1)
             try await keyspace.peer.ensureFullCommit()
             return .json(.dictionary(["ok": .bool(true), "instance_start_time": .string("0")]), status: 201)
+        case "_local_docs":
+            try allow(request, ["GET", "HEAD"], exact: rest.count == 1)
+            return try localDocuments(keyspace)
         case "_revs_limit":
             // The database's maxRevisionHistory; fixed when it is opened, so not settable here.
             try allow(request, ["GET"], exact: rest.count == 1)
