@@ -4,7 +4,8 @@ import Testing
 
 /// The listener answering, in order, every request Apache CouchDB 3.5's own replicator sent in
 /// transcripts `b01`–`b04` (four runs in a row, pushing from "src" into "dst" — so Couchette is
-/// the source and the target) and `b07` (a continuous run), compared with what CouchDB answered.
+/// the source and the target), `b06` (`doc_ids`) and `b07` (a continuous run), compared with
+/// what CouchDB answered.
 ///
 /// Couchette's "src" holds what CouchDB's did: the revisions those runs fetched (with their
 /// `_revisions`), written before each run. Documents with attachments cannot be held yet; they
@@ -44,6 +45,25 @@ import Testing
         let targetRevisions = try currentRevisions(try dst.defaultCollection())
         #expect(sourceRevisions.count == 27)
         for (id, rev) in sourceRevisions where id != "d07" { #expect(targetRevisions[id] == rev, "\(id)") }
+        try await src.close()
+        try await dst.close()
+    }
+
+    /// `doc_ids` (a deleted one and a missing one among them): `POST _changes?filter=_doc_ids`.
+    @Test func aRunWithDocumentIDsAnswersAsCouchDBDid() async throws {
+        let directory = try TemporaryDirectory()
+        let src = try directory.open("src"), dst = try directory.open("dst_ids")
+        let target = try dst.defaultCollection()
+        try await withListener([try src.defaultCollection(), target], configure: ReplicatorReplay.requireLogin) { _, base in
+            let replay = ReplicatorReplay()
+            await replay.serve(from: base)
+            let exchanges = try Transcript.load("b06-replicate-doc-ids")
+            try await replay.seed(exchanges)
+            try await replay.run(exchanges, file: "b06-replicate-doc-ids")
+            let refused = await replay.refused
+            #expect(refused == ["att2"])
+        }
+        #expect(try currentRevisions(target).keys.sorted() == ["d01", "d03", "d04"])
         try await src.close()
         try await dst.close()
     }
@@ -160,7 +180,7 @@ private actor ReplicatorReplay {
                 let reply = try await replay(exchange, to: base)
                 #expect(reply.status == 200, "\(context): \(reply.text)")
                 #expect(keptResults(reply.json) == keptResults(exchange.responseJSON), "\(context)")
-            case ("GET", "_changes"):
+            case ("GET", "_changes"), ("POST", "_changes"):
                 try await changes(exchange, context: context)
             case ("GET", _) where exchange.query.contains("open_revs"):
                 let reply = try await replay(exchange, to: base)
