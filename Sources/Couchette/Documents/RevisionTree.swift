@@ -28,7 +28,8 @@ struct RevisionTree: Sendable, Equatable {
 
     var isEmpty: Bool { nodes.isEmpty }
 
-    func index(of revisionID: String) -> Int? { nodes.firstIndex { $0.revisionID == revisionID } }
+    /// Searched from the newest node: the revision asked for is almost always a recent leaf.
+    func index(of revisionID: String) -> Int? { nodes.lastIndex { $0.revisionID == revisionID } }
 
     var leafIndices: [Int] {
         var hasChild = [Bool](repeating: false, count: nodes.count)
@@ -112,6 +113,8 @@ struct RevisionTree: Sendable, Equatable {
 
     /// Keeps, for every leaf, the leaf and at most `depth` of its ancestors.
     mutating func prune(depth: Int) {
+        // No branch can be longer than the whole tree: the common case costs nothing.
+        guard nodes.count > depth + 1 else { return }
         var keep = [Bool](repeating: false, count: nodes.count)
         for leaf in leafIndices {
             var current: Int? = leaf
@@ -151,15 +154,17 @@ struct RevisionTree: Sendable, Equatable {
     func encoded() -> [UInt8] {
         var bytes = Self.compactMarker
         Self.appendVarint(UInt64(nodes.count), to: &bytes)
+        // Ids of another shape (never made by Couchette, kept as they came) are stored whole.
+        let packedIDs = nodes.map { RevisionID.packed($0.revisionID) }
         for (position, node) in nodes.enumerated() {
-            // Ids of another shape (never made by Couchette, kept as they came) are stored whole.
-            let packed = RevisionID.packed(node.revisionID)
+            let packed = packedIDs[position]
             let parent = node.parent.map { nodes[$0] }
+            let parentGeneration = node.parent.flatMap { packedIDs[$0].map { Int($0.generation) } ?? RevisionID.generation(of: nodes[$0].revisionID) }
             var flags: UInt8 = node.isDeleted ? 1 : 0
             if node.parent != nil { flags |= 2 }
             if node.body != nil { flags |= 4 }
             if let index = node.parent, index == position - 1 { flags |= 8 }
-            if let packed, let parent, RevisionID.generation(of: parent.revisionID).map({ $0 + 1 }) == Int(packed.generation) { flags |= 16 }
+            if let packed, let parentGeneration, parentGeneration + 1 == Int(packed.generation) { flags |= 16 }
             if packed != nil { flags |= 32 }
             if let parent, parent.sequence == node.sequence { flags |= 64 }
             bytes.append(flags)
@@ -193,6 +198,8 @@ struct RevisionTree: Sendable, Equatable {
         reader.position = Self.compactMarker.count
         let count = try reader.varint(limit: UInt64(bytes.count))
         nodes.reserveCapacity(Int(count))
+        var generations: [Int?] = []   // of each node read so far, for implicit generations
+        generations.reserveCapacity(Int(count))
         for position in 0..<Int(count) {
             let flags = try reader.read(UInt8.self)
             var parent: Int?
@@ -205,7 +212,7 @@ struct RevisionTree: Sendable, Equatable {
             let parentNode = parent.map { nodes[$0] }
             var generation = 0
             if flags & 16 != 0 {
-                guard let parentGeneration = parentNode.flatMap({ RevisionID.generation(of: $0.revisionID) }) else {
+                guard let parentGeneration = parent.flatMap({ generations[$0] }) else {
                     throw CouchetteError(.corruption, "revision tree node \(position) has no parent generation to follow")
                 }
                 generation = parentGeneration + 1
@@ -229,6 +236,7 @@ struct RevisionTree: Sendable, Equatable {
             }
             let body = flags & 4 != 0 ? try reader.bytes(length: Int(try reader.varint(limit: UInt64(bytes.count)))) : nil
             nodes.append(Node(revisionID: revisionID, parent: parent, isDeleted: flags & 1 != 0, sequence: sequence, body: body))
+            generations.append(flags & 32 != 0 ? generation : RevisionID.generation(of: revisionID))
         }
     }
 
