@@ -51,21 +51,14 @@ import Testing
 
     /// `doc_ids` (a deleted one and a missing one among them): `POST _changes?filter=_doc_ids`.
     @Test func aRunWithDocumentIDsAnswersAsCouchDBDid() async throws {
-        let directory = try TemporaryDirectory()
-        let src = try directory.open("src"), dst = try directory.open("dst_ids")
-        let target = try dst.defaultCollection()
-        try await withListener([try src.defaultCollection(), target], configure: ReplicatorReplay.requireLogin) { _, base in
-            let replay = ReplicatorReplay()
-            await replay.serve(from: base)
-            let exchanges = try Transcript.load("b06-replicate-doc-ids")
+        let exchanges = try Transcript.load("b06-replicate-doc-ids")
+        try await withReplay(target: "dst_ids") { replay, target in
             try await replay.seed(exchanges)
             try await replay.run(exchanges, file: "b06-replicate-doc-ids")
             let refused = await replay.refused
             #expect(refused == ["att2"])
+            #expect(try currentRevisions(target).keys.sorted() == ["d01", "d03", "d04"])
         }
-        #expect(try currentRevisions(target).keys.sorted() == ["d01", "d03", "d04"])
-        try await src.close()
-        try await dst.close()
     }
 
     @Test func aContinuousRunAnswersAsCouchDBDid() async throws {
@@ -74,19 +67,27 @@ import Testing
         let editAt = exchanges.first { $0.actor == "client" && $0.method == "PUT" }?.seq ?? 0
         #expect(editAt == 42)
         let before = exchanges.filter { $0.seq < editAt }, edit = exchanges.filter { $0.seq > editAt }
-        let directory = try TemporaryDirectory()
-        let src = try directory.open("src"), dst = try directory.open("dst_cont")
-        let target = try dst.defaultCollection()
-        try await withListener([try src.defaultCollection(), target], configure: ReplicatorReplay.requireLogin) { _, base in
-            let replay = ReplicatorReplay()
-            await replay.serve(from: base)
+        try await withReplay(target: "dst_cont") { replay, target in
             try await replay.seed(before)
             await replay.whileTheFeedIsOpen(seeding: edit)
             try await replay.run(exchanges, file: "b07-replicate-continuous")
             let feeds = await replay.continuousFeeds
             #expect(feeds == 2)
+            #expect(try await target.document(id: "d09")?.int(forKey: "n") == 900)
         }
-        #expect(try await target.document(id: "d09")?.int(forKey: "n") == 900)
+    }
+
+    /// Fresh "src" and `target` databases served by a listener that wants a login, and a replay
+    /// aimed at it.
+    private func withReplay(target name: String, _ body: (ReplicatorReplay, Collection) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory()
+        let src = try directory.open("src"), dst = try directory.open(name)
+        let target = try dst.defaultCollection()
+        try await withListener([try src.defaultCollection(), target], configure: ReplicatorReplay.requireLogin) { _, base in
+            let replay = ReplicatorReplay()
+            await replay.serve(from: base)
+            try await body(replay, target)
+        }
         try await src.close()
         try await dst.close()
     }
