@@ -117,11 +117,13 @@ extension ListenerRouter {
                                     includeHistory: false)
     }
 
-    /// Writes changes as they happen until the timeout (default 60 s without a heartbeat; none
-    /// with one), the limit, cancellation (listener stopping) or the client leaving.
+    /// Writes changes as they happen until the timeout passes without one (default 60 s without
+    /// a heartbeat; none with one; as CouchDB, each change starts it again: transcript `b07`),
+    /// the limit, cancellation (listener stopping) or the client leaving.
     private func continuousFeed(_ stream: ResponseStream, _ keyspace: Keyspace, _ options: ChangesOptions) async {
         let clock = ContinuousClock()
-        let deadline = options.timeout.map { clock.now + $0 } ?? (options.heartbeat == nil ? clock.now + .seconds(60) : nil)
+        let idle = options.timeout ?? (options.heartbeat == nil ? .seconds(60) : nil)
+        var deadline = idle.map { clock.now + $0 }
         var since = options.since
         var remaining = options.limit
         do {
@@ -142,6 +144,7 @@ extension ListenerRouter {
                 }
                 if page.results.isEmpty && options.heartbeat != nil { text = "\n" }
                 if !text.isEmpty, !stream.write(text) { return }
+                if !page.results.isEmpty, let idle { deadline = clock.now + idle }
                 remaining -= page.results.count
                 since = page.lastSequence
             }

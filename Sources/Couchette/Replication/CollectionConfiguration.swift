@@ -46,9 +46,23 @@ public struct CollectionConfiguration: Sendable {
     var parsedPullSelector: Result<MangoSelector, CouchetteError>?
     /// Resolves conflicts after pulling; nil uses the default (see ``ConflictResolverProtocol``).
     public var conflictResolver: (any ConflictResolverProtocol)?
-    /// The remote database or keyspace; by default the database itself for the default
-    /// collection and `db.scope.collection` for the others (for ``DatabaseEndpoint``: the
-    /// collection of the same scope and name, or `"scope.name"` / `"name"` here).
+    /// The remote database this collection syncs with.
+    ///
+    /// For a ``URLEndpoint`` whose URL names the database `db`: a replicator of one collection
+    /// syncs it with `db` whatever its local name; with several collections, a collection
+    /// without `remoteName` syncs with the keyspace a Couchette listener serves it under (`db`
+    /// for the default collection, `db.scope.collection` for the others), so against CouchDB
+    /// every other collection needs a `remoteName`: a legal CouchDB database name
+    /// (`^[a-z][a-z0-9_$()+/-]*$`) or a Couchette keyspace `db.scope.collection`. Two
+    /// collections may not share one; `Replicator(config:)` throws `.invalidParameter` then.
+    ///
+    /// ```swift
+    /// var tasksConfig = CollectionConfiguration()
+    /// tasksConfig.remoteName = "tasks"   // http://host:5984/tasks
+    /// ```
+    ///
+    /// For a ``DatabaseEndpoint``: the collection of the same scope and name by default, or
+    /// `"scope.name"` / `"name"` here.
     public var remoteName: String?
 
     public init() {}

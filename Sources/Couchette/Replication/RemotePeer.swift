@@ -31,7 +31,9 @@ final class RemotePeer: ReplicationPeer {
     /// ``ReplicatorConfiguration/streamsChanges``); false once the server showed it cannot
     /// stream `_changes`: long polls from then on.
     let streamsChanges: Locked<Bool>
-    /// `_rev`s of `_local` documents as last read or written: CouchDB refuses an update without it.
+    /// `_rev`s of `_local` documents as last read or written. CouchDB 3.x checks none (it stores
+    /// `0-(N+1)` for the `0-N` sent), but servers that follow its API reference (PouchDB) refuse
+    /// an update without the current one.
     private let localRevisions = Locked<[String: String]>([:])
 
     /// - Parameters:
@@ -260,7 +262,8 @@ final class RemotePeer: ReplicationPeer {
         }
         guard case .dictionary(var object) = json else { return nil }
         if case .string(let rev)? = object.removeValue(forKey: "_rev") { localRevisions.withLock { $0[id] = rev } }
-        object.removeValue(forKey: "_id")
+        // Meta fields (`_id`, `_revisions` from a server that keeps them) are not checkpoint data.
+        for key in object.keys where key.hasPrefix("_") { object.removeValue(forKey: key) }
         return .dictionary(object)
     }
 
