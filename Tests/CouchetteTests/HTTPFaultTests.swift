@@ -5,7 +5,7 @@ import Testing
 /// Replication over real HTTP through a ``FaultProxy`` that drops connections at random points
 /// (before a request, inside a request, inside a response, after a response) and delays some:
 /// after every run both databases hold identical documents and revision trees.
-@Suite(.serialized) struct HTTPFaultTests {
+@Suite(.serialized, .tags(.concurrency)) struct HTTPFaultTests {
     static let stress = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1"
 
     /// 8 runs (the 20 under COUCHETTE_STRESS=1, which CI sets), one seed each: a run
@@ -48,7 +48,8 @@ import Testing
         try await ReplicationFaultTests.randomEdits(mine, seed: &random, count: 6)
         let proxy = try FaultProxy(upstreamPort: port, seed: seed)
         defer { proxy.stop() }
-        var config = ReplicatorConfiguration(target: URLEndpoint(url: proxy.url("remote")))
+        // The listener serves `theirs` as the keyspace remote.faults.runN.
+        var config = ReplicatorConfiguration(target: URLEndpoint(url: proxy.url(ListenerRouter.keyspaceName(theirs))))
         config.addCollection(mine)
         config.batchSize = 4
         config.maxAttempts = 10_000

@@ -5,7 +5,7 @@ import Testing
 
 /// Replication over real HTTP on loopback: a ``Replicator`` with a ``URLEndpoint`` (the
 /// `RemotePeer` client) against a ``URLEndpointListener`` serving another database.
-@Suite(.serialized) struct HTTPReplicationTests {
+@Suite(.serialized, .tags(.concurrency)) struct HTTPReplicationTests {
     private func httpConfig(_ local: Database, _ url: String, _ type: ReplicatorType) throws -> ReplicatorConfiguration {
         var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: url)!))
         config.addCollection(try local.defaultCollection())
@@ -107,22 +107,6 @@ import Testing
                 let peer = try RemotePeer(url: URL(string: inURL)!)
                 #expect(!peer.identifier.contains("hunter2") && !peer.identifier.contains("bob"))
                 #expect(try await peer.info().name == "remote")
-            }
-        }
-    }
-
-    @Test func namedCollectionsUseKeyspaces() async throws {
-        try await withTwoDatabases { local, remote in
-            let localItems = try await local.createCollection(name: "items", scope: "shop")
-            let remoteItems = try await remote.createCollection(name: "items", scope: "shop")
-            try await saveDocuments(4, prefix: "i", in: localItems)
-            try await withListener([try remote.defaultCollection(), remoteItems]) { _, base in
-                var config = ReplicatorConfiguration(target: URLEndpoint(url: try #require(URL(string: base + "/remote"))))
-                config.addCollection(localItems)
-                config.replicatorType = .push
-                #expect(try #require(await runToCompletion(try Replicator(config: config)).last).error == nil)
-                #expect(try await remoteItems.count == 4)
-                #expect(try await remote.defaultCollection().count == 0)
             }
         }
     }

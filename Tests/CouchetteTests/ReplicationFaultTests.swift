@@ -25,8 +25,8 @@ struct FlakyPeer: ReplicationPeer {
     }
 
     func info() async throws -> PeerInfo { try await flaky("info") { try await base.info() } }
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
-        try await flaky("changes") { try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait) }
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+        try await flaky("changes") { try await base.changes(since: since, limit: limit, documentIDs: documentIDs, selector: selector, wait: wait) }
     }
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] {
         try await flaky("revsDiff") { try await base.revsDiff(revisions) }
@@ -44,7 +44,7 @@ struct FlakyPeer: ReplicationPeer {
     func ensureFullCommit() async throws { try await flaky("ensureFullCommit") { try await base.ensureFullCommit() } }
 }
 
-@Suite struct ReplicationFaultTests {
+@Suite(.tags(.concurrency)) struct ReplicationFaultTests {
     static let stress = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1"
 
     /// Random creates, edits and deletions on one side, from a shared pool of ids (so both sides

@@ -401,6 +401,9 @@ struct Parser {
         case .integer(let number):
             advance()
             return leaf(.literal(.int(number)))
+        case .largeInteger(let number):
+            advance()
+            return leaf(.literal(.largeInteger(number)))
         case .double(let number):
             advance()
             return leaf(.literal(.double(number)))
