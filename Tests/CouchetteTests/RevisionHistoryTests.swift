@@ -6,7 +6,7 @@ import Testing
 /// compactly (raw 16-byte digests, implicit generations), configurable per database; what
 /// replication sends follows from them.
 @Suite(.tags(.concurrency)) struct RevisionHistoryTests {
-    private func chain(_ length: Int) -> RevisionTree {
+    private func chain(_ length: Int) throws -> RevisionTree {
         var tree = RevisionTree()
         var parent: String?
         for generation in 1...length {
@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func aThousandGenerationChainIsStoredInAbout20BytesARevision() throws {
-        let tree = chain(1001)
+        let tree = try chain(1001)
         #expect(tree.nodes.count == 1001)
         let bytes = tree.encoded()
         #expect(bytes.count < 1001 * 21, "\(bytes.count) bytes")
