@@ -49,7 +49,8 @@ import Testing
         ("TOSTRING(arr)", "null"), ("TO_STRING(nope)", nil),
         // regular expressions
         ("REGEXP_CONTAINS(s, 'W.rld')", "true"), ("REGEXP_CONTAINS(s, '^W')", "false"), ("REGEXP_LIKE('abc', 'a.c')", "true"),
-        ("REGEXP_LIKE('abcd', 'a.c')", "false"), ("REGEXP_POSITION(s, 'o')", "6"), ("REGEXP_POSITION(s, 'z')", "-1"),
+        ("REGEXP_LIKE('abcd', 'a.c')", "false"),
+        ("REGEXP_LIKE('ab', 'a|ab')", "true"), ("REGEXP_LIKE('ab\n', 'ab')", "false"), ("REGEXP_LIKE('xab', 'ab|b')", "false"), ("REGEXP_POSITION(s, 'o')", "6"), ("REGEXP_POSITION(s, 'z')", "-1"),
         ("REGEXP_REPLACE('a1b22', '[0-9]+', '#')", #""a#b#""#), ("REGEXP_REPLACE('a1b22', '[0-9]', '#', 2)", #""a#b#2""#),
         // dates (UTC, numeric time zones in minutes as in LiteCore, and IANA names)
         ("STR_TO_MILLIS(date)", "1540319581000"), ("STR_TO_MILLIS('1970-01-01T00:00:00.123+0000')", "123"), ("STR_TO_MILLIS('x')", "null"),

@@ -334,14 +334,13 @@ enum FunctionLibrary {
 
     /// The matches of `expression` in `text` (at most `limit`), in order.
     /// - Throws: `.invalidQuery` when matching takes longer than ``regexTimeLimit``.
-    static func matches(_ expression: NSRegularExpression, in text: String, anchored: Bool = false,
+    static func matches(_ expression: NSRegularExpression, in text: String,
                         limit: Int = .max, function: String) throws -> [NSTextCheckingResult] {
         var results: [NSTextCheckingResult] = []
         guard limit > 0 else { return results }
         var timedOut = false
         let deadline = ContinuousClock.now + regexTimeLimit
-        let options: NSRegularExpression.MatchingOptions = anchored ? [.reportProgress, .anchored] : [.reportProgress]
-        expression.enumerateMatches(in: text, options: options, range: NSRange(text.startIndex..., in: text)) { result, _, stop in
+        expression.enumerateMatches(in: text, options: [.reportProgress], range: NSRange(text.startIndex..., in: text)) { result, _, stop in
             if let result {
                 results.append(result)
                 if results.count >= limit { stop.pointee = true }
@@ -372,11 +371,13 @@ enum FunctionLibrary {
             .bool(try !matches(expression, in: text, limit: 1, function: "REGEXP_CONTAINS").isEmpty)
         }
         regex("REGEXP_LIKE", 2...2) { text, expression, _ in
-            let range = NSRange(text.startIndex..., in: text)
-            guard let match = try matches(expression, in: text, anchored: true, limit: 1, function: "REGEXP_LIKE").first else {
-                return .bool(false)
+            // A whole-string match: the pattern wrapped in \A(?:…)\z. Matching the bare pattern
+            // `.anchored` and comparing ranges is wrong for alternations (`a|ab` stops at `a`
+            // on "ab" and the match would not cover the string).
+            guard let whole = try? NSRegularExpression(pattern: "\\A(?:\(expression.pattern))\\z") else {
+                throw CouchetteError(.invalidQuery, "REGEXP_LIKE(): invalid regular expression '\(expression.pattern)'")
             }
-            return .bool(match.range == range)
+            return .bool(try !matches(whole, in: text, limit: 1, function: "REGEXP_LIKE").isEmpty)
         }
         regex("REGEXP_POSITION", 2...2) { text, expression, _ in
             guard let match = try matches(expression, in: text, limit: 1, function: "REGEXP_POSITION").first,
