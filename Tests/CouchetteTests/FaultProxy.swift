@@ -20,6 +20,11 @@ final class FaultProxy: Sendable {
         case dropBeforeRequest, partialRequest, partialResponse, closeAfterResponse, delay
     }
 
+    /// Where a `.partialResponse` cut its answer.
+    enum CutPoint: String, CaseIterable, Sendable {
+        case statusLine, head, body, chunkedBody
+    }
+
     /// A request forwarded in full to the listener.
     struct Request: Sendable {
         let method: String
@@ -36,6 +41,7 @@ final class FaultProxy: Sendable {
         var faultRate: Int
         var upstreamPort: UInt16
         var faults: [Fault: Int] = [:]
+        var cuts: [CutPoint: Int] = [:]
         var requests: [Request] = []
         var log: [String] = []
         var nextConnection = 0
@@ -79,6 +85,8 @@ final class FaultProxy: Sendable {
 
     /// How many times each fault was injected.
     var faults: [Fault: Int] { state.withLock { $0.faults } }
+    /// How many answers were cut at each point.
+    var cuts: [CutPoint: Int] { state.withLock { $0.cuts } }
     /// Connections closed on purpose (every fault but `.delay`).
     var droppedConnections: Int { state.withLock { $0.faults.filter { $0.key != .delay }.values.reduce(0, +) } }
     /// The requests forwarded in full, in order.
@@ -183,15 +191,24 @@ final class FaultProxy: Sendable {
             }
             guard sendAll(server, request.raw) else { return }
             state.withLock { $0.requests.append(parsed) }
-            guard let response = SocketReader(server).readMessage(isResponse: true, requestMethod: request.method) else { return }
+            guard var response = SocketReader(server).readMessage(isResponse: true, requestMethod: request.method) else { return }
+            // Half the answers go on re-framed as chunked (in pieces of 1–300 bytes), so cuts
+            // land inside chunk framing too.
+            if !response.body.isEmpty && random(below: 2) == 0 { response = rechunked(response) }
             if fault == .partialResponse {
-                // Never inside the head once the status line is out: FoundationNetworking (Swift
-                // 6.3.1) then crashes the client process with "Transfer completed, but there's no
-                // response" (swift-corelibs-foundation#5285). Either part of the status line, or
-                // the whole head and part of the body.
-                let cut = random(below: 2) == 0 || response.body.isEmpty
-                    ? 1 + random(below: max(1, min(response.headLength, 15) - 1))
-                    : response.headLength + random(below: response.body.count)
+                // Anywhere in the answer: inside the status line, among the headers, or in the
+                // body (its chunk framing included).
+                let point: CutPoint = response.raw.count == response.headLength ? .head : [.head, .head, .body][random(below: 3)]
+                let cut: Int
+                if point == .head {
+                    cut = 1 + random(below: response.headLength - 1)
+                } else {
+                    cut = response.headLength + random(below: response.raw.count - response.headLength)
+                }
+                let kind: CutPoint = point == .head ? (cut < response.statusLineLength ? .statusLine : .head)
+                    : (response.isChunked ? .chunkedBody : .body)
+                state.withLock { $0.cuts[kind, default: 0] += 1 }
+                note("#\(number) cut \(response.method) at \(cut) of \(response.raw.count) (\(kind))")
                 _ = sendAll(client, Array(response.raw.prefix(cut)))
                 return
             }
@@ -255,6 +272,29 @@ final class FaultProxy: Sendable {
         return true
     }
 
+    /// `response` with its body sent in chunked encoding, in pieces of 1–300 bytes.
+    private func rechunked(_ response: HTTPMessage) -> HTTPMessage {
+        let head = String(decoding: response.raw.prefix(response.headLength - 4), as: UTF8.self)
+        let lines = head.components(separatedBy: "\r\n").filter {
+            let name = $0.lowercased()
+            return !name.hasPrefix("content-length:") && !name.hasPrefix("transfer-encoding:")
+        }
+        var raw = Array((lines + ["Transfer-Encoding: chunked", "", ""]).joined(separator: "\r\n").utf8)
+        let headLength = raw.count
+        var offset = 0
+        while offset < response.body.count {
+            let size = min(1 + random(below: 300), response.body.count - offset)
+            raw += Array((String(size, radix: 16) + "\r\n").utf8) + response.body[offset..<offset + size] + [13, 10]
+            offset += size
+        }
+        raw += Array("0\r\n\r\n".utf8)
+        var chunked = response
+        chunked.raw = raw
+        chunked.headLength = headLength
+        chunked.isChunked = true
+        return chunked
+    }
+
     private static func loopback(port: UInt16) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -276,6 +316,9 @@ private struct HTTPMessage {
     var closes: Bool
     /// Bytes of `raw` up to and including the blank line after the headers.
     var headLength: Int
+    /// Bytes of `raw` up to and including the status line's CRLF.
+    var statusLineLength: Int
+    var isChunked: Bool
 }
 
 /// Reads HTTP/1.1 messages from a blocking socket: head, then a body framed by Content-Length,
@@ -317,7 +360,8 @@ private final class SocketReader {
             closes = true
         }
         return HTTPMessage(raw: raw, method: isResponse ? first[1] : first[0], target: isResponse ? "" : first[1],
-                           body: body, closes: closes, headLength: headLength)
+                           body: body, closes: closes, headLength: headLength, statusLineLength: lines[0].utf8.count + 2,
+                           isChunked: headers["transfer-encoding"]?.lowercased().contains("chunked") == true)
     }
 
     private func readHead() -> [UInt8]? {
