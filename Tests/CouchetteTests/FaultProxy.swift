@@ -198,15 +198,15 @@ final class FaultProxy: Sendable {
             if fault == .partialResponse {
                 // Anywhere in the answer: inside the status line, among the headers, or in the
                 // body (its chunk framing included).
-                let point: CutPoint = response.raw.count == response.headLength ? .head : [.head, .head, .body][random(below: 3)]
-                let cut: Int
-                if point == .head {
-                    cut = 1 + random(below: response.headLength - 1)
-                } else {
-                    cut = response.headLength + random(below: response.raw.count - response.headLength)
+                let points: [CutPoint] = response.raw.count == response.headLength ? [.statusLine, .head] : [.statusLine, .head, .body]
+                let point = points[random(below: points.count)]
+                let status = response.statusLineLength
+                let cut = switch point {
+                case .statusLine: 1 + random(below: status - 1)
+                case .head: status + random(below: response.headLength - status)
+                case .body, .chunkedBody: response.headLength + random(below: response.raw.count - response.headLength)
                 }
-                let kind: CutPoint = point == .head ? (cut < response.statusLineLength ? .statusLine : .head)
-                    : (response.isChunked ? .chunkedBody : .body)
+                let kind: CutPoint = point == .body && response.isChunked ? .chunkedBody : point
                 state.withLock { $0.cuts[kind, default: 0] += 1 }
                 note("#\(number) cut \(response.method) at \(cut) of \(response.raw.count) (\(kind))")
                 _ = sendAll(client, Array(response.raw.prefix(cut)))
