@@ -235,7 +235,7 @@ final class RemotePeer: ReplicationPeer {
     }
 
     func putLocalDocument(id: String, _ body: Value) async throws {
-        for attempt in 0..<2 {
+        for attempt in 0..<3 {
             guard case .dictionary(var object) = body else {
                 throw CouchetteError(.invalidParameter, "a _local document must be a JSON object")
             }
@@ -244,8 +244,12 @@ final class RemotePeer: ReplicationPeer {
                 let json = try await send("PUT", "/_local/" + RemotePeer.encodeDocumentID(id), body: .dictionary(object))
                 if case .string(let rev)? = json["rev"] { localRevisions.withLock { $0[id] = rev } }
                 return
-            } catch let error as CouchetteError where error.code == .http(status: 409) && attempt == 0 {
-                _ = try await localDocument(id: id)   // learn the current _rev, then retry once
+            } catch let error as CouchetteError where error.code == .http(status: 409) {
+                // A stale `_rev` (learn the current one, then retry), or this very write applied
+                // already: when an answer is lost on a reused connection, libcurl resends the
+                // request on a new one, and the copy finds the revision the first one made.
+                if try await localDocument(id: id) == body { return }
+                if attempt == 2 { throw error }
             }
         }
     }
