@@ -1,0 +1,184 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A loopback HTTP proxy in front of a Couchette listener that answers `_changes` the way Apache
+/// CouchDB 3.5 does rather than the way the listener does: a `feed=longpoll` request gets its
+/// `200` head and the first bytes of the body (`{"results":[` and a newline) at once, and the
+/// rest only when the listener's answer is there — when something changed or the wait ended
+/// (transcripts `a05`, `a06` in Tests/CouchetteTests/Fixtures/couchdb-transcripts). Clients that
+/// wait for a whole answer never see this shape from `couchette serve`, which holds its head
+/// back until it has the body.
+///
+/// `feed=continuous` is refused with `400`, as a server without continuous feeds answers, so a
+/// continuous replicator falls back to long polls through it. Every other request is forwarded
+/// as it is. Threads of its own, blocking sockets; each client request opens one listener
+/// connection (`Connection: close`), while client connections are kept alive.
+public final class CouchDBStyleProxy: Sendable {
+    public let port: UInt16
+    private let upstreamPort: UInt16
+    private let listening: Int32
+    private let state = ProxyState()
+
+    /// Starts accepting on an ephemeral loopback port.
+    public init(upstreamPort: UInt16) throws {
+        self.upstreamPort = upstreamPort
+        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = Self.loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listening, pointer, length) == 0 && listen(listening, 64) == 0 && getsockname(listening, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(listening)
+            throw BenchmarkError.engine("the CouchDB-style proxy could not listen on loopback (errno \(errno))")
+        }
+        self.listening = listening
+        port = UInt16(bigEndian: address.sin_port)
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// Long polls answered so far (head sent early, body held).
+    public var longPolls: Int { state.count(\.longPolls) }
+    /// Continuous feeds refused so far.
+    public var refusedStreams: Int { state.count(\.refusedStreams) }
+
+    /// Closes the listening socket and every connection.
+    public func stop() {
+        for socket in state.stop() { shutdown(socket, Int32(SHUT_RDWR)) }
+        shutdown(listening, Int32(SHUT_RDWR))
+        close(listening)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listening, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            guard state.track(client) else { close(client); return }
+            Thread.detachNewThread { [self] in
+                serve(client)
+                state.untrack(client)
+                close(client)
+            }
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        let reader = MessageReader(client)
+        while let request = reader.readRequest() {
+            let target = request.head.split(separator: " ", maxSplits: 2).dropFirst().first.map(String.init) ?? "/"
+            let isChanges = target.split(separator: "?").first?.hasSuffix("/_changes") == true
+            if isChanges && target.contains("feed=continuous") {
+                state.increment(\.refusedStreams)
+                let body = #"{"error":"bad_request","reason":"this server long-polls only"}"# + "\n"
+                guard send(client, "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body) else { return }
+                continue
+            }
+            let isLongPoll = isChanges && target.contains("feed=longpoll")
+            if isLongPoll {
+                state.increment(\.longPolls)
+                let early = "{\"results\":[\n"
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: must-revalidate\r\nTransfer-Encoding: chunked\r\n\r\n"
+                guard send(client, head + String(early.utf8.count, radix: 16) + "\r\n" + early + "\r\n") else { return }
+            }
+            guard let response = forward(request) else { return }
+            if isLongPoll {
+                // The listener's body starts with the `{"results":[` already sent.
+                var rest = response.body[...]
+                if let open = rest.firstIndex(of: UInt8(ascii: "[")) { rest = rest[(open + 1)...] }
+                guard response.status == 200, sendAll(client, Array(String(rest.count, radix: 16).utf8) + [13, 10] + rest + [13, 10])
+                    && send(client, "0\r\n\r\n") else { return }
+            } else {
+                var head = response.headLines.filter {
+                    let name = $0.lowercased()
+                    return !name.hasPrefix("connection:") && !name.hasPrefix("content-length:") && !name.hasPrefix("transfer-encoding:")
+                }
+                head.append("Content-Length: \(response.body.count)")
+                guard sendAll(client, Array((head.joined(separator: "\r\n") + "\r\n\r\n").utf8) + response.body) else { return }
+            }
+        }
+    }
+
+    /// Sends `request` to the listener on a new connection and reads the whole answer.
+    private func forward(_ request: MessageReader.Request) -> MessageReader.Response? {
+        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard upstream >= 0 else { return nil }
+        defer { close(upstream) }
+        var address = Self.loopback(port: upstreamPort)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0, state.track(upstream) else { return nil }
+        defer { state.untrack(upstream) }
+        let lines = request.head.components(separatedBy: "\r\n").filter { !$0.lowercased().hasPrefix("connection:") && !$0.isEmpty }
+        guard sendAll(upstream, Array((lines.joined(separator: "\r\n") + "\r\nConnection: close\r\n\r\n").utf8) + request.body) else { return nil }
+        return MessageReader(upstream).readResponse()
+    }
+
+    private func send(_ socket: Int32, _ text: String) -> Bool { sendAll(socket, Array(text.utf8)) }
+
+    private func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
+
+/// The proxy's counters and open sockets, under a lock (NSLock: pthread underneath, which
+/// ThreadSanitizer understands).
+// @unchecked: `counts` is only read or written inside `withLock`, which holds `lock`.
+private final class ProxyState: @unchecked Sendable {
+    struct Counts {
+        var longPolls = 0
+        var refusedStreams = 0
+        var sockets: Set<Int32> = []
+        var stopped = false
+    }
+
+    private var counts = Counts()
+    private let lock = NSLock()
+
+    func count(_ key: KeyPath<Counts, Int>) -> Int { withLock { $0[keyPath: key] } }
+    func increment(_ key: WritableKeyPath<Counts, Int>) { withLock { $0[keyPath: key] += 1 } }
+
+    func track(_ socket: Int32) -> Bool {
+        withLock { counts in
+            guard !counts.stopped else { return false }
+            counts.sockets.insert(socket)
+            return true
+        }
+    }
+
+    func untrack(_ socket: Int32) { _ = withLock { $0.sockets.remove(socket) } }
+
+    func stop() -> Set<Int32> {
+        withLock { counts in
+            counts.stopped = true
+            return counts.sockets
+        }
+    }
+
+    private func withLock<R>(_ body: (inout Counts) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&counts)
+    }
+}
