@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Each client owns one libcurl multi handle and the thread that drives it (``CurlLoop``); its
 /// connections are reused by later requests to the same host and closed when the client is
-/// released. Requests are independent: any number may run at once from any task.
+/// released (an open ``HTTPClientStream`` keeps its client). Requests are independent: any number may run at once from any task.
 ///
 /// ```swift
 /// let client = HTTPClient()
@@ -57,7 +57,7 @@ final class HTTPClient: Sendable {
         let transfer = HTTPTransfer(id: loop.makeID(), mode: .stream(bufferLimit: bufferLimit), loop: loop)
         return try await withTaskCancellationHandler {
             loop.start(transfer, request)
-            return HTTPClientStream(head: try await transfer.head(), transfer: transfer)
+            return HTTPClientStream(head: try await transfer.head(), transfer: transfer, client: self)
         } onCancel: {
             transfer.cancel()
         }

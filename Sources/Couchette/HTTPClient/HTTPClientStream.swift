@@ -19,11 +19,14 @@ final class HTTPClientStream: AsyncSequence, Sendable {
     /// Header names lowercased.
     let headers: [String: String]
     private let transfer: HTTPTransfer
+    /// Kept alive while the body is read: releasing the client ends its transfers.
+    private let client: HTTPClient
 
-    init(head: HTTPTransfer.Head, transfer: HTTPTransfer) {
+    init(head: HTTPTransfer.Head, transfer: HTTPTransfer, client: HTTPClient) {
         status = head.status
         headers = head.headers
         self.transfer = transfer
+        self.client = client
     }
 
     deinit {
@@ -46,6 +49,9 @@ final class HTTPClientStream: AsyncSequence, Sendable {
         guard let data = try await transfer.read(waitingAtMost: limit) else { return .end }
         return data.isEmpty ? .quiet : .bytes(data)
     }
+
+    /// Body bytes received and not yet read (at most about the buffer limit).
+    var unreadByteCount: Int { transfer.unreadByteCount }
 
     /// Ends the transfer now; later reads throw `CancellationError`.
     func cancel() {

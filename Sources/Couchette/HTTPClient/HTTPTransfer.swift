@@ -135,6 +135,11 @@ final class HTTPTransfer: Sendable {
         }
     }
 
+    /// Body bytes received and not yet read.
+    var unreadByteCount: Int {
+        state.withLock { $0.body.count }
+    }
+
     /// Ends the transfer unless it already ended: waiting callers resume at once with
     /// `CancellationError`, and the loop removes the easy handle.
     func cancel() {
