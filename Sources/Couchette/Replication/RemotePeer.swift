@@ -60,7 +60,7 @@ final class RemotePeer: ReplicationPeer {
         base = clean
         identifier = clean
         self.headers = Locked(headers)
-        self.requestTimeout = .milliseconds(Int64(max(requestTimeout, 0.001) * 1000))
+        self.requestTimeout = .milliseconds(Int64(min(max(requestTimeout, 0.001), 1e9) * 1000))
     }
 
     deinit {
