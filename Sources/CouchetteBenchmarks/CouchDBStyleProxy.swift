@@ -89,11 +89,10 @@ public final class CouchDBStyleProxy: Sendable {
             }
             guard let response = forward(request) else { return }
             if isLongPoll {
-                // The listener's body starts with the `{"results":[` already sent.
-                var rest = response.body[...]
-                if let open = rest.firstIndex(of: UInt8(ascii: "[")) { rest = rest[(open + 1)...] }
-                guard response.status == 200, sendAll(client, Array(String(rest.count, radix: 16).utf8) + [13, 10] + rest + [13, 10])
-                    && send(client, "0\r\n\r\n") else { return }
+                // The rest of the body, after the `{"results":[` already sent, in CouchDB's layout.
+                guard response.status == 200, let rest = Self.restOfLongPoll(response.body),
+                      sendAll(client, Array(String(rest.count, radix: 16).utf8) + [13, 10] + rest + [13, 10]),
+                      send(client, "0\r\n\r\n") else { return }
             } else {
                 var head = response.headLines.filter {
                     let name = $0.lowercased()
@@ -103,6 +102,18 @@ public final class CouchDBStyleProxy: Sendable {
                 guard sendAll(client, Array((head.joined(separator: "\r\n") + "\r\n\r\n").utf8) + response.body) else { return }
             }
         }
+    }
+
+    /// The listener's `{"results": […], "last_seq": …, "pending": …}` (in any key order) as what
+    /// follows `{"results":[` in CouchDB's answer: one row per line, then `last_seq` and `pending`.
+    private static func restOfLongPoll(_ body: [UInt8]) -> [UInt8]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let rows = object["results"] as? [Any], let last = object["last_seq"],
+              let lastText = try? JSONSerialization.data(withJSONObject: last, options: .fragmentsAllowed) else { return nil }
+        let rowTexts = rows.compactMap { try? JSONSerialization.data(withJSONObject: $0) }.map { String(decoding: $0, as: UTF8.self) }
+        let pending = (object["pending"] as? Int).map { ",\"pending\":\($0)" } ?? ""
+        let rest = rowTexts.joined(separator: ",\n") + "\n],\n\"last_seq\":" + String(decoding: lastText, as: UTF8.self) + pending + "}\n"
+        return Array(rest.utf8)
     }
 
     /// Sends `request` to the listener on a new connection and reads the whole answer.
