@@ -24,20 +24,7 @@ public final class CouchDBStyleProxy: Sendable {
     /// Starts accepting on an ephemeral loopback port.
     public init(upstreamPort: UInt16) throws {
         self.upstreamPort = upstreamPort
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = Self.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listening, pointer, length) == 0 && listen(listening, 64) == 0 && getsockname(listening, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(listening)
-            throw BenchmarkError.engine("the CouchDB-style proxy could not listen on loopback (errno \(errno))")
-        }
-        self.listening = listening
-        port = UInt16(bigEndian: address.sin_port)
+        (listening, port) = try LoopbackSocket.listen()
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -55,11 +42,7 @@ public final class CouchDBStyleProxy: Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept(listening, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            guard let client = LoopbackSocket.accept(listening) else { return }
             guard state.track(client) else { close(client); return }
             Thread.detachNewThread { [self] in
                 serve(client)
@@ -118,14 +101,9 @@ public final class CouchDBStyleProxy: Sendable {
 
     /// Sends `request` to the listener on a new connection and reads the whole answer.
     private func forward(_ request: MessageReader.Request) -> MessageReader.Response? {
-        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard upstream >= 0 else { return nil }
+        guard let upstream = LoopbackSocket.connect(port: upstreamPort) else { return nil }
         defer { close(upstream) }
-        var address = Self.loopback(port: upstreamPort)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0, state.track(upstream) else { return nil }
+        guard state.track(upstream) else { return nil }
         defer { state.untrack(upstream) }
         let lines = request.head.components(separatedBy: "\r\n").filter { !$0.lowercased().hasPrefix("connection:") && !$0.isEmpty }
         guard sendAll(upstream, Array((lines.joined(separator: "\r\n") + "\r\nConnection: close\r\n\r\n").utf8) + request.body) else { return nil }
@@ -134,23 +112,7 @@ public final class CouchDBStyleProxy: Sendable {
 
     private func send(_ socket: Int32, _ text: String) -> Bool { sendAll(socket, Array(text.utf8)) }
 
-    private func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if sent <= 0 { return false }
-            offset += sent
-        }
-        return true
-    }
-
-    private static func loopback(port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
+    private func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool { LoopbackSocket.sendAll(socket, bytes) }
 }
 
 /// The proxy's counters and open sockets, under a lock (NSLock: pthread underneath, which

@@ -108,20 +108,7 @@ final class MessageReader {
         return Array(buffer[..<count])
     }
 
-    private func find(_ pattern: [UInt8]) -> Int? {
-        guard buffer.count >= pattern.count else { return nil }
-        for index in 0...(buffer.count - pattern.count) where buffer[index..<index + pattern.count].elementsEqual(pattern) {
-            return index
-        }
-        return nil
-    }
+    private func find(_ pattern: [UInt8]) -> Int? { LoopbackSocket.firstIndex(of: pattern, in: buffer) }
 
-    private func fill() -> [UInt8]? {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = recv(socket, &chunk, chunk.count, 0)
-            if count < 0 && errno == EINTR { continue }
-            return count > 0 ? Array(chunk[..<count]) : nil
-        }
-    }
+    private func fill() -> [UInt8]? { LoopbackSocket.receive(socket) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import Couchette
+@testable import CouchetteBenchmarks
 
 /// A TCP proxy on loopback that forwards HTTP/1.1 exchanges to a listener and breaks them on
 /// purpose: a seeded generator decides, per request, whether the connection is dropped before the
@@ -62,21 +63,7 @@ final class FaultProxy: Sendable {
     ///   - faultRate: faults per 1,000 requests (0: a plain, counting proxy).
     init(upstreamPort: UInt16, seed: UInt64, faultRate: Int = 0) throws {
         state = Locked(State(random: seed, faultRate: faultRate, upstreamPort: upstreamPort))
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = FaultProxy.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listening, pointer, length) == 0 && listen(listening, 64) == 0
-                    && getsockname(listening, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(listening)
-            throw CouchetteError(.io, "the fault proxy could not listen on loopback (errno \(errno))")
-        }
-        self.listening = listening
-        port = UInt16(bigEndian: address.sin_port)
+        (listening, port) = try LoopbackSocket.listen()
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -135,11 +122,7 @@ final class FaultProxy: Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept(listening, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            guard let client = LoopbackSocket.accept(listening) else { return }
             guard track(client) else { close(client); return }
             Thread.detachNewThread { [self] in
                 serve(client)
@@ -249,28 +232,15 @@ final class FaultProxy: Sendable {
     }
 
     private func connectUpstream() -> Int32? {
-        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = FaultProxy.loopback(port: state.withLock { $0.upstreamPort })
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0, track(server) else {
+        guard let server = LoopbackSocket.connect(port: state.withLock { $0.upstreamPort }) else { return nil }
+        guard track(server) else {
             close(server)
             return nil
         }
         return server
     }
 
-    private func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if sent < 0 && errno == EINTR { continue }
-            if sent <= 0 { return false }
-            offset += sent
-        }
-        return true
-    }
+    private func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool { LoopbackSocket.sendAll(socket, bytes) }
 
     /// `response` with its body sent in chunked encoding, in pieces of 1–300 bytes.
     private func rechunked(_ response: HTTPMessage) -> HTTPMessage {
@@ -293,14 +263,6 @@ final class FaultProxy: Sendable {
         chunked.headLength = headLength
         chunked.isChunked = true
         return chunked
-    }
-
-    private static func loopback(port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
     }
 }
 
@@ -411,21 +373,8 @@ private final class SocketReader {
         return bytes
     }
 
-    private func find(_ pattern: [UInt8]) -> Int? {
-        guard buffer.count >= pattern.count else { return nil }
-        for start in 0...(buffer.count - pattern.count) where buffer[start..<(start + pattern.count)].elementsEqual(pattern) {
-            return start
-        }
-        return nil
-    }
+    private func find(_ pattern: [UInt8]) -> Int? { LoopbackSocket.firstIndex(of: pattern, in: buffer) }
 
     /// The next bytes from the socket; nil at its end or on an error.
-    private func fill() -> [UInt8]? {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = recv(socket, &chunk, chunk.count, 0)
-            if count < 0 && errno == EINTR { continue }
-            return count > 0 ? Array(chunk[..<count]) : nil
-        }
-    }
+    private func fill() -> [UInt8]? { LoopbackSocket.receive(socket) }
 }

@@ -24,15 +24,7 @@ final class ScriptedServer: Sendable {
         func write(_ text: String) -> Bool { write(Array(text.utf8)) }
 
         @discardableResult
-        func write(_ bytes: [UInt8]) -> Bool {
-            var offset = 0
-            while offset < bytes.count {
-                let sent = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                if sent <= 0 { return false }
-                offset += sent
-            }
-            return true
-        }
+        func write(_ bytes: [UInt8]) -> Bool { LoopbackSocket.sendAll(socket, bytes) }
 
         /// Waits (at most `limit`) until the client closes the connection; true if it did.
         func waitForClientClose(within limit: Duration) -> Bool {
@@ -60,30 +52,13 @@ final class ScriptedServer: Sendable {
 
     /// - Parameter script: runs once per connection; the connection is closed when it returns.
     init(_ script: @escaping @Sendable (Connection) -> Void) throws {
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listening, pointer, length) == 0 && listen(listening, 16) == 0 && getsockname(listening, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(listening)
-            throw CouchetteError(.io, "the scripted server could not listen (errno \(errno))")
-        }
+        let (listening, port) = try LoopbackSocket.listen(backlog: 16)
         self.listening = listening
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
         let state = self.state
         Thread.detachNewThread {
             while true {
-                let client = accept(listening, nil, nil)
-                if client < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
+                guard let client = LoopbackSocket.accept(listening) else { return }
                 let accepted = state.withLock { state -> Bool in
                     guard !state.stopped else { return false }
                     state.accepted += 1
