@@ -7,7 +7,7 @@ import Testing
 /// `{"results":[` at once, the rest when something changed or the wait ended (transcripts `a05`,
 /// `a06`). The client waits on the held body without failing or spinning, and a continuous
 /// replicator syncs through such a server (here one that cannot stream, so it long-polls).
-@Suite struct CouchDBLongPollTests {
+@Suite(.tags(.concurrency)) struct CouchDBLongPollTests {
     /// One recorded `_changes?feed=longpoll` exchange: its response chunks and their times.
     private struct Recorded {
         let chunks: [(milliseconds: Double, data: String)]

@@ -5,7 +5,7 @@ import Testing
 /// `HTTPClient` (libcurl) against scripted loopback servers: keep-alive, gzip, idle timeouts
 /// that fire on a server that never answers, heartbeats that keep a stream alive, backpressure
 /// on a slow reader, and cancellation at every stage of a request.
-@Suite struct HTTPClientTests {
+@Suite(.tags(.concurrency)) struct HTTPClientTests {
     private static let okay = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}"
 
     /// Answers every request on a connection with `okay`.

@@ -6,7 +6,7 @@ import Testing
 /// (before a request, inside a request, inside a response — its status line, its headers, its
 /// body or chunk framing — after a response) and delays some: the process survives every cut,
 /// and after every run both databases hold identical documents and revision trees.
-@Suite(.serialized) struct HTTPFaultTests {
+@Suite(.serialized, .tags(.concurrency)) struct HTTPFaultTests {
     static let stress = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1"
 
     /// 8 runs (the 20 under COUCHETTE_STRESS=1, which CI sets), one seed each. Each run
