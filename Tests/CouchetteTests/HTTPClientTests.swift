@@ -62,6 +62,15 @@ import Testing
         await expectCouchetteError(.io) { _ = try await peer.info() }
     }
 
+    @Test func noServerOnThePortIsAConnectError() async throws {
+        let server = try Self.answeringServer()
+        let url = server.url
+        server.stop()   // the port is free again: connecting is refused
+        await #expect(throws: HTTPConnectError.self) {
+            _ = try await HTTPClient().data(for: HTTPClientRequest(method: "GET", url: url + "/"))
+        }
+    }
+
     @Test func aServerThatStopsMidHeadTimesOut() async throws {
         let server = try ScriptedServer { connection in
             _ = connection.readRequest()

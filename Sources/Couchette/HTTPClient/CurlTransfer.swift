@@ -146,7 +146,10 @@ final class CurlTransfer {
         }
         let detail = String(cString: errorBuffer)
         let summary = String(cString: curl_easy_strerror(code))
-        transfer.finish(.failure(CouchetteError(.io, detail.isEmpty || detail == summary ? summary : "\(summary) (\(detail))")))
+        let message = detail.isEmpty || detail == summary ? summary : "\(summary) (\(detail))"
+        // No CURLOPT_TIMEOUT is set (the idle limit is ``expire()``), so a timeout is the connect one.
+        let neverConnected = [CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_OPERATION_TIMEDOUT].contains(code)
+        transfer.finish(.failure(neverConnected ? HTTPConnectError(message: message) : CouchetteError(.io, message)))
     }
 
     /// Fails the transfer after `idleTimeout` without a byte.

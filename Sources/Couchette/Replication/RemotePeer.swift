@@ -25,6 +25,10 @@ final class RemotePeer: ReplicationPeer {
     /// Whether continuous waits read a `feed=continuous` stream; false once the server showed
     /// it cannot stream `_changes`: long polls from then on.
     let streamsChanges = Locked(true)
+    /// True after a request found no server to connect to, until one is answered again.
+    let isUnreachable = Locked(false)
+    /// How often ``awaitRetry(within:)`` probes an unreachable server.
+    static let probeInterval = Duration.seconds(1)
     /// `_rev`s of `_local` documents as last read or written: CouchDB refuses an update without it.
     private let localRevisions = Locked<[String: String]>([:])
 
@@ -262,6 +266,40 @@ final class RemotePeer: ReplicationPeer {
         }
     }
 
+    /// Waits before a failed replication is retried: the whole `wait` (the backoff), except
+    /// while the server was unreachable — then `GET /` probes it every ``probeInterval`` and
+    /// the wait ends as soon as the server answers anything, so a replicator notices a server
+    /// that came back within about a second or two instead of waiting out a backoff of up to
+    /// minutes. Failures after connecting (errors, broken answers) keep the full backoff.
+    func awaitRetry(within wait: Duration) async throws {
+        let deadline = ContinuousClock.now + wait
+        guard isUnreachable.withLock({ $0 }) else {
+            try await Task.sleep(until: deadline)
+            return
+        }
+        var probe = HTTPClientRequest(method: "GET", url: serverRoot, headers: [("Accept", "application/json")])
+        probe.connectTimeout = Self.probeInterval
+        probe.idleTimeout = Self.probeInterval * 2
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(until: min(deadline, .now + Self.probeInterval))
+            do {
+                _ = try await client.data(for: probe, maxBodyBytes: 64 * 1024)
+                return   // any answer: the server is back
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                continue   // still away
+            }
+        }
+    }
+
+    /// `http(s)://host:port/` of ``base``.
+    private var serverRoot: String {
+        guard var components = URLComponents(string: base) else { return base }
+        components.percentEncodedPath = "/"
+        return components.string ?? base
+    }
+
     // MARK: - HTTP
 
     /// The headers every request carries, in a stable order.
@@ -289,9 +327,13 @@ final class RemotePeer: ReplicationPeer {
         let response: HTTPClientResponse
         do {
             response = try await client.data(for: request)
-        } catch let error as CouchetteError where error.code == .io {
+        } catch let error as HTTPConnectError {
+            isUnreachable.withLock { $0 = true }
             throw CouchetteError(.io, "cannot reach \(identifier) (\(method) \(path.isEmpty ? "/" : path)): \(error.message)")
+        } catch let error as CouchetteError where error.code == .io {
+            throw CouchetteError(.io, "lost \(identifier) (\(method) \(path.isEmpty ? "/" : path)): \(error.message)")
         }
+        isUnreachable.withLock { $0 = false }
         renewCookie(from: response)
         let status = response.status
         let data = response.body

@@ -26,10 +26,17 @@ protocol ReplicationPeer: Sendable {
     /// Ends long-lived connections (a continuous `_changes` feed) when a worker stops reading;
     /// the peer stays usable and reconnects on the next call.
     func closeStreams()
+    /// Waits before a failed replication tries again: `wait` (the backoff), or less when the
+    /// peer can tell it is worth trying sooner (a server that was unreachable answers again).
+    func awaitRetry(within wait: Duration) async throws
 }
 
 extension ReplicationPeer {
     func closeStreams() {}
+
+    func awaitRetry(within wait: Duration) async throws {
+        try await Task.sleep(for: wait)
+    }
 }
 
 struct PeerInfo: Sendable {
