@@ -160,9 +160,10 @@ import Testing
     }
 
     /// A server that sends `partial` and holds the connection: cancelling the request ends the
-    /// transfer at once — the client closes the connection within a second, timed on the
-    /// server's thread (the caller's resumption also waits for a cooperative thread, which the
-    /// parallel suite can keep busy for seconds) — and the caller gets `CancellationError`.
+    /// transfer at once — the client closes the connection, timed on the server's thread (the
+    /// caller's resumption also waits for a cooperative thread, which the parallel suite can
+    /// keep busy for seconds; within a few seconds, not the minute of an idle timeout, allows
+    /// for a loaded machine) — and the caller gets `CancellationError`.
     @Test(arguments: ["", "HTTP/1.1 200 OK\r\nContent-Le", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{\"results\":["])
     func cancelledWhileWaitingEndsAtOnce(_ partial: String) async throws {
         let sent = Locked(false)
@@ -187,13 +188,13 @@ import Testing
                     _ = try await client.data(for: request)
                 }
             }
-            #expect(await eventually(timeout: .seconds(10)) { sent.withLock { $0 } })
+            #expect(await eventually(timeout: .seconds(60)) { sent.withLock { $0 } })
             try await Task.sleep(for: .milliseconds(50))
             let cancelled = ContinuousClock.now
             task.cancel()
             await #expect(throws: CancellationError.self) { try await task.value }
             #expect(await eventually(timeout: .seconds(60)) { clientClosedAt.withLock { $0 } != nil }, "the connection stayed open")
-            if let closed = clientClosedAt.withLock({ $0 }) { #expect(closed - cancelled < .seconds(1)) }
+            if let closed = clientClosedAt.withLock({ $0 }) { #expect(closed - cancelled < .seconds(5)) }
         }
     }
 
