@@ -42,8 +42,8 @@ final class FaultProxy: Sendable {
         var faultRate: Int
         var upstreamPort: UInt16
         var faults: [Fault: Int] = [:]
+        var nextCut: Int
         var cuts: [CutPoint: Int] = [:]
-        var nextCut = 0
         var requests: [Request] = []
         var log: [String] = []
         var nextConnection = 0
@@ -63,7 +63,9 @@ final class FaultProxy: Sendable {
     ///   - upstreamPort: the listener's port.
     ///   - faultRate: faults per 1,000 requests (0: a plain, counting proxy).
     init(upstreamPort: UInt16, seed: UInt64, faultRate: Int = 0) throws {
-        state = Locked(State(random: seed, faultRate: faultRate, upstreamPort: upstreamPort))
+        // The cut points rotate from a seed-given one, so runs with few cuts still cover them all.
+        state = Locked(State(random: seed, faultRate: faultRate, upstreamPort: upstreamPort,
+                             nextCut: Int(seed % UInt64(CutPoint.allCases.count))))
         (listening, port) = try LoopbackSocket.listen()
         Thread.detachNewThread { [self] in acceptLoop() }
     }

@@ -26,7 +26,8 @@ struct ReplicationWorker: Sendable {
         replicationID = Checkpoint.replicationID(
             localUUID: try link.collection.core.uuid(), collection: link.collection.fullName,
             remote: link.remote.identifier, isPush: isPush, documentIDs: link.config.documentIDs,
-            hasFilter: (isPush ? link.config.pushFilter : link.config.pullFilter) != nil)
+            hasFilter: (isPush ? link.config.pushFilter : link.config.pullFilter) != nil,
+            selector: isPush ? nil : link.pullSelector?.source)
     }
 
     /// Where the worker is, kept across retries of one run.
@@ -63,12 +64,12 @@ struct ReplicationWorker: Sendable {
         }
     }
 
-    /// Network trouble and busy servers are retried; refused credentials, missing databases and
-    /// bad data are not.
+    /// Network trouble, busy servers and a full local database (room may be made) are retried;
+    /// refused credentials, missing databases and bad data are not.
     static func isTransient(_ error: any Error) -> Bool {
         guard let error = error as? CouchetteError else { return true }
         switch error.code {
-        case .io, .busy, .conflict: return true
+        case .io, .busy, .conflict, .full: return true
         case .http(let status): return status >= 500 || status == 408 || status == 429
         default: return false
         }
@@ -120,7 +121,8 @@ struct ReplicationWorker: Sendable {
     private func nextPage(since: Value?, caughtUp: Bool) async throws -> PeerChanges {
         if caughtUp { state.setActivity(replicator, worker: number, .idle) }
         let wait: ChangesWait = caughtUp ? .longpoll(timeout: .seconds(min(max(config.heartbeat, 1), 60))) : .normal
-        return try await source.changes(since: since, limit: config.batchSize, documentIDs: link.config.documentIDs, wait: wait)
+        return try await source.changes(since: since, limit: config.batchSize, documentIDs: link.config.documentIDs,
+                                        selector: isPush ? nil : link.pullSelector, wait: wait)
     }
 
     /// Moves the revisions of one page of changes that the target lacks.
