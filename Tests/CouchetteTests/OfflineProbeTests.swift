@@ -12,12 +12,7 @@ import Testing
             let first = URLEndpointListener(config: listenerConfig)
             try await first.start()
             let port = try #require(first.port)
-            var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/remote")!))
-            config.addCollection(try local.defaultCollection())
-            config.replicatorType = .pull
-            config.continuous = true
-            config.heartbeat = 2
-            let replicator = try Replicator(config: config)
+            let replicator = try Replicator(config: continuousPullConfig(local, from: "http://127.0.0.1:\(port)/remote", heartbeat: 2))
             await replicator.start()
             #expect(await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle })
 
