@@ -186,3 +186,13 @@ func makeConfig(_ local: Database, _ target: any Endpoint, _ type: ReplicatorTyp
     config.replicatorType = type
     return config
 }
+
+/// A continuous pull of `local`'s default collection from `url` (`http://host:port/remote`).
+func continuousPullConfig(_ local: Database, from url: String, heartbeat: TimeInterval) throws -> ReplicatorConfiguration {
+    var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: url)!))
+    config.addCollection(try local.defaultCollection())
+    config.replicatorType = .pull
+    config.continuous = true
+    config.heartbeat = heartbeat
+    return config
+}

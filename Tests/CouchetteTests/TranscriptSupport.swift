@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 @testable import Couchette
 
 /// One captured CouchDB exchange of `Fixtures/couchdb-transcripts` (see its README).
@@ -89,17 +86,13 @@ enum Transcript {
 /// `path` replaced when given), body bytes, content headers, and `cookie` as its `Cookie`.
 func replay(_ exchange: TranscriptExchange, to base: String, path: String? = nil, body: [UInt8]? = nil,
             cookie: String? = nil) async throws -> HTTPReply {
-    var request = URLRequest(url: URL(string: base + (path ?? exchange.path))!, timeoutInterval: 30)
-    request.httpMethod = exchange.method
-    request.httpShouldHandleCookies = false
-    if let cookie { request.setValue(cookie, forHTTPHeaderField: "Cookie") }
+    var request = HTTPClientRequest(method: exchange.method, url: base + (path ?? exchange.path))
+    request.idleTimeout = .seconds(30)
+    if let cookie { request.headers.append(("Cookie", cookie)) }
     for (name, value) in exchange.requestHeaders where ["content-type", "accept", "x-couch-full-commit"].contains(name.lowercased()) {
-        request.setValue(value, forHTTPHeaderField: name)
+        request.headers.append((name, value))
     }
-    if let bytes = body ?? exchange.requestBody { request.httpBody = Data(bytes) }
-    let (data, response) = try await URLSession.shared.data(for: request)
-    let http = response as! HTTPURLResponse
-    var lowered: [String: String] = [:]
-    for (name, value) in http.allHeaderFields { lowered[String(describing: name).lowercased()] = String(describing: value) }
-    return HTTPReply(status: http.statusCode, headers: lowered, text: String(decoding: data, as: UTF8.self))
+    if let bytes = body ?? exchange.requestBody { request.body = Data(bytes) }
+    let response = try await HTTPClient.shared.data(for: request)
+    return HTTPReply(status: response.status, headers: response.headers, text: String(decoding: response.body, as: UTF8.self))
 }

@@ -27,10 +27,17 @@ protocol ReplicationPeer: Sendable {
     /// Ends long-lived connections (a continuous `_changes` feed) when a worker stops reading;
     /// the peer stays usable and reconnects on the next call.
     func closeStreams()
+    /// Waits before a failed replication tries again: `wait` (the backoff), or less when the
+    /// peer can tell it is worth trying sooner (a server that was unreachable answers again).
+    func awaitRetry(within wait: Duration) async throws
 }
 
 extension ReplicationPeer {
     func closeStreams() {}
+
+    func awaitRetry(within wait: Duration) async throws {
+        try await Task.sleep(for: wait)
+    }
 
     func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
         try await changes(since: since, limit: limit, documentIDs: documentIDs, selector: nil, wait: wait)

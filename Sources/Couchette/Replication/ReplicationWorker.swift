@@ -56,9 +56,10 @@ struct ReplicationWorker: Sendable {
                 cursor.failedAttempts += 1
                 guard Self.isTransient(error), cursor.failedAttempts < config.effectiveMaxAttempts else { throw error }
                 state.setActivity(replicator, worker: number, .offline, error: error)
-                // Doubling from one second, capped (also at a day, which Duration always holds).
+                // Doubling from one second, capped (also at a day, which Duration always holds);
+                // cut short when an unreachable server answers a probe again.
                 let wait = min(pow(2, Double(min(cursor.failedAttempts, 64) - 1)), config.maxAttemptWaitTime, 86_400)
-                try await Task.sleep(for: .seconds(max(0, wait)))
+                try await link.remote.awaitRetry(within: .seconds(max(0, wait)))
             }
         }
     }
