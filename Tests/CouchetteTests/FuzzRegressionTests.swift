@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+@testable import Couchette
+
+/// Inputs the fuzz harnesses (`scripts/fuzz`) found or that pin down what they check, replayed
+/// through the same ``FuzzHarness`` entry points and the APIs under them.
+@Suite struct FuzzRegressionTests {
+    // MARK: - Binary values
+
+    /// A narrow array header (tag, u16 size, u16 count) followed by `slots` offsets.
+    private func narrowArray(size: Int, slots: [Int]) -> [UInt8] {
+        var bytes: [UInt8] = [ValueTag.narrowArray, UInt8(size & 0xFF), UInt8(size >> 8), UInt8(slots.count), 0]
+        for slot in slots { bytes += [UInt8(slot & 0xFF), UInt8(slot >> 8)] }
+        return bytes
+    }
+
+    /// Damaged offsets that let two slots share one child make a DAG: 40 levels of two slots on
+    /// the same child meant 2^40 visits, and `decode()` never returned. Children must now lie in
+    /// their own windows: the first slot's is empty and reads as null, the last one goes on.
+    @Test func slotsSharingAChildDecodeInLinearTime() {
+        let levels = 40
+        var bytes: [UInt8] = [ValueTag.null]
+        for _ in 0..<levels {
+            let size = 9 + bytes.count
+            bytes = narrowArray(size: size, slots: [9, 9]) + bytes
+        }
+        let started = ContinuousClock.now
+        let value = EncodedValue(bytes: bytes).decode()
+        #expect(ContinuousClock.now - started < .seconds(5))
+        var depth = 0
+        var current = value
+        while case .array(let elements) = current, elements.count == 2 {
+            #expect(elements[0] == .null)
+            depth += 1
+            current = elements[1]
+        }
+        #expect(depth == levels)
+        _ = ValueConversion.plain(EncodedValue(bytes: bytes))
+        FuzzHarness.runBinary(bytes)
+    }
+
+    /// 200,000 nested one-element arrays (2.6 MB, beyond what any writer makes) overflowed the
+    /// stack of every recursive reader; nothing below 512 levels is reached now.
+    @Test func damagedNestingDeeperThanAnyWriterMakesStopsAtTheLimit() {
+        let levels = 200_000
+        var bytes = [UInt8](repeating: 0, count: levels * 13 + 1)
+        for level in 0..<levels {
+            let start = level * 13
+            let size = bytes.count - start
+            bytes[start] = ValueTag.array
+            for index in 0..<4 { bytes[start + 1 + index] = UInt8(truncatingIfNeeded: size >> (8 * index)) }
+            bytes[start + 5] = 1
+            bytes[start + 9] = 13
+        }
+        bytes[bytes.count - 1] = ValueTag.trueValue
+        let root = EncodedValue(bytes: bytes)
+        var depth = 0
+        var current = root.decode()
+        while case .array(let elements) = current, let first = elements.first {
+            depth += 1
+            current = first
+        }
+        #expect(depth == ValueEncoder.maximumDepth + 1)
+        #expect(current == .null)
+        _ = ValueConversion.plain(root)
+        _ = Document(id: "deep", revisionID: nil, sequence: 0, body: bytes).toJSON()
+    }
+
+    /// A container whose child claims to be larger than the space left before the next slot.
+    @Test func childOverrunningItsWindowReadsAsMissing() throws {
+        let valid = try ValueEncoder.encode(.array([.string("abc"), .int(7)]))
+        #expect(EncodedValue(bytes: valid).decode() == .array([.string("abc"), .int(7)]))
+        var damaged = valid
+        let first = 9  // narrow header (5) + two u16 slots: the string's tag
+        #expect(damaged[first] == ValueTag.string)
+        damaged[first + 1] = 5  // length 5 runs into the integer
+        #expect(EncodedValue(bytes: damaged).element(at: 0) == nil)
+        #expect(EncodedValue(bytes: damaged).element(at: 1)?.integer == 7)
+    }
+}
