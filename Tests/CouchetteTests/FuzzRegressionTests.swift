@@ -77,4 +77,42 @@ import Testing
         #expect(EncodedValue(bytes: damaged).element(at: 0) == nil)
         #expect(EncodedValue(bytes: damaged).element(at: 1)?.integer == 7)
     }
+
+    // MARK: - Replicated documents
+
+    /// The document fuzz target's first crash: a peer's `_rev` with generation `Int.max` was
+    /// grafted, and the next local edit trapped computing generation + 1.
+    @Test func peerRevisionBeyondTheHighestGenerationIsRefusedAtTheDoor() async throws {
+        let input = #"{"_id":"d09","_rev":"9223372036854775807-a2-c98e6126b7167f6b86e0f838d03","type":"item"}"#
+        await expectCouchetteError(.invalidParameter) { _ = try CouchDBDocument.revision(from: try JSON.parse(input)) }
+        #expect(RevisionID.generation(of: "4294967296-a") == nil)
+        #expect(RevisionID.generation(of: "4294967295-a") == RevisionID.maximumGeneration)
+        let directory = try TemporaryDirectory()
+        let harness = try await FuzzHarness(target: .document, directory: directory.path)
+        await harness.run(Array(input.utf8))
+        try await harness.close()
+    }
+
+    /// A revision at the highest generation can arrive, but nothing can follow it: a local edit
+    /// is refused with a clear error and the replicated revision stays as it was.
+    @Test func editAfterTheHighestGenerationThrowsAndKeepsTheDocument() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            let peer = try LocalPeer(collection: collection)
+            let top = "\(RevisionID.maximumGeneration)-abc"
+            let errors = try await peer.bulkDocs([PeerRevision(id: "top", revisionID: top, deleted: false,
+                                                               body: .dictionary(["n": .int(1)]), history: [top])])
+            #expect(errors.isEmpty)
+            let stored = try #require(try await collection.document(id: "top"))
+            #expect(stored.revisionID == top)
+            let message = await expectCouchetteError(.invalidParameter) {
+                try await collection.save(document: stored.toMutable().setString("x", forKey: "edit"))
+            }
+            #expect(message?.contains("highest generation") == true)
+            await expectCouchetteError(.invalidParameter) { try await collection.delete(document: stored) }
+            let after = try #require(try await collection.document(id: "top"))
+            #expect(after.revisionID == top)
+            #expect(after.toJSON() == #"{"n":1}"#)
+        }
+    }
 }

@@ -5,6 +5,12 @@ import CCrypto
 /// The digest is MD5 (as CouchDB uses) over the deleted flag, the parent revision id and the
 /// canonical body bytes, so the same edit made on two peers yields the same revision id.
 enum RevisionID {
+    /// The highest generation accepted (what the packed form holds). A peer's id beyond it is
+    /// malformed: the next edit could not count past it (`Int.max + 1` traps).
+    static let maximumGeneration = Int(UInt32.max)
+
+    /// The id of the revision that follows `parent` (nil: a first revision). Writers check
+    /// ``checkCanFollow(_:)`` first: past ``maximumGeneration`` the id would not read back.
     static func make(parent: String?, deleted: Bool, body: [UInt8]) -> String {
         let generation = (parent.flatMap(generation(of:)) ?? 0) + 1
         var input: [UInt8] = [deleted ? 1 : 0]
@@ -15,10 +21,18 @@ enum RevisionID {
         return "\(generation)-" + hex(md5(input))
     }
 
-    /// The generation number (the part before the dash), or nil when `revisionID` is malformed.
+    /// - Throws: `.invalidParameter` when `parent` is at ``maximumGeneration``: no revision can
+    ///   follow it (only a peer can have sent such an id; none is made by editing).
+    static func checkCanFollow(_ parent: String?) throws {
+        guard let parent, let generation = generation(of: parent), generation >= maximumGeneration else { return }
+        throw CouchetteError(.invalidParameter, "revision \(parent) is at the highest generation (\(maximumGeneration)): no revision can follow it")
+    }
+
+    /// The generation number (the part before the dash), or nil when `revisionID` is malformed
+    /// (including a generation above ``maximumGeneration``).
     static func generation(of revisionID: String) -> Int? {
         guard let dash = revisionID.firstIndex(of: "-") else { return nil }
-        return Int(revisionID[..<dash]).flatMap { $0 > 0 ? $0 : nil }
+        return Int(revisionID[..<dash]).flatMap { $0 > 0 && $0 <= maximumGeneration ? $0 : nil }
     }
 
     /// The digest part (after the dash).

@@ -31,7 +31,7 @@ extension FuzzHarness {
                 guard case .dictionary(var object)? = try? JSON.parse(line) else { continue }
                 object["_id"] = .string("doc\(index)")
                 let parent = String(repeating: "a", count: 32)
-                let revisionID = RevisionID.make(parent: "1-" + parent, deleted: false, body: Array(line.utf8))
+                let revisionID = "2-" + RevisionID.hex(RevisionID.md5(Array(line.utf8)))
                 object["_rev"] = .string(revisionID)
                 object["_revisions"] = .dictionary(["start": .int(2), "ids": .array([.string(String(RevisionID.digest(of: revisionID))), .string(parent)])])
                 documents.append(.dictionary(object))
