@@ -9,12 +9,17 @@ enum WriteLoopCommand {
         name: "write-loop", arguments: [.init("DIRECTORY"), .init("NAME")],
         summary: "Save numbered documents until killed (used by the crash test)",
         options: [.init(name: "limit", valueName: "N", help: "stop after N documents (default: never)"),
-                  .init(name: "prefix", valueName: "P", help: "name documents P-0, P-1, … (default: doc)")],
+                  .init(name: "prefix", valueName: "P", help: "name documents P-0, P-1, … (default: doc)"),
+                  .init(name: "collection", valueName: "C", help: "save into collection C of the default scope, created at start (default: the default collection)")],
         isHidden: true
     ) { arguments in
         let database = try Database(name: arguments.positional[1],
                                     config: DatabaseConfiguration(directory: arguments.positional[0]))
-        let collection = try database.defaultCollection()
+        let collection = if let name = arguments.options["collection"] {
+            try await database.createCollection(name: name)
+        } else {
+            try database.defaultCollection()
+        }
         let limit = arguments.options["limit"].flatMap(Int.init) ?? Int.max
         let prefix = arguments.options["prefix"] ?? "doc"
         var number = 0

@@ -1,7 +1,7 @@
 import Testing
 @testable import Couchette
 
-@Suite struct BatchTests {
+@Suite(.tags(.concurrency)) struct BatchTests {
     struct Abort: Error {}
 
     @Test func aBatchCommitsEverythingInOneTransaction() async throws {

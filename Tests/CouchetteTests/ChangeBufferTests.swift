@@ -2,7 +2,7 @@ import Testing
 @testable import Couchette
 
 /// The queue behind every change stream: exact below the threshold, merging beyond it.
-@Suite struct ChangeBufferTests {
+@Suite(.tags(.concurrency)) struct ChangeBufferTests {
     @Test func everyEventOnItsOwnBelowTheThresholdThenMerged() async {
         let buffer = ChangeBuffer<[Int]>(threshold: 3) { $0 += $1 }
         for i in 1...6 { buffer.yield([i]) }

@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// `collection.changes()`: one event per commit touching the collection, in commit order.
-@Suite struct CollectionChangesTests {
+@Suite(.tags(.concurrency)) struct CollectionChangesTests {
     private func save(_ collection: Collection, _ ids: String...) async throws {
         for id in ids { try await collection.save(document: MutableDocument(id: id).setString(id, forKey: "v")) }
     }

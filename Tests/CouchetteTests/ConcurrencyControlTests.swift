@@ -1,7 +1,7 @@
 import Testing
 @testable import Couchette
 
-@Suite struct ConcurrencyControlTests {
+@Suite(.tags(.concurrency)) struct ConcurrencyControlTests {
     @Test func failOnConflictRefusesAStaleDocument() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

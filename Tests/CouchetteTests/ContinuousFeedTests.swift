@@ -5,7 +5,7 @@ import Testing
 /// Continuous replication over one `feed=continuous` `_changes` stream (`ContinuousChangesFeed`
 /// under `RemotePeer`), its fallback to long polls, and its dead-connection watchdog. The
 /// servers are the listener's router behind a recording (and sometimes altering) HTTP server.
-@Suite(.serialized) struct ContinuousFeedTests {
+@Suite(.serialized, .tags(.concurrency)) struct ContinuousFeedTests {
     /// Serves `collection` like a listener, recording each request's path and query; `alter`
     /// may answer a request itself or rewrite it.
     final class RecordingServer: Sendable {

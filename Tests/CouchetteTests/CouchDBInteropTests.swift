@@ -5,7 +5,7 @@ import Testing
 /// The HTTP client (`RemotePeer`, under the ``Replicator``) against responses written by hand from
 /// the CouchDB 3.x API reference — opaque string sequences, `_bulk_get` result shapes, `_local`
 /// revisions — served by a small civetweb fixture server on loopback.
-@Suite(.serialized) struct CouchDBInteropTests {
+@Suite(.serialized, .tags(.concurrency)) struct CouchDBInteropTests {
     /// CouchDB 3.x sequences are opaque strings (`<n>-<base64 of the shard clock>`).
     static let seq1 = "1-g1AAAAFTeJzLYWBg4MhgTmHgzcvPy09JdcjLz8gvLskBCScyJNX___8_K4M5kTEXKMBuZmxgYGpkjKwYh_Y8FiDJ0ACk_kNNSWQAAF5PHRs"
     static let seq2 = "2-g1AAAAFTeJzLYWBg4MhgTmHgzcvPy09JdcjLz8gvLskBCScyJNX___8_K4M5kTEXKMBuZmxgYGpkjKwYh_Y8FiDJ0ACk_kNNSWQAAF5PHRw"

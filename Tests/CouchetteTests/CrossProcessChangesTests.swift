@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// Change feeds and live queries fire for commits made by another process on the same file.
-@Suite struct CrossProcessChangesTests {
+@Suite(.tags(.concurrency)) struct CrossProcessChangesTests {
     private func ids(_ change: QueryChange?) -> [String]? {
         change?.results?.map { $0.string(forKey: "id") ?? "?" }
     }

@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// `collection.documentChanges(for:)`: one event per commit touching that document.
-@Suite struct DocumentChangesTests {
+@Suite(.tags(.concurrency)) struct DocumentChangesTests {
     @Test func onlyTheWatchedDocumentInCommitOrder() async throws {
         try await withDatabase { database, _ in
             let tasks = try await database.createCollection(name: "tasks")

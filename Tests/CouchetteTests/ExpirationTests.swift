@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Couchette
 
-@Suite struct ExpirationTests {
+@Suite(.tags(.concurrency)) struct ExpirationTests {
     @Test func expiredDocumentsAreHiddenAtOnceAndPurgedInTheBackground() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

@@ -2,7 +2,7 @@ import Testing
 @testable import Couchette
 
 /// Queued writes from many tasks are committed in one transaction, each isolated from the others.
-@Suite struct GroupCommitTests {
+@Suite(.tags(.concurrency)) struct GroupCommitTests {
     @Test func queuedWritesShareOneCommitAndFailIndependently() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

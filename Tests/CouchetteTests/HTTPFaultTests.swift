@@ -5,7 +5,7 @@ import Testing
 /// Replication over real HTTP through a ``FaultProxy`` that drops connections at random points
 /// (before a request, inside a request, inside a response, after a response) and delays some:
 /// after every run both databases hold identical documents and revision trees.
-@Suite(.serialized) struct HTTPFaultTests {
+@Suite(.serialized, .tags(.concurrency)) struct HTTPFaultTests {
     static let stress = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1"
 
     /// 8 runs (the 20 under COUCHETTE_STRESS=1, which CI sets), one seed each: a run

@@ -5,7 +5,7 @@ import Testing
 
 /// Replication over real HTTP on loopback: a ``Replicator`` with a ``URLEndpoint`` (the
 /// `RemotePeer` client) against a ``URLEndpointListener`` serving another database.
-@Suite(.serialized) struct HTTPReplicationTests {
+@Suite(.serialized, .tags(.concurrency)) struct HTTPReplicationTests {
     private func httpConfig(_ local: Database, _ url: String, _ type: ReplicatorType) throws -> ReplicatorConfiguration {
         var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: url)!))
         config.addCollection(try local.defaultCollection())

@@ -4,7 +4,7 @@ import Testing
 
 /// A live query over one collection skips re-running after commits whose documents neither
 /// passed WHERE at the last evaluation nor pass it now (see `MatchTracking`).
-@Suite struct LiveQuerySkippingTests {
+@Suite(.tags(.concurrency)) struct LiveQuerySkippingTests {
     private func ids(_ change: QueryChange?) -> [String]? {
         change?.results?.map { $0.string(forKey: "id") ?? "?" }
     }

@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// `query.changes()`: the initial results, then one event per commit that changes them.
-@Suite struct LiveQueryTests {
+@Suite(.tags(.concurrency)) struct LiveQueryTests {
     private static let openTasks = "SELECT meta().id AS id FROM tasks WHERE done = false ORDER BY meta().id"
 
     private func ids(_ change: QueryChange?) -> [String]? {

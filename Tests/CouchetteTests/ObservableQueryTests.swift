@@ -4,7 +4,7 @@ import Testing
 @testable import Couchette
 
 /// `ObservableQuery`: a live query decoded into class models on the main actor.
-@MainActor @Suite struct ObservableQueryTests {
+@MainActor @Suite(.tags(.concurrency)) struct ObservableQueryTests {
     private static let sql = "SELECT meta().id AS id, title, completed FROM tasks ORDER BY title"
 
     @Test func elementsFollowTheDatabase() async throws {

@@ -2,7 +2,7 @@ import Testing
 @testable import Couchette
 
 /// The database's observation task group, where live-query evaluations run.
-@Suite struct ObservationTasksTests {
+@Suite(.tags(.concurrency)) struct ObservationTasksTests {
     @Test func submittedJobsRunAsChildTasks() async {
         let tasks = ObservationTasks()
         let ran = Locked(0)

@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// Checkpoints: `_local` documents in CouchDB's format on both sides, resuming, resetting.
-@Suite struct ReplicationCheckpointTests {
+@Suite(.tags(.concurrency)) struct ReplicationCheckpointTests {
     @Test func aStoppedReplicationResumesWithoutFetchingAnyDocumentTwice() async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(30, prefix: "c", in: try local.defaultCollection())

@@ -4,7 +4,7 @@ import Testing
 
 /// Conflicts made by editing one document on both sides, resolved after pulling, until both
 /// databases hold identical revision trees.
-@Suite struct ReplicationConflictTests {
+@Suite(.tags(.concurrency)) struct ReplicationConflictTests {
     /// Saves `doc` on both sides, replicates it, then edits it differently on each side.
     static func makeConflict(_ local: Database, _ remote: Database, localEdits: Int = 1, remoteEdits: Int = 1) async throws {
         let mine = try local.defaultCollection()

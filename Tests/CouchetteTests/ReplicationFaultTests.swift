@@ -44,7 +44,7 @@ struct FlakyPeer: ReplicationPeer {
     func ensureFullCommit() async throws { try await flaky("ensureFullCommit") { try await base.ensureFullCommit() } }
 }
 
-@Suite struct ReplicationFaultTests {
+@Suite(.tags(.concurrency)) struct ReplicationFaultTests {
     static let stress = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1"
 
     /// Random creates, edits and deletions on one side, from a shared pool of ids (so both sides

@@ -4,7 +4,7 @@ import Testing
 
 /// Replication between two real databases through ``DatabaseEndpoint``: directions, deletions,
 /// purges, filters, streams, pending documents, errors.
-@Suite struct ReplicatorTests {
+@Suite(.tags(.concurrency)) struct ReplicatorTests {
     @Test func pushCopiesEveryDocument() async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(25, prefix: "p", in: try local.defaultCollection())

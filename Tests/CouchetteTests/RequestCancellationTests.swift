@@ -4,7 +4,7 @@ import Testing
 
 /// Cancelling a `RemotePeer` request while its answer arrives (what `Replicator.stop()` does to a
 /// worker mid-request) must end the request, never deadlock inside FoundationNetworking.
-@Suite(.serialized) struct RequestCancellationTests {
+@Suite(.serialized, .tags(.concurrency)) struct RequestCancellationTests {
     @Test func requestsCancelledMidFlightAlwaysEnd() async throws {
         let iterations = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1" ? 2000 : 300
         try await withDatabase("remote") { db, _ in

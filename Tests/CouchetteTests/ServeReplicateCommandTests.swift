@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `couchette serve` and `couchette replicate`, as two processes talking HTTP on loopback.
-@Suite struct ServeReplicateCommandTests {
+@Suite(.tags(.concurrency)) struct ServeReplicateCommandTests {
     @Test func replicateThroughAServedDatabaseThenStopOnInterrupt() async throws {
         let directory = try TemporaryDirectory()
         let source = directory.path + "/source", served = directory.path + "/served", copy = directory.path + "/copy"

@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// Live queries with the same text and parameters share one evaluation per commit.
-@Suite struct SharedLiveQueryTests {
+@Suite(.tags(.concurrency)) struct SharedLiveQueryTests {
     private static let openTasks = "SELECT meta().id AS id FROM tasks WHERE done = $done ORDER BY meta().id"
 
     private func ids(_ change: QueryChange?) -> [String]? {

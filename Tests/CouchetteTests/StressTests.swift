@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// Heavier runs, enabled with `COUCHETTE_STRESS=1` (CI runs them, also under ThreadSanitizer).
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1"))
+@Suite(.tags(.concurrency), .enabled(if: ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1"))
 struct StressTests {
     @Test func readersKeepReadingWhileTheMapGrowsUnderThem() async throws {
         try await withDatabase { database, _ in

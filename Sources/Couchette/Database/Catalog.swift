@@ -12,6 +12,12 @@ struct CollectionSpec: Sendable, Hashable {
 ///
 /// The database actor replaces it after every catalog change; a miss re-reads it from disk, since
 /// another process may have created the collection.
+///
+/// The in-memory list is only a cache: another ``Database`` instance or process may delete a
+/// collection and create one of the same name. Collection numbers are never reused (the
+/// `next-collection` counter only grows), so a number names one incarnation of a collection, and
+/// every write checks the numbers it uses against the catalog stored in its own write transaction
+/// (``load(_:tables:)``, ``checkCurrent(_:in:tables:)``) before touching anything.
 final class Catalog: Sendable {
     static let defaultName = "_default"
 
@@ -42,9 +48,11 @@ final class Catalog: Sendable {
     /// Reads every collection recorded in the `meta` table.
     static func load(_ txn: ReadTransaction, tables: StorageEnvironment.Tables) throws -> [CollectionSpec] {
         var list: [CollectionSpec] = []
+        var numbers: Set<UInt32> = []
         try txn.scan(tables.meta, prefix: StoreLayout.collectionKeyPrefix) { key, value in
             let fullName = String(decoding: key[StoreLayout.collectionKeyPrefix.count...], as: UTF8.self)
-            guard let dot = fullName.firstIndex(of: "."), let number = StoreLayout.decodeUInt32(value) else {
+            guard let dot = fullName.firstIndex(of: "."), let number = StoreLayout.decodeUInt32(value),
+                  numbers.insert(number).inserted else {
                 throw CouchetteError(.corruption, "malformed catalog entry '\(fullName)'")
             }
             list.append(CollectionSpec(scope: String(fullName[..<dot]),
@@ -52,6 +60,19 @@ final class Catalog: Sendable {
             return true
         }
         return list
+    }
+
+    /// Throws `.notOpen` unless `spec` is the collection the stored catalog has under its name in
+    /// this transaction: a `Collection` object that outlived its collection (deleted, perhaps
+    /// re-created, by another instance or process) must not write under a dead number.
+    static func checkCurrent(_ spec: CollectionSpec, in txn: ReadTransaction, tables: StorageEnvironment.Tables) throws {
+        let stored = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: StoreLayout.collectionKey(scope: spec.scope, name: spec.name)))
+        guard stored == spec.number else { throw deleted(spec) }
+    }
+
+    /// The error for a `Collection` object whose collection no longer exists.
+    static func deleted(_ spec: CollectionSpec) -> CouchetteError {
+        CouchetteError(.notOpen, "collection \(spec.fullName) has been deleted")
     }
 
     /// Couchbase Lite's naming rule for scopes and collections: 1–251 characters of

@@ -29,6 +29,10 @@ public struct CouchetteError: Error, Sendable, Equatable, CustomStringConvertibl
         case corruption
         /// The operating system or the storage engine reported an I/O failure.
         case io
+        /// The database reached its maximum size (``DatabaseConfiguration/maximumSize``) or the disk
+        /// is full. Nothing committed is lost; deleting or purging documents and compacting make
+        /// room again.
+        case full
         /// The operation is not supported here.
         case unsupported
         /// The peer refused the credentials.
@@ -46,6 +50,7 @@ public struct CouchetteError: Error, Sendable, Equatable, CustomStringConvertibl
             case .busy: "busy"
             case .corruption: "corruption"
             case .io: "io"
+            case .full: "full"
             case .unsupported: "unsupported"
             case .unauthorized: "unauthorized"
             case .http(let status): "http(\(status))"

@@ -86,8 +86,7 @@ public actor Database {
 
     /// Every scope that holds at least one collection (always including `_default`).
     public nonisolated func scopes() throws -> [Scope] {
-        try core.checkOpen()
-        var names = Set(core.catalog.all.map(\.scope))
+        var names = Set(try core.currentCatalog().map(\.scope))
         names.insert(Catalog.defaultName)
         return names.sorted().map { Scope(name: $0, database: self) }
     }
@@ -96,7 +95,7 @@ public actor Database {
     public nonisolated func scope(name: String) throws -> Scope? {
         try core.checkOpen()
         if name == Catalog.defaultName { return Scope(name: name, database: self) }
-        return core.catalog.all.contains { $0.scope == name } ? Scope(name: name, database: self) : nil
+        return try core.currentCatalog().contains { $0.scope == name } ? Scope(name: name, database: self) : nil
     }
 
     /// The collection `name` in `scope` (default: `_default`), or nil when it does not exist.
@@ -108,9 +107,8 @@ public actor Database {
 
     /// The collections of `scope` (default: `_default`), sorted by name.
     public nonisolated func collections(scope: String? = nil) throws -> [Collection] {
-        try core.checkOpen()
         let scopeName = scope ?? Catalog.defaultName
-        return core.catalog.all.filter { $0.scope == scopeName }.map { Collection(spec: $0, database: self) }
+        return try core.currentCatalog().filter { $0.scope == scopeName }.map { Collection(spec: $0, database: self) }
     }
 
     /// Creates a collection, or returns the existing one of that name.
@@ -143,6 +141,13 @@ public actor Database {
     /// Deletes a collection and all its documents. Deleting a missing collection does nothing;
     /// existing ``Collection`` objects for it throw `.notOpen` afterwards.
     ///
+    /// The same holds for objects of other `Database` instances and processes, even when the
+    /// collection is re-created under the same name (the new one is a different collection): every
+    /// write checks the catalog stored in its own transaction, so a stale object's save throws
+    /// `.notOpen` instead of writing where no one will find it. A stale object's reads never see
+    /// the new collection's documents; until its instance notices the deletion (at its next
+    /// commit) they find nothing, then they throw `.notOpen`.
+    ///
     /// - Throws: `.invalidParameter` for the default collection, which cannot be deleted.
     public func deleteCollection(name: String, scope: String? = nil) throws {
         try core.checkOpen()
@@ -150,8 +155,14 @@ public actor Database {
         if name == Catalog.defaultName && scopeName == Catalog.defaultName {
             throw CouchetteError(.invalidParameter, "the default collection cannot be deleted")
         }
-        guard let spec = try core.spec(scope: scopeName, name: name) else { return }
-        try core.environment.write { txn in try core.store.dropCollection(txn, spec) }
+        let tables = core.environment.tables
+        // Resolved inside the transaction: this instance's cached number may belong to an
+        // incarnation another instance already deleted, and the name to a newer one.
+        try core.environment.write(usingReserve: true) { txn in
+            let key = StoreLayout.collectionKey(scope: scopeName, name: name)
+            guard let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: key)) else { return }
+            try core.store.dropCollection(txn, CollectionSpec(scope: scopeName, name: name, number: number))
+        }
         try core.reloadCatalog()
     }
 
@@ -167,6 +178,9 @@ public actor Database {
 
     /// Commits every queued write in one transaction (group commit), each in a nested transaction
     /// of its own so that one failing write does not undo the others.
+    ///
+    /// When the group does not fit under ``DatabaseConfiguration/maximumSize``, each write is
+    /// committed alone: those that fit are saved, the others get `.full`.
     func commitQueuedWrites() {
         var writes = core.takeQueued()
         guard !writes.isEmpty else { return }
@@ -174,15 +188,38 @@ public actor Database {
             writes += groupCommit.gatherStragglers(from: core)
         }
         defer { groupCommit.committed(writes.count, arrivedMeanwhile: core.queuedCount) }
+        do {
+            try commit(writes)
+        } catch let error as CouchetteError where error.code == .full && writes.count > 1 {
+            for write in writes {
+                do {
+                    try commit([write])
+                } catch {
+                    write.complete(.failure(error))
+                }
+            }
+        } catch {
+            for write in writes { write.complete(.failure(error)) }
+        }
+    }
+
+    /// Commits `writes` in one transaction and completes each with its outcome. Throws (completing
+    /// none) when the transaction as a whole fails.
+    private func commit(_ writes: [PendingWrite]) throws {
         var transactionID: UInt64?
         do {
             try core.checkOpen()
-            let collections = core.catalog.byNumber
             let now = Clock.nowMilliseconds()
             let tables = core.environment.tables
             var summary = CommitSummary()
-            let results = try core.environment.write { txn -> [Result<[WriteOutcome], any Error>] in
+            var storedCatalog: [UInt32: CollectionSpec] = [:]
+            let freesSpace = writes.allSatisfy { $0.operations.allSatisfy(\.freesSpace) }
+            let results = try core.environment.write(usingReserve: freesSpace) { txn -> [Result<[WriteOutcome], any Error>] in
                 summary = CommitSummary()
+                // The catalog as this transaction sees it, not this instance's cached copy: another
+                // instance or process may have deleted (and re-created) a collection meanwhile.
+                let collections = Dictionary(uniqueKeysWithValues: try Catalog.load(txn, tables: tables).map { ($0.number, $0) })
+                storedCatalog = collections
                 let results = try writes.map { write -> Result<[WriteOutcome], any Error> in
                     do {
                         let (outcomes, changes) = try txn.nested { child in
@@ -211,6 +248,9 @@ public actor Database {
                 return results
             }
             transactionID = nil  // committed: the record stays for the monitor
+            if core.catalog.byNumber != storedCatalog {
+                core.catalog.replace(with: Array(storedCatalog.values))  // stale objects now fail their reads too
+            }
             if core.configuration.fullSync { try core.environment.syncToDisk() }
             for (write, result) in zip(writes, results) { write.complete(result) }
             core.observers.publish(summary)
@@ -218,8 +258,7 @@ public actor Database {
             if let transactionID {  // the commit failed: LMDB reuses its id
                 core.externalChanges.forgetOwnCommit(transactionID: transactionID)
             }
-            let wrapped = CouchetteError.wrapping(error)
-            for write in writes { write.complete(.failure(wrapped)) }
+            throw CouchetteError.wrapping(error)
         }
     }
 

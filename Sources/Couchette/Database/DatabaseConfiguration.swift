@@ -1,10 +1,11 @@
 import Foundation
 
-/// Where a database lives and how durable its commits are.
+/// Where a database lives, how durable its commits are and how large it may grow.
 ///
 /// ```swift
 /// var config = DatabaseConfiguration(directory: "/var/lib/myapp")
-/// config.fullSync = true     // survive power loss, at the cost of a second sync per commit
+/// config.fullSync = true               // survive power loss, at the cost of a second sync per commit
+/// config.maximumSize = 512 << 20       // never grow data.mdb beyond 512 MiB
 /// let db = try Database(name: "app", config: config)
 /// ```
 public struct DatabaseConfiguration: Sendable {
@@ -14,10 +15,22 @@ public struct DatabaseConfiguration: Sendable {
     /// meta page is not (`MDB_NOMETASYNC`); a process crash loses nothing, an OS crash can undo at
     /// most the last transaction and never corrupts. true: data and meta synced at every commit.
     public var fullSync: Bool
+    /// The most bytes the database file may take, at least 1 MiB (rounded down to 64 KiB units);
+    /// nil (default): it grows as needed, up to 1 TiB.
+    ///
+    /// A write that does not fit throws ``CouchetteError/Code/full`` and changes nothing; what
+    /// was committed before stays. The last sixteenth of the limit (256 KiB to 64 MiB) is kept for
+    /// deletions and purges, which need room too, so a full database can always be emptied: after
+    /// deleting or purging documents, writes fit again in the space they freed, and
+    /// `performMaintenance(type: .compact)` shrinks the file. When this process already has the
+    /// database open, the first opener's limit applies; the limit bounds this process's growth of
+    /// the file, not another process's.
+    public var maximumSize: Int?
 
     public init(directory: String? = nil) {
         self.directory = directory ?? FileManager.default.currentDirectoryPath
         self.fullSync = false
+        self.maximumSize = nil
     }
 }
 

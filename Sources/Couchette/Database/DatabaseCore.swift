@@ -26,7 +26,10 @@ final class DatabaseCore: Sendable {
         self.name = name
         self.path = path
         self.configuration = configuration
-        environment = try EnvironmentRegistry.shared.acquire(path: path)
+        if let maximum = configuration.maximumSize, maximum < SizeLimit.minimum {
+            throw CouchetteError(.invalidParameter, "maximumSize \(maximum) is too small: at least \(SizeLimit.minimum) bytes")
+        }
+        environment = try EnvironmentRegistry.shared.acquire(path: path, sizeLimit: SizeLimit(maximum: configuration.maximumSize))
         indexes = IndexRegistry(tables: environment.tables)
         store = DocumentStore(tables: environment.tables, indexes: indexes)
         do {
@@ -99,21 +102,24 @@ final class DatabaseCore: Sendable {
         isOpen.exchange(false, ordering: .acquiringAndReleasing)
     }
 
-    /// Looks a collection up, re-reading the catalog once on a miss (another process may have
-    /// created it).
+    /// Looks a collection up in the stored catalog (another instance or process may have created,
+    /// deleted or re-created it since this one last looked).
     func spec(scope: String, name: String) throws -> CollectionSpec? {
+        try currentCatalog().first { $0.scope == scope && $0.name == name }
+    }
+
+    /// Every collection, re-read from the file: for the look-ups users make by name, which must
+    /// not answer from a cache another instance or process has made stale.
+    func currentCatalog() throws -> [CollectionSpec] {
         try checkOpen()
-        if let spec = catalog.lookup(scope: scope, name: name) { return spec }
         try reloadCatalog()
-        return catalog.lookup(scope: scope, name: name)
+        return catalog.all
     }
 
     /// Throws `.notOpen` when the database is closed or the collection was deleted.
     func checkUsable(_ spec: CollectionSpec) throws {
         try checkOpen()
-        guard catalog.contains(spec) else {
-            throw CouchetteError(.notOpen, "collection \(spec.fullName) has been deleted")
-        }
+        guard catalog.contains(spec) else { throw Catalog.deleted(spec) }
     }
 
     /// Runs a read in its own snapshot, outside the actor.

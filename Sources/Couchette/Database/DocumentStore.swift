@@ -75,9 +75,7 @@ struct DocumentStore: Sendable {
     /// when concurrency control refuses. Every changed document is recorded in the context.
     func apply(_ operation: WriteOperation, in context: WriteContext) throws -> WriteOutcome {
         func checkExists(_ collection: CollectionSpec) throws {
-            guard context.collections[collection.number] == collection else {
-                throw CouchetteError(.notOpen, "collection \(collection.fullName) has been deleted")
-            }
+            guard context.collections[collection.number] == collection else { throw Catalog.deleted(collection) }
         }
         let txn = context.txn
         switch operation {

@@ -15,6 +15,15 @@ enum WriteOperation: Sendable {
     /// Writes (nil body: removes) a `_local` document: not replicated, no sequence. The body is
     /// encoded in the transaction, which adds its new `_rev` (see ``LocalRevisionCondition``).
     case putLocal(CollectionSpec, id: String, body: Value?, condition: LocalRevisionCondition)
+
+    /// Whether the operation removes more than it adds: such writes may use the room kept for
+    /// them under ``DatabaseConfiguration/maximumSize``.
+    var freesSpace: Bool {
+        switch self {
+        case .delete, .purge, .purgeExpired: true
+        case .save, .setExpiration, .graft, .resolveConflict, .putLocal: false
+        }
+    }
 }
 
 /// A revision as replication delivers it: body already encoded, history newest first starting

@@ -50,7 +50,11 @@ extension Database {
     func createIndex(_ name: String, _ configuration: any IndexConfiguration, in spec: CollectionSpec) async throws {
         try core.checkUsable(spec)
         let indexes = core.indexes
-        guard let definition = try core.environment.write({ txn in try indexes.define(txn, spec, name, configuration) }) else { return }
+        let tables = core.environment.tables
+        guard let definition = try core.environment.write({ txn in
+            try Catalog.checkCurrent(spec, in: txn, tables: tables)
+            return try indexes.define(txn, spec, name, configuration)
+        }) else { return }
         try await build(name, definition, in: spec)
     }
 
@@ -62,7 +66,10 @@ extension Database {
         repeat {
             try core.checkUsable(spec)
             let after = position
-            position = try core.environment.write { txn in try indexes.buildStep(txn, spec, name, definition, after: after) }
+            position = try core.environment.write { txn in
+                try Catalog.checkCurrent(spec, in: txn, tables: core.environment.tables)
+                return try indexes.buildStep(txn, spec, name, definition, after: after)
+            }
             if position != nil { await Task.yield() }
         } while position != nil
     }
@@ -70,7 +77,10 @@ extension Database {
     func deleteIndex(_ name: String, in spec: CollectionSpec) async throws {
         try core.checkUsable(spec)
         let indexes = core.indexes
-        _ = try core.environment.write { txn in try indexes.delete(txn, spec, name) }
+        _ = try core.environment.write(usingReserve: true) { txn in
+            try Catalog.checkCurrent(spec, in: txn, tables: core.environment.tables)
+            return try indexes.delete(txn, spec, name)
+        }
     }
 
     /// Rebuilds every index of every collection (`performMaintenance(type: .reindex)`).

@@ -62,12 +62,12 @@ struct ReplicationWorker: Sendable {
         }
     }
 
-    /// Network trouble and busy servers are retried; refused credentials, missing databases and
-    /// bad data are not.
+    /// Network trouble, busy servers and a full local database (room may be made) are retried;
+    /// refused credentials, missing databases and bad data are not.
     static func isTransient(_ error: any Error) -> Bool {
         guard let error = error as? CouchetteError else { return true }
         switch error.code {
-        case .io, .busy, .conflict: return true
+        case .io, .busy, .conflict, .full: return true
         case .http(let status): return status >= 500 || status == 408 || status == 429
         default: return false
         }

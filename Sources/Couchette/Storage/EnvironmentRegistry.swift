@@ -14,14 +14,16 @@ final class EnvironmentRegistry: Sendable {
 
     private let entries = Locked<[String: Entry]>([:])
 
-    func acquire(path: String) throws -> StorageEnvironment {
+    /// The environment at `path`, opened with `sizeLimit` unless this process already has it open
+    /// (then the first opener's limit stays).
+    func acquire(path: String, sizeLimit: SizeLimit = SizeLimit(maximum: nil)) throws -> StorageEnvironment {
         try entries.withLock { entries in
             if var entry = entries[path] {
                 entry.openers += 1
                 entries[path] = entry
                 return entry.environment
             }
-            let environment = try StorageEnvironment(path: path)
+            let environment = try StorageEnvironment(path: path, sizeLimit: sizeLimit)
             entries[path] = Entry(environment: environment, openers: 1)
             return environment
         }

@@ -7,9 +7,14 @@ import Glibc
 /// One LMDB environment: the folder `<name>.couchette/` with `data.mdb` and `lock.mdb`.
 ///
 /// It owns the map-growth gate (see ``ResizeGate``) and hides `MDB_MAP_FULL` and `MDB_MAP_RESIZED`
-/// from everything above it: ``write(_:)`` grows the map and re-runs its body, so bodies must derive
-/// everything from the transaction they are given. Read transactions use `MDB_NOTLS`, so any thread
-/// may read while another writes.
+/// from everything above it: ``write(usingReserve:_:)`` grows the map and re-runs its body, so bodies
+/// must derive everything from the transaction they are given. Read transactions use `MDB_NOTLS`,
+/// so any thread may read while another writes.
+///
+/// Growth stops at ``sizeLimit``: a write that needs more throws `.full`. The last part of the
+/// limit (``SizeLimit/reserve``) is kept for writes that free space (deletions, purges), since in
+/// LMDB even a deletion must write new copies of the pages it changes: a database that filled up
+/// can always be emptied again.
 ///
 /// LMDB forbids opening one environment twice in a process, so instances come from
 /// ``EnvironmentRegistry``, which shares one per path.
@@ -24,6 +29,8 @@ final class StorageEnvironment: @unchecked Sendable {
     /// Whether ``close()`` closed `lockFile` (also changed only under `gate`).
     private var isLockReleased = false
     private let gate = ResizeGate()
+    /// How far the map may grow (fixed at creation).
+    let sizeLimit: SizeLimit
     private let lockFile: Int32
     /// Reset read transactions kept for reuse (`mdb_txn_renew` is much cheaper than a new
     /// transaction). They hold no snapshot; all are aborted before the map or file changes.
@@ -54,10 +61,10 @@ final class StorageEnvironment: @unchecked Sendable {
     }
 
     static let initialMapSize = 64 << 20
-    static let maximumMapSize = 1 << 40
 
-    init(path: String) throws {
+    init(path: String, sizeLimit: SizeLimit = SizeLimit(maximum: nil)) throws {
         self.path = path
+        self.sizeLimit = sizeLimit
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try? FileManager.default.removeItem(atPath: path + "/compact.tmp")  // left by a crash mid-compaction
         lockFile = open(path + "/couchette.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
@@ -66,7 +73,8 @@ final class StorageEnvironment: @unchecked Sendable {
         }
         flock(lockFile, LOCK_SH)
         do {
-            env = try Self.openEnvironment(at: path)
+            try DataFileCheck.verify(folder: path)  // before LMDB maps a file that could crash it
+            env = try Self.openEnvironment(at: path, mapSize: min(Self.initialMapSize, sizeLimit.forWrites))
             tables = try Self.openTables(env)
         } catch {
             Glibc.close(lockFile)
@@ -82,14 +90,15 @@ final class StorageEnvironment: @unchecked Sendable {
         if !isLockReleased { Glibc.close(lockFile) }
     }
 
-    private static func openEnvironment(at path: String) throws -> OpaquePointer {
+    /// Opens the environment with a map of `mapSize` bytes (LMDB raises it to what the file uses).
+    private static func openEnvironment(at path: String, mapSize: Int) throws -> OpaquePointer {
         var handle: OpaquePointer?
         try StorageError.check(mdb_env_create(&handle), "creating environment")
         guard let handle else { throw StorageError.lmdb(code: ENOMEM, operation: "creating environment") }
         do {
             try StorageError.check(mdb_env_set_maxdbs(handle, MDB_dbi(Tables.names.count + 2)), "setting maxdbs")
             try StorageError.check(mdb_env_set_maxreaders(handle, 512), "setting maxreaders")
-            try StorageError.check(mdb_env_set_mapsize(handle, initialMapSize), "setting map size")
+            try StorageError.check(mdb_env_set_mapsize(handle, mapSize), "setting map size")
             // Durability: data pages are synced at each commit; the meta page is synced only when
             // the database asks for full sync (see DatabaseConfiguration.fullSync).
             let flags = UInt32(MDB_NOTLS | MDB_NOMETASYNC | MDB_NORDAHEAD)
@@ -176,10 +185,16 @@ final class StorageEnvironment: @unchecked Sendable {
     }
 
     /// Runs `body` in a write transaction and commits it. If the map fills up, the transaction is
-    /// aborted, the map grown and `body` run again from the start.
+    /// aborted, the map grown and `body` run again from the start; once the map has reached
+    /// ``sizeLimit`` it throws `.full` instead.
+    ///
+    /// `usingReserve` lets the map grow into ``SizeLimit/reserve``: only for writes that free
+    /// space (deleting, purging), so that a full database can still be emptied. The map shrinks
+    /// back afterwards, so other writes never use the reserve.
     ///
     /// The transaction begins and commits on the calling thread within this call, as LMDB requires.
-    func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+    func write<R>(usingReserve: Bool = false, _ body: (WriteTransaction) throws -> R) throws -> R {
+        defer { if usingReserve { shrinkMapToWriteLimit() } }
         while true {
             do {
                 return try gate.withShared {
@@ -197,7 +212,7 @@ final class StorageEnvironment: @unchecked Sendable {
                     return result
                 }
             } catch StorageError.mapFull {
-                try growMap()
+                try growMap(usingReserve: usingReserve)
             } catch StorageError.mapResized {
                 try adoptNewMapSize()
             } catch let error as StorageError {
@@ -241,16 +256,36 @@ final class StorageEnvironment: @unchecked Sendable {
         }
     }
 
-    private func growMap() throws {
+    private func growMap(usingReserve: Bool) throws {
         try gate.withExclusive {
+            try checkOpen()
             dropIdleReaders()
             var info = MDB_envinfo()
             mdb_env_info(env, &info)
-            guard info.me_mapsize < Self.maximumMapSize else {
-                throw CouchetteError(.io, "database at \(path) reached the maximum size of \(Self.maximumMapSize) bytes")
-            }
+            let limit = usingReserve ? sizeLimit.maximum : sizeLimit.forWrites
+            guard info.me_mapsize < limit else { throw sizeLimit.fullError(path) }
             let step = min(info.me_mapsize, 1 << 30)  // double small maps, then grow by 1 GiB
-            try StorageError.check(mdb_env_set_mapsize(env, info.me_mapsize + step), "growing the map")
+            try StorageError.check(mdb_env_set_mapsize(env, min(info.me_mapsize + step, limit)), "growing the map")
+        }
+    }
+
+    /// Takes the map back below the reserve after a write that was allowed into it (LMDB keeps
+    /// it at least as large as the file's used pages).
+    private func shrinkMapToWriteLimit() {
+        let grown = gate.withShared { () -> Bool in
+            guard !isClosed else { return false }
+            var info = MDB_envinfo()
+            mdb_env_info(env, &info)
+            return info.me_mapsize > sizeLimit.forWrites
+        }
+        guard grown else { return }
+        gate.withExclusive {
+            guard !isClosed else { return }
+            var info = MDB_envinfo()
+            mdb_env_info(env, &info)
+            guard info.me_mapsize > sizeLimit.forWrites else { return }
+            dropIdleReaders()
+            mdb_env_set_mapsize(env, sizeLimit.forWrites)  // best effort: a failure leaves it larger
         }
     }
 
@@ -297,7 +332,7 @@ final class StorageEnvironment: @unchecked Sendable {
             // rename(2) is atomic: after a crash either the old or the compacted file is in place.
             let renamed = rename(temporary + "/data.mdb", path + "/data.mdb")
             try? FileManager.default.removeItem(atPath: temporary)
-            env = try Self.openEnvironment(at: path)
+            env = try Self.openEnvironment(at: path, mapSize: min(Self.initialMapSize, sizeLimit.forWrites))
             isClosed = false
             guard try Self.openTables(env) == tables else {
                 throw CouchetteError(.corruption, "table handles changed while compacting \(path)")

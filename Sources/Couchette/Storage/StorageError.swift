@@ -1,4 +1,7 @@
 import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Failures from the LMDB layer, before they are translated into ``CouchetteError``.
 enum StorageError: Error {
@@ -30,6 +33,8 @@ enum StorageError: Error {
                 return CouchetteError(.corruption, "\(operation): \(text)")
             case MDB_READERS_FULL, MDB_TXN_FULL:
                 return CouchetteError(.busy, "\(operation): \(text)")
+            case ENOSPC, EDQUOT:
+                return CouchetteError(.full, "\(operation): \(text)")
             default:
                 return CouchetteError(.io, "\(operation): \(text)")
             }

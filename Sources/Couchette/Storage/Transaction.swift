@@ -77,9 +77,17 @@ class ReadTransaction {
     }
 
     /// Visits every entry whose key starts with `prefix`.
+    ///
+    /// Callers slice keys past the prefix, so a key without it — only a damaged page can make LMDB
+    /// return one inside the range — is `.corruption`, never handed on.
     func scan(_ table: Table, prefix: [UInt8],
               _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
-        try scan(table, from: prefix, to: KeyEncoding.successor(ofPrefix: prefix), body)
+        try scan(table, from: prefix, to: KeyEncoding.successor(ofPrefix: prefix)) { key, value in
+            guard key.count >= prefix.count, key.starts(with: prefix) else {
+                throw CouchetteError(.corruption, "table \(table.name) returned a key outside the range scanned: a damaged page")
+            }
+            return try body(key, value)
+        }
     }
 
     /// The first entry at or after `key`, if any.

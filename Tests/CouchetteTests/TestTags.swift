@@ -1,0 +1,10 @@
+import Testing
+
+extension Tag {
+    /// Suites whose code runs on more than one thread, task or process at once: writers and
+    /// readers, change feeds, live queries, replication, the listener, child processes. CI runs
+    /// every suite with this tag a second time under ThreadSanitizer
+    /// (`swift test --sanitize=thread --filter tag:concurrency`), so a new suite of that kind
+    /// must carry it.
+    @Tag static var concurrency: Self
+}
