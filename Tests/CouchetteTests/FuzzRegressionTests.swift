@@ -4,7 +4,7 @@ import Testing
 
 /// Inputs the fuzz harnesses (`scripts/fuzz`) found or that pin down what they check, replayed
 /// through the same ``FuzzHarness`` entry points and the APIs under them.
-@Suite struct FuzzRegressionTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct FuzzRegressionTests {
     // MARK: - Binary values
 
     /// A narrow array header (tag, u16 size, u16 count) followed by `slots` offsets.

@@ -5,7 +5,7 @@ import Testing
 /// `_local` documents over the listener: revisions `0-1`, `0-2`, … and the standard-document
 /// `_rev` rules CouchDB's API reference gives them ("identical to storing a standard document"),
 /// `DELETE`, and the checkpoint writers (in-process and `RemotePeer`) keeping up with them.
-@Suite(.serialized, .tags(.concurrency)) struct LocalDocumentTests {
+@Suite(.serialized, .tags(.concurrency, .sanitizeAddress)) struct LocalDocumentTests {
     @Test func revisionsAdvanceAndStaleRevisionsConflict() async throws {
         try await withDatabase("db") { db, _ in
             try await withListener([try db.defaultCollection()]) { _, base in
