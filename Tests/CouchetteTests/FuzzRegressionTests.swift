@@ -5,6 +5,33 @@ import Testing
 /// Inputs the fuzz harnesses (`scripts/fuzz`) found or that pin down what they check, replayed
 /// through the same ``FuzzHarness`` entry points and the APIs under them.
 @Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct FuzzRegressionTests {
+    // MARK: - Seeds
+
+    /// Every target's harness runs its first seeds (made from the fixtures) to the end: the
+    /// corpora `scripts/fuzz` starts from exist and pass the harness's own checks.
+    @Test(arguments: [FuzzTarget.json, .binary, .listener, .document])
+    func seedsFromTheFixturesPassTheHarness(target: FuzzTarget) async throws {
+        let seeds = FuzzHarness.seeds(for: target, fixtures: Fixtures.path(""))
+        #expect(seeds.count > 100)
+        let directory = try TemporaryDirectory()
+        let harness = try await FuzzHarness(target: target, directory: directory.path)
+        for seed in seeds.prefix(150) { await harness.run(seed) }
+        try await harness.close()
+    }
+
+    /// The listener input layout: request line, headers, blank line, body.
+    @Test func listenerInputsSplitIntoRequests() {
+        let request = FuzzHarness.request(from: Array("POST /db/_changes?feed=longpoll&timeout=60000\nContent-Type: application/json\nX-A:b:c\n\n{\"x\":1}".utf8))
+        #expect(request.method == "POST")
+        #expect(request.path == "/db/_changes")
+        #expect(request.query["feed"] == "longpoll")
+        #expect(request.query["timeout"] == "10")
+        #expect(request.header("content-type") == "application/json")
+        #expect(request.header("x-a") == "b:c")
+        #expect(String(decoding: request.body, as: UTF8.self) == #"{"x":1}"#)
+        #expect(FuzzHarness.request(from: []).path == "/")
+    }
+
     // MARK: - Binary values
 
     /// A narrow array header (tag, u16 size, u16 count) followed by `slots` offsets.
