@@ -31,8 +31,8 @@ protocol ForwardingPeer: ReplicationPeer {
 extension ForwardingPeer {
     var identifier: String { base.identifier }
     func info() async throws -> PeerInfo { try await base.info() }
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
-        try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+        try await base.changes(since: since, limit: limit, documentIDs: documentIDs, selector: selector, wait: wait)
     }
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] { try await base.revsDiff(revisions) }
     func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] { try await base.bulkGet(requests) }

@@ -31,7 +31,9 @@ final class RemotePeer: ReplicationPeer {
     /// ``ReplicatorConfiguration/streamsChanges``); false once the server showed it cannot
     /// stream `_changes`: long polls from then on.
     let streamsChanges: Locked<Bool>
-    /// `_rev`s of `_local` documents as last read or written: CouchDB refuses an update without it.
+    /// `_rev`s of `_local` documents as last read or written. CouchDB 3.x checks none (it stores
+    /// `0-(N+1)` for the `0-N` sent), but servers that follow its API reference (PouchDB) refuse
+    /// an update without the current one.
     private let localRevisions = Locked<[String: String]>([:])
 
     /// - Parameters:
@@ -108,8 +110,8 @@ final class RemotePeer: ReplicationPeer {
         return PeerInfo(name: name, updateSequence: sequence)
     }
 
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
-        if case .longpoll(let timeout) = wait, documentIDs == nil,
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+        if case .longpoll(let timeout) = wait, documentIDs == nil, selector == nil,
            let streamed = try await continuousChanges(since: since, limit: limit, timeout: timeout) {
             return streamed
         }
@@ -123,7 +125,15 @@ final class RemotePeer: ReplicationPeer {
             timeout = Double(milliseconds) / 1000 + 30
         }
         let json: Value
-        if let documentIDs {
+        if let selector {
+            // CouchDB filters with one filter only: document ids join the selector as an `_id` condition.
+            var condition = selector.source
+            if let documentIDs {
+                condition = .dictionary(["$and": .array([condition, .dictionary(["_id": .dictionary(["$in": .array(documentIDs.map(Value.string))])])])])
+            }
+            query.append(("filter", "_selector"))
+            json = try await send("POST", "/_changes", query: query, body: .dictionary(["selector": condition]), timeout: timeout)
+        } else if let documentIDs {
             query.append(("filter", "_doc_ids"))
             json = try await send("POST", "/_changes", query: query,
                                   body: .dictionary(["doc_ids": .array(documentIDs.map(Value.string))]), timeout: timeout)
@@ -252,7 +262,8 @@ final class RemotePeer: ReplicationPeer {
         }
         guard case .dictionary(var object) = json else { return nil }
         if case .string(let rev)? = object.removeValue(forKey: "_rev") { localRevisions.withLock { $0[id] = rev } }
-        object.removeValue(forKey: "_id")
+        // Meta fields (`_id`, `_revisions` from a server that keeps them) are not checkpoint data.
+        for key in object.keys where key.hasPrefix("_") { object.removeValue(forKey: key) }
         return .dictionary(object)
     }
 

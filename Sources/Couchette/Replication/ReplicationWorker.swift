@@ -26,7 +26,8 @@ struct ReplicationWorker: Sendable {
         replicationID = Checkpoint.replicationID(
             localUUID: try link.collection.core.uuid(), collection: link.collection.fullName,
             remote: link.remote.identifier, isPush: isPush, documentIDs: link.config.documentIDs,
-            hasFilter: (isPush ? link.config.pushFilter : link.config.pullFilter) != nil)
+            hasFilter: (isPush ? link.config.pushFilter : link.config.pullFilter) != nil,
+            selector: isPush ? nil : link.pullSelector?.source)
     }
 
     /// Where the worker is, kept across retries of one run.
@@ -119,7 +120,8 @@ struct ReplicationWorker: Sendable {
     private func nextPage(since: Value?, caughtUp: Bool) async throws -> PeerChanges {
         if caughtUp { state.setActivity(replicator, worker: number, .idle) }
         let wait: ChangesWait = caughtUp ? .longpoll(timeout: .seconds(min(max(config.heartbeat, 1), 60))) : .normal
-        return try await source.changes(since: since, limit: config.batchSize, documentIDs: link.config.documentIDs, wait: wait)
+        return try await source.changes(since: since, limit: config.batchSize, documentIDs: link.config.documentIDs,
+                                        selector: isPush ? nil : link.pullSelector, wait: wait)
     }
 
     /// Moves the revisions of one page of changes that the target lacks.
