@@ -67,7 +67,7 @@ import Testing
     }
 
     /// 200,000 nested one-element arrays (2.6 MB, beyond what any writer makes) overflowed the
-    /// stack of every recursive reader; nothing below 512 levels is reached now.
+    /// stack of every recursive reader; a container below 512 levels reads as empty now.
     @Test func damagedNestingDeeperThanAnyWriterMakesStopsAtTheLimit() {
         let levels = 200_000
         var bytes = [UInt8](repeating: 0, count: levels * 13 + 1)
@@ -87,8 +87,8 @@ import Testing
             depth += 1
             current = first
         }
-        #expect(depth == ValueEncoder.maximumDepth + 1)
-        #expect(current == .null)
+        #expect(depth == ValueEncoder.maximumDepth)
+        #expect(current == .array([]))
         _ = ValueConversion.plain(root)
         _ = Document(id: "deep", revisionID: nil, sequence: 0, body: bytes).toJSON()
     }
@@ -135,7 +135,7 @@ import Testing
             let message = await expectCouchetteError(.invalidParameter) {
                 try await collection.save(document: stored.toMutable().setString("x", forKey: "edit"))
             }
-            #expect(message?.contains("highest generation") == true)
+            #expect(message?.contains("the highest") == true)
             await expectCouchetteError(.invalidParameter) { try await collection.delete(document: stored) }
             let after = try #require(try await collection.document(id: "top"))
             #expect(after.revisionID == top)

@@ -5,14 +5,19 @@ import CCrypto
 /// The digest is MD5 (as CouchDB uses) over the deleted flag, the parent revision id and the
 /// canonical body bytes, so the same edit made on two peers yields the same revision id.
 enum RevisionID {
-    /// The highest generation accepted (what the packed form holds). A peer's id beyond it is
-    /// malformed: the next edit could not count past it (`Int.max + 1` traps).
+    /// The highest generation accepted or made: what the stored binary form holds (32 bits).
+    /// Ids from peers above it are refused at the door (``generation(of:)`` is nil for them), so a
+    /// peer cannot hand over a revision whose next edit would overflow.
     static let maximumGeneration = Int(UInt32.max)
 
-    /// The id of the revision that follows `parent` (nil: a first revision). Writers check
-    /// ``checkCanFollow(_:)`` first: past ``maximumGeneration`` the id would not read back.
-    static func make(parent: String?, deleted: Bool, body: [UInt8]) -> String {
-        let generation = (parent.flatMap(generation(of:)) ?? 0) + 1
+    /// The id of a new revision of `parent` (nil: a new document).
+    /// - Throws: `.invalidParameter` when `parent` is already at ``maximumGeneration``.
+    static func make(parent: String?, deleted: Bool, body: [UInt8]) throws -> String {
+        let parentGeneration = parent.flatMap(generation(of:)) ?? 0
+        guard parentGeneration < maximumGeneration else {
+            throw CouchetteError(.invalidParameter, "revision \(parent ?? "") is at generation \(maximumGeneration), the highest: the document cannot be edited further")
+        }
+        let generation = parentGeneration + 1
         var input: [UInt8] = [deleted ? 1 : 0]
         let parentBytes = Array((parent ?? "").utf8)
         input.append(UInt8(truncatingIfNeeded: parentBytes.count))
@@ -21,18 +26,17 @@ enum RevisionID {
         return "\(generation)-" + hex(md5(input))
     }
 
-    /// - Throws: `.invalidParameter` when `parent` is at ``maximumGeneration``: no revision can
-    ///   follow it (only a peer can have sent such an id; none is made by editing).
-    static func checkCanFollow(_ parent: String?) throws {
-        guard let parent, let generation = generation(of: parent), generation >= maximumGeneration else { return }
-        throw CouchetteError(.invalidParameter, "revision \(parent) is at the highest generation (\(maximumGeneration)): no revision can follow it")
-    }
-
-    /// The generation number (the part before the dash), or nil when `revisionID` is malformed
-    /// (including a generation above ``maximumGeneration``).
+    /// The generation number (the part before the dash), or nil when `revisionID` is malformed:
+    /// not decimal digits, 0, or above ``maximumGeneration``. Every revision id received from a
+    /// peer passes through here before it is stored.
     static func generation(of revisionID: String) -> Int? {
-        guard let dash = revisionID.firstIndex(of: "-") else { return nil }
-        return Int(revisionID[..<dash]).flatMap { $0 > 0 && $0 <= maximumGeneration ? $0 : nil }
+        guard let dash = revisionID.utf8.firstIndex(of: UInt8(ascii: "-")) else { return nil }
+        let digits = revisionID.utf8[..<dash]
+        // At most 10 digits (UInt32.max has 10), so the sum below cannot overflow.
+        guard !digits.isEmpty, digits.count <= 10,
+              digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        let number = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        return (1...maximumGeneration).contains(number) ? number : nil
     }
 
     /// The digest part (after the dash).

@@ -3,17 +3,15 @@
 /// Looking up one property costs a binary search over the dictionary's offset table; nothing else
 /// of the body is decoded. Reads are bounds-checked: damaged bytes read as MISSING, never crash.
 ///
-/// Damaged bytes also cannot make a walk over the value (``decode()``, conversions, queries)
-/// take more than linear time or deep recursion: a child is only reached when it lies wholly in
-/// its own slot's window (from its offset to the next slot's, the last one to the container's
-/// end), so children never overlap or share bytes and a value has at most as many parts as
-/// bytes; and nothing deeper than ``ValueEncoder/maximumDepth`` containers is reached, the limit
-/// every writer enforces.
+/// Every value knows how deep it sits: the encoder never nests deeper than
+/// ``ValueEncoder/maximumDepth``, so containers below that depth can only come from damaged bytes
+/// and read as empty. Everything that walks a value recursively (decoding, comparing, hashing,
+/// converting) is thereby bounded, whatever the bytes say.
 struct EncodedValue: Sendable {
     let bytes: [UInt8]
     let offset: Int
-    /// How many containers enclose this value.
-    private let depth: Int
+    /// Nesting level: 0 for the value the bytes were opened at.
+    let depth: Int
 
     init(bytes: [UInt8], offset: Int = 0) {
         self.init(bytes: bytes, offset: offset, depth: 0)
@@ -37,7 +35,7 @@ struct EncodedValue: Sendable {
     /// capped at the number of offset slots the bytes can hold.
     var count: Int {
         let dictionary = isDictionary
-        guard dictionary || isArray else { return 0 }
+        guard dictionary || isArray, depth < ValueEncoder.maximumDepth else { return 0 }
         let width = ValueTag.fieldWidth(narrow: isNarrow)
         guard let stored = unsigned(at: offset + 1 + width, width: width) else { return 0 }
         let entrySize = width * (dictionary ? 2 : 1)
@@ -106,7 +104,7 @@ struct EncodedValue: Sendable {
         let header = ValueTag.headerSize(narrow: narrow)
         let slots = count * (isDictionary ? 2 : 1)
         let contentStart = header + slots * width
-        guard depth < ValueEncoder.maximumDepth, index >= 0, index < slots,
+        guard index >= 0, index < slots,
               let size = unsigned(at: offset + 1, width: width), size <= bytes.count - offset,
               let start = unsigned(at: offset + header + index * width, width: width), start >= contentStart,
               let end = index + 1 < slots ? unsigned(at: offset + header + (index + 1) * width, width: width) : size,
