@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "todo-models-example", targets: ["TodoModelsExample"]),
         .executable(name: "todo", targets: ["TodoExample"]),
         .executable(name: "couchette-bench", targets: ["CouchetteBench"]),
+        .executable(name: "couchette-fuzz", targets: ["CouchetteFuzz"]),
     ],
     targets: [
         // System libraries from Debian packages; nothing is vendored.
@@ -61,6 +62,13 @@ let package = Package(
             name: "CouchetteBench",
             dependencies: ["CouchetteBenchmarks"],
             path: "Sources/couchette-bench"
+        ),
+        // The libFuzzer harness: `scripts/fuzz TARGET [SECONDS]` builds it with the fuzzer and
+        // AddressSanitizer; the plain build replays inputs (see Sources/couchette-fuzz).
+        .executableTarget(
+            name: "CouchetteFuzz",
+            dependencies: ["Couchette"],
+            path: "Sources/couchette-fuzz"
         ),
         .executableTarget(
             name: "TasksExample",

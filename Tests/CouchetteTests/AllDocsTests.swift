@@ -4,7 +4,7 @@ import Testing
 
 /// `GET|POST /{db}/_all_docs` on the listener: `keys` (rows in their order, `not_found` and
 /// deleted rows as CouchDB writes them), `include_docs`, ranges, paging, direction.
-@Suite(.serialized, .tags(.concurrency)) struct AllDocsTests {
+@Suite(.serialized, .tags(.concurrency, .sanitizeAddress)) struct AllDocsTests {
     private static func encoded(_ json: String) -> String {
         json.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
     }

@@ -5,7 +5,7 @@ import Testing
 /// Until attachments are stored, a document that has some is refused on its own with a status
 /// CouchDB's replicator skips (415 for its `multipart/related` PUT, 403 `forbidden` for JSON),
 /// never with one that ends the replication; the other documents still land.
-@Suite(.tags(.concurrency)) struct AttachmentRefusalTests {
+@Suite(.tags(.concurrency, .sanitizeAddress)) struct AttachmentRefusalTests {
     @Test func theMultipartPutCouchDBsReplicatorSendsIsRefusedWith415() async throws {
         let exchanges = try Transcript.load("b01-replicate-initial")
         let multipart = exchanges.filter { $0.method == "PUT" && ($0.requestHeaders["Content-Type"] ?? "").hasPrefix("multipart/related") }

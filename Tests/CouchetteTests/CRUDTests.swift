@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Couchette
 
-@Suite(.tags(.concurrency)) struct CRUDTests {
+@Suite(.tags(.concurrency, .sanitizeAddress)) struct CRUDTests {
     @Test func saveReadUpdateDelete() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

@@ -1,7 +1,7 @@
 import Testing
 @testable import Couchette
 
-@Suite struct CollectionTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct CollectionTests {
     @Test func defaultScopeAndCollectionAlwaysExist() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

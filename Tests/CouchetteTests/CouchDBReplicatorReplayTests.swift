@@ -14,7 +14,7 @@ import Testing
 /// request becomes Couchette's sequence for the `last_seq` CouchDB had answered. The listener
 /// requires a login, so the replicator's form login to `/_session` and the cookie it then sends
 /// are replayed too; the continuous feed stays open while the other requests go on, as it did.
-@Suite(.serialized, .tags(.concurrency)) struct CouchDBReplicatorReplayTests {
+@Suite(.serialized, .tags(.concurrency, .sanitizeAddress)) struct CouchDBReplicatorReplayTests {
     /// Runs one and two, the listener restarted (a new port, new sessions; the same databases),
     /// then runs three and four: CouchDB's replicator failed from its third run before.
     @Test func fourRunsInARowAnswerAsCouchDBDid() async throws {

@@ -6,7 +6,7 @@ import Testing
 /// open instead of killing the process inside LMDB (SIGBUS past the end of the file, SIGFPE on a
 /// zero page size). Each damaged file is first opened by a child process (`couchette check`), so a
 /// crash shows as a failed test rather than taking the suite down.
-@Suite struct DamagedFileTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct DamagedFileTests {
     /// A database of 400 documents of 1.5 KB (about 1 MB), closed; returns its folder.
     private func healthyDatabase(in directory: TemporaryDirectory) async throws -> String {
         let database = try directory.open("damaged")

@@ -4,7 +4,7 @@ import Testing
 
 /// `_design/` documents are kept and replicated but are not data: SQL++ `FROM` leaves them out
 /// (as CouchDB's Mango does), `document(id:)` still reads them.
-@Suite(.tags(.concurrency)) struct DesignDocumentTests {
+@Suite(.tags(.concurrency, .sanitizeAddress)) struct DesignDocumentTests {
     @Test func queriesSkipDesignDocumentsWhichStillReadById() async throws {
         try await withDatabase { db, _ in
             let collection = try db.defaultCollection()

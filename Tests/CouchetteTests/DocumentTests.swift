@@ -4,7 +4,7 @@ import Testing
 
 /// Document, MutableDocument, their nested containers and fragments: getters, Couchbase Lite
 /// coercions, editing, copying and what a save refuses.
-@Suite struct DocumentTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct DocumentTests {
     /// One property of every kind, used by the getter and coercion tests.
     static func sample() -> MutableDocument {
         MutableDocument(id: "sample")

@@ -4,7 +4,7 @@ import Testing
 
 /// A listener that refuses large request bodies (413): the replicator splits its `_bulk_docs`
 /// batches until they fit, and only a document too large on its own fails.
-@Suite(.serialized, .tags(.concurrency)) struct HTTPRequestLimitTests {
+@Suite(.serialized, .tags(.concurrency, .sanitizeAddress)) struct HTTPRequestLimitTests {
     @Test func pushSplitsBatchesTheServerFindsTooLarge() async throws {
         try await withTwoDatabases { local, remote in
             let collection = try local.defaultCollection()

@@ -5,7 +5,7 @@ import Testing
 /// Thousands of generated queries run over the same generated documents in two databases, one
 /// with indexes and one without: the results (rows and their order) must be identical.
 /// `COUCHETTE_STRESS=1` runs many more queries over more documents.
-@Suite struct IndexEquivalenceTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct IndexEquivalenceTests {
     typealias Generator = ValueEncodingTests.SeededGenerator
 
     static let stress = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1"

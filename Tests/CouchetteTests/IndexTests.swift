@@ -4,7 +4,7 @@ import Testing
 
 /// Index definitions (create/replace/delete/list, persistence, bad expressions), index
 /// maintenance under every kind of write, and the planner's use of indexes as explain() shows it.
-@Suite struct IndexTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct IndexTests {
     /// People with a name, an age (ints, doubles, some missing or null), a city and tags.
     private func withPeople(_ body: (Database, Collection) async throws -> Void) async throws {
         try await withDatabase { db, _ in
@@ -352,7 +352,7 @@ import Testing
 }
 
 /// LIKE on plain ASCII takes a byte path: it must agree with Character matching everywhere.
-@Suite struct LikeFastPathTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct LikeFastPathTests {
     @Test func asciiBytePathAgreesWithCharacterMatching() {
         var random = ValueEncodingTests.SeededGenerator(seed: 0x11CE)
         let alphabet: [Character] = ["a", "b", "A", "%", "_", "\\", "\r", "\n", "é", " "]

@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// JSON text to and from ``Value``: ``JSON/parse(_:)`` and ``JSON/string(from:)``.
-@Suite struct JSONTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct JSONTests {
     // MARK: - Parsing
 
     @Test func parsesEveryKindOfValue() throws {

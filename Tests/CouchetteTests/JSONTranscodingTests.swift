@@ -4,7 +4,7 @@ import Testing
 
 /// `JSON.encodeBinary` (JSON text straight to the binary format) must give exactly the bytes of
 /// parsing to a `Value` and encoding that.
-@Suite struct JSONTranscodingTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct JSONTranscodingTests {
     static let fixtureData = Fixtures.directory.appendingPathComponent("data")
 
     static let samples: [String] = [

@@ -5,7 +5,7 @@ import Testing
 /// Which remote database each collection of a `URLEndpoint` replication syncs with (see
 /// `RemoteDatabaseNames`): one collection — the URL's database whatever its local name; several —
 /// `remoteName`, else the keyspace a Couchette listener serves it under.
-@Suite(.tags(.concurrency)) struct KeyspaceTests {
+@Suite(.tags(.concurrency, .sanitizeAddress)) struct KeyspaceTests {
     @Test func oneNamedCollectionSyncsWithTheDatabaseTheURLNames() async throws {
         try await withTwoDatabases { local, remote in
             let tasks = try await local.createCollection(name: "tasks", scope: "work")

@@ -4,7 +4,7 @@ import Testing
 
 /// The CouchDB HTTP API served by `URLEndpointListener`, over real HTTP on loopback. Serialized:
 /// each test runs a server whose handlers need the cooperative pool that the rest of the suite shares.
-@Suite(.serialized, .tags(.concurrency)) struct ListenerTests {
+@Suite(.serialized, .tags(.concurrency, .sanitizeAddress)) struct ListenerTests {
     @Test func serverAndDatabaseInfo() async throws {
         try await withDatabase("shop") { db, _ in
             try await db.defaultCollection().save(document: MutableDocument(id: "a").setInt(1, forKey: "n"))

@@ -5,7 +5,7 @@ import Testing
 /// `_local` documents over the listener, as CouchDB 3.x answers them (transcript `a03`): no
 /// revision check (`0-(N+1)` for the `0-N` sent), `_` fields not stored, `DELETE` without a
 /// revision; and the checkpoint writers (in-process and `RemotePeer`) working with that.
-@Suite(.serialized, .tags(.concurrency)) struct LocalDocumentTests {
+@Suite(.serialized, .tags(.concurrency, .sanitizeAddress)) struct LocalDocumentTests {
     /// Every `_local` request of `a03` (PUT, GET, DELETE, `_bulk_docs` with a `_local` id,
     /// `_local_docs`) answered as CouchDB answered it, in order. Deviations:
     /// a malformed revision is 400 here (CouchDB: 500), and the unescaped-slash read (`a/b`,

@@ -4,7 +4,7 @@ import Testing
 
 /// The replication primitives behind ``LocalPeer``: grafting with `new_edits=false`, winners,
 /// changes with all leaves, revs_diff, revisions with history, `_local` documents, long polls.
-@Suite(.tags(.concurrency)) struct LocalPeerTests {
+@Suite(.tags(.concurrency, .sanitizeAddress)) struct LocalPeerTests {
     /// A revision id of generation `generation` whose digest repeats `letter`.
     static func rev(_ generation: Int, _ letter: Character) -> String {
         "\(generation)-" + String(repeating: letter, count: 32)

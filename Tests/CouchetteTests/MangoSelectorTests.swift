@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// ``MangoSelector``: CouchDB's selector operators, its collation and its errors.
-@Suite struct MangoSelectorTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct MangoSelectorTests {
     static let document = try! JSON.parse("""
         {"_id": "d1", "_rev": "1-a", "type": "task", "n": 7, "ratio": 2.5, "done": false, "none": null,
          "tags": ["red", "blue"], "scores": [3, 8, 12], "owner": {"name": "Ann", "address": {"city": "Lyon"}},

@@ -4,7 +4,7 @@ import Testing
 
 /// `DatabaseConfiguration.maximumSize` simulates a full disk: a database capped at a few MB fills
 /// up, says so, loses nothing, and takes writes again once deletions and compaction made room.
-@Suite(.tags(.concurrency)) struct MaximumSizeTests {
+@Suite(.tags(.concurrency, .sanitizeAddress)) struct MaximumSizeTests {
     private static let cap = 4 << 20
 
     private func cappedDatabase(_ directory: TemporaryDirectory) throws -> Database {

@@ -4,7 +4,7 @@ import Testing
 
 /// How mutable documents become bytes: untouched stored values are copied as they are, cycles and
 /// unstorable values are reported, snapshots never lose the storable part.
-@Suite struct MutableEncodingTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct MutableEncodingTests {
     @Test func untouchedStoredValuesSurviveAnEditElsewhere() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

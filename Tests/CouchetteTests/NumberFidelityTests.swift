@@ -4,7 +4,7 @@ import Testing
 
 /// Numbers keep their value and their kind through the store, JSON, the listener and
 /// replication, exactly as Apache CouchDB 3.5 keeps them (transcript a18).
-@Suite struct NumberFidelityTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct NumberFidelityTests {
     /// The a18 transcript: what was PUT (raw text) and what CouchDB answered to GET (raw text).
     struct Transcript {
         let sent: String

@@ -5,7 +5,7 @@ import Testing
 /// `GET /{db}/{docid}?open_revs=…` on the listener: `multipart/mixed` as the replication
 /// protocol describes it (one `application/json` part per revision, `{"missing": rev}` parts
 /// typed `error="true"`), JSON for clients that ask for `application/json`.
-@Suite(.serialized, .tags(.concurrency)) struct OpenRevisionsTests {
+@Suite(.serialized, .tags(.concurrency, .sanitizeAddress)) struct OpenRevisionsTests {
     /// One part of a multipart body: its headers (lowercased names) and its content.
     struct Part { let headers: [String: String]; let body: String }
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Couchette
 
-@Suite struct PersistenceTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct PersistenceTests {
     @Test func documentsSurviveCloseAndReopen() async throws {
         let directory = try TemporaryDirectory()
         let database = try directory.open("persist")

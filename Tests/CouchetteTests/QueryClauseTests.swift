@@ -4,7 +4,7 @@ import Testing
 
 /// GROUP BY, HAVING, aggregates, DISTINCT, JOIN, UNNEST and column naming over the shared
 /// fixtures; expected results are computed from the fixture files in Swift.
-@Suite struct QueryClauseTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct QueryClauseTests {
     private func withPeople(_ body: (Database, [[String: Any]]) async throws -> Void) async throws {
         try await withDatabase { db, _ in
             try await Fixtures.load("data/names_100.json", into: try db.defaultCollection(), in: db)

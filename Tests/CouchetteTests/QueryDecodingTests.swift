@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// `data(as:dataKey:)`: decoding query rows into models (the seed's "Decode Query Results").
-@Suite struct QueryDecodingTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct QueryDecodingTests {
     struct Summary: Decodable, Equatable {
         var title: String
         var completed: Bool?

@@ -4,7 +4,7 @@ import Testing
 
 /// Operators and literals, one row per case: `SELECT <expression> AS v` over one known document;
 /// the expected column is JSON, or nil for MISSING (the column is then absent from `toJSON()`).
-@Suite struct QueryExpressionTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct QueryExpressionTests {
     static let document = #"""
     {"i":7,"j":2,"d":2.5,"s":"Hello","n":null,"t":true,"f":false,"zero":0,"arr":[1,2,3],"empty":[],
      "obj":{"a":1,"b":{"c":"deep"},"list":[{"k":"x"},{"k":"y"}]},"emptyObj":{},"mixed":[3,null,"x"],

@@ -4,7 +4,7 @@ import Testing
 
 /// The scalar function library, one row per case: `SELECT <call> AS v` over one known document;
 /// the expected column is JSON, or nil for MISSING.
-@Suite struct QueryFunctionTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct QueryFunctionTests {
     static let document = #"""
     {"i":-7,"d":2.5,"s":"  Hello World  ","n":null,"arr":[3,1,null,2],"nums":[1,2.5,"x"],"empty":[],"obj":{"a":1},
      "strs":["b","a"],"date":"2018-10-23T11:33:01-0700","millis":1540319581000}

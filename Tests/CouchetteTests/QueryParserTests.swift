@@ -4,7 +4,7 @@ import Testing
 
 /// Which SQL++ texts `createQuery` accepts, and the messages (position and expectation) of the ones
 /// it rejects.
-@Suite struct QueryParserTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct QueryParserTests {
     static let accepted = [
         "SELECT a FROM _",
         "select a from _ where b = 1 order by a desc limit 1 offset 2",

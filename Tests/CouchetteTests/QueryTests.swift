@@ -4,7 +4,7 @@ import Testing
 
 /// The seed's query subset end to end: SELECT paths, aliases, META(), `*`, FROM forms, WHERE,
 /// ORDER BY, LIMIT/OFFSET, parameters, deleted and expired documents.
-@Suite struct QueryTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct QueryTests {
     /// A `tasks` collection with three tasks.
     private func withTasks(_ body: (Database, Collection) async throws -> Void) async throws {
         try await withDatabase("app") { db, _ in

@@ -5,7 +5,7 @@ import Testing
 /// Revision histories keep 1,000 ancestor ids per branch by default (CouchDB's `revs_limit`),
 /// compactly (raw 16-byte digests, implicit generations), configurable per database; what
 /// replication sends follows from them.
-@Suite(.tags(.concurrency)) struct RevisionHistoryTests {
+@Suite(.tags(.concurrency, .sanitizeAddress)) struct RevisionHistoryTests {
     private func chain(_ length: Int) throws -> RevisionTree {
         var tree = RevisionTree()
         var parent: String?

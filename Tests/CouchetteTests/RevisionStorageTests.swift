@@ -3,7 +3,7 @@ import Testing
 
 /// A document whose history is only its current revision has no `revisions` entry; its tree is
 /// rebuilt from the record. Longer histories are stored as before.
-@Suite struct RevisionStorageTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct RevisionStorageTests {
     private func storedTree(_ collection: Collection, _ id: String) throws -> [UInt8]? {
         let core = collection.core
         return try core.read { txn in

@@ -4,7 +4,7 @@ import Testing
 
 /// CouchDB's cookie authentication on the listener (`POST|GET|DELETE /_session`, the
 /// `AuthSession` cookie) and a ``Replicator`` using it through ``SessionAuthenticator``.
-@Suite(.serialized, .tags(.concurrency)) struct SessionAuthenticationTests {
+@Suite(.serialized, .tags(.concurrency, .sanitizeAddress)) struct SessionAuthenticationTests {
     private static func requireAlice(_ config: inout URLEndpointListenerConfiguration) {
         config.authenticator = ListenerPasswordAuthenticator { user, password in user == "alice" && password == "s3cret" }
     }

@@ -8,3 +8,11 @@ extension Tag {
     /// must carry it.
     @Tag static var concurrency: Self
 }
+
+extension Tag {
+    /// Suites over the code that reads what users, files and peers send — storage, values,
+    /// documents, queries, the listener, replicated revisions, the fuzz regressions. CI runs
+    /// every suite with this tag a second time under AddressSanitizer
+    /// (`swift test --sanitize=address --filter "$(scripts/tagged-suites sanitizeAddress)"`).
+    @Tag static var sanitizeAddress: Self
+}

@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// The binary body format: ``ValueEncoder`` writes it, ``EncodedValue`` reads it lazily.
-@Suite struct ValueEncodingTests {
+@Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct ValueEncodingTests {
     // MARK: - Scalars
 
     @Test func nullAndBooleansAreOneTagByte() throws {

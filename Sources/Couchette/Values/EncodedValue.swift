@@ -92,19 +92,28 @@ struct EncodedValue: Sendable {
         }
     }
 
-    /// Offset slot `index` (relative to this container's tag); for dictionaries slot 2i is the
-    /// key of entry i and 2i+1 its value. Slots always point past the header, so a damaged
-    /// offset can never lead back to its container (no endless recursion).
-    /// The offset of slot `index`'s child, relative to this container. A valid encoding places
-    /// children after the offset table; damaged bytes pointing into the header or the table are
-    /// refused, which also stops them from chaining into ever deeper (stack-exhausting) reads.
+    /// The offset of slot `index`'s child, relative to this container's tag; for dictionaries
+    /// slot 2i is the key of entry i and 2i+1 its value. A valid encoding places the children
+    /// one after the other behind the offset table, each ending where the next slot's begins (the
+    /// last at the container's end). Damaged bytes that point into the header or the table, out
+    /// of the container, or at a child that does not fit its window are refused: children then
+    /// never overlap, so no walk can revisit bytes (exponential work) or loop back.
     private func slot(_ index: Int) -> Int? {
         let narrow = isNarrow
         let width = ValueTag.fieldWidth(narrow: narrow)
         let header = ValueTag.headerSize(narrow: narrow)
-        let contentStart = header + count * (isDictionary ? 2 : 1) * width
-        guard let relative = unsigned(at: offset + header + index * width, width: width), relative >= contentStart else { return nil }
-        return relative
+        let slots = count * (isDictionary ? 2 : 1)
+        let contentStart = header + slots * width
+        guard index >= 0, index < slots,
+              let size = unsigned(at: offset + 1, width: width), size <= bytes.count - offset,
+              let start = unsigned(at: offset + header + index * width, width: width), start >= contentStart,
+              let end = index + 1 < slots ? unsigned(at: offset + header + (index + 1) * width, width: width) : size,
+              start < end, end <= size else { return nil }
+        // A child of unknown size (a damaged tag) has no parts of its own and reads as null.
+        let isKey = isDictionary && index % 2 == 0
+        let childSize = isKey ? lengthPrefixed(at: offset + start).map { $0.upperBound - offset - start } : child(at: start).encodedSize
+        guard (childSize ?? 0) <= end - start else { return nil }
+        return start
     }
 
     private func child(at relative: Int) -> EncodedValue {
