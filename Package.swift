@@ -38,9 +38,14 @@ let package = Package(
             name: "CCivetWeb",
             providers: [.apt(["libcivetweb-dev"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .target(
             name: "Couchette",
-            dependencies: ["CLMDB", "CCrypto", "CCivetWeb"]
+            dependencies: ["CLMDB", "CCrypto", "CCivetWeb", "CCurl"]
         ),
         .executableTarget(
             name: "CouchetteCLI",

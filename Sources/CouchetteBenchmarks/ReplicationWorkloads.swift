@@ -25,23 +25,31 @@ extension Workload {
             try await replicateInProcess(context, .pull, overHTTP: true)
         },
         Workload(name: "idle-replicator-cpu",
-                 summary: "CPU time per second that an idle continuous push-and-pull replicator over loopback HTTP adds to the process (both its ends: the replicator and the listener; 5 s idle with, minus 5 s without; 0.2 s below 1,000 documents)",
+                 summary: "CPU time per second that an idle continuous push-and-pull replicator over loopback HTTP adds to the process (both its ends: the replicator and the listener; one continuous _changes stream; 5 s idle with, minus 5 s without; 0.2 s below 1,000 documents)",
                  isCouchetteOnly: true, runsOnce: true) { _, context in
             try await idleReplicatorCPU(context)
+        },
+        Workload(name: "idle-replicator-cpu-longpoll",
+                 summary: "idle-replicator-cpu through a CouchDBStyleProxy: long polls whose head and first bytes arrive at once and the rest when the wait ends, as CouchDB answers them",
+                 isCouchetteOnly: true, runsOnce: true) { _, context in
+            try await idleReplicatorCPU(context, throughCouchDBStyleProxy: true)
         },
     ]
 
     /// Two databases, N (at most 1,000) documents replicated once, then a continuous replicator
-    /// that has caught up: the CPU it uses while nothing changes (its longpoll `_changes`
-    /// requests and the listener answering them), per second of idling.
-    private static func idleReplicatorCPU(_ context: WorkloadContext) async throws -> WorkloadResult {
+    /// that has caught up: the CPU it uses while nothing changes (its `_changes` stream, or its
+    /// long polls through the proxy, and the listener answering them), per second of idling.
+    private static func idleReplicatorCPU(_ context: WorkloadContext, throughCouchDBStyleProxy: Bool = false) async throws -> WorkloadResult {
         let folder = try freshFolder(context, 0)
         let local = try await CouchetteEngine(directory: folder + "/local", durable: false)
         let remote = try await CouchetteEngine(directory: folder + "/remote", durable: false)
         try await local.insertAll(DocumentGenerator().documents(count: min(context.size, 1000)))
         let listener = URLEndpointListener(config: URLEndpointListenerConfiguration(collections: [remote.collection]))
         try await listener.start()
-        guard let url = listener.urls.first else { throw BenchmarkError.engine("the listener reports no URL") }
+        guard var url = listener.urls.first, let port = listener.port else { throw BenchmarkError.engine("the listener reports no URL") }
+        let proxy = throughCouchDBStyleProxy ? try CouchDBStyleProxy(upstreamPort: port) : nil
+        if let proxy { url = URL(string: "http://127.0.0.1:\(proxy.port)\(url.path)")! }
+        defer { proxy?.stop() }
         let idle = context.size >= 1000 ? 5.0 : 0.2
         let withoutReplicator = try await cpuSeconds(idling: idle)
 
@@ -63,6 +71,9 @@ extension Workload {
         }
         try await Task.sleep(for: .milliseconds(200))  // let the last checkpoint and longpolls settle
         let withReplicator = try await cpuSeconds(idling: idle)
+        if let proxy, proxy.longPolls == 0 || proxy.refusedStreams == 0 {
+            throw BenchmarkError.engine("the replicator did not fall back to long polls through the proxy")
+        }
         await replicator.stop()
         await listener.stop()
         let contents = context.captureContents ? try await remote.contents() : nil

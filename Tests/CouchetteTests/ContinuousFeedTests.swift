@@ -3,7 +3,7 @@ import Testing
 @testable import Couchette
 
 /// Continuous replication over one `feed=continuous` `_changes` stream (`ContinuousChangesFeed`
-/// under `RemotePeer`), its fallback to long polls, and its dead-connection watchdog. The
+/// under `RemotePeer`, the default), its fallback to long polls, and its dead-connection watchdog. The
 /// servers are the listener's router behind a recording (and sometimes altering) HTTP server.
 @Suite(.serialized, .tags(.concurrency)) struct ContinuousFeedTests {
     /// Serves `collection` like a listener, recording each request's path and query; `alter`
@@ -32,32 +32,13 @@ import Testing
         }
     }
 
-    private func continuousPull(_ local: Database, from url: URL, heartbeat: TimeInterval, streams: Bool = true) throws -> Replicator {
+    private func continuousPull(_ local: Database, from url: URL, heartbeat: TimeInterval) throws -> Replicator {
         var config = ReplicatorConfiguration(target: URLEndpoint(url: url))
         config.addCollection(try local.defaultCollection())
         config.replicatorType = .pull
         config.continuous = true
         config.heartbeat = heartbeat
-        config.streamsChanges = streams
         return try Replicator(config: config)
-    }
-
-    @Test func byDefaultAContinuousReplicatorLongPolls() async throws {
-        // The stream is off by default: FoundationNetworking spins a core while one is open.
-        #expect(!ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:1/db")!)).streamsChanges)
-        try await withTwoDatabases { local, remote in
-            let server = try RecordingServer(try remote.defaultCollection())
-            let replicator = try continuousPull(local, from: server.url, heartbeat: 2, streams: false)
-            await replicator.start()
-            #expect(await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle })
-            try await remote.defaultCollection().save(document: MutableDocument(id: "polled"))
-            #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "polled") != nil })
-            #expect(server.changesRequests(feed: "continuous").isEmpty)
-            #expect(!server.changesRequests(feed: "longpoll").isEmpty)
-            await replicator.stop()
-            #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped })
-            await server.server.stop()
-        }
     }
 
     @Test func oneStreamCarriesEveryChangeUntilTheReplicatorStops() async throws {
@@ -96,7 +77,6 @@ import Testing
             config.continuous = true
             config.heartbeat = 2
             config.maxAttemptWaitTime = 0.2
-            config.streamsChanges = true
             let replicator = try Replicator(config: config)
             let changes = replicator.changes()
             await replicator.start()
@@ -160,8 +140,8 @@ import Testing
                     while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(50)) }
                 }))
             }
-            let feed = ContinuousChangesFeed(url: URL(string: "http://127.0.0.1:\(server.port)/remote/_changes?feed=continuous")!,
-                                             headers: [:], since: nil, heartbeat: .milliseconds(200), identifier: "silent",
+            let feed = ContinuousChangesFeed(client: HTTPClient(), url: "http://127.0.0.1:\(server.port)/remote/_changes?feed=continuous",
+                                             headers: [], since: nil, heartbeat: .milliseconds(200), identifier: "silent",
                                              idleLimit: .milliseconds(800))
             await expectCouchetteError(.io) { _ = try await feed.next(limit: 10, timeout: .seconds(20)) }
             feed.close()
@@ -180,8 +160,8 @@ import Testing
                     stream.write(#"eted":true}"# + "\n" + #"{"last_seq":"2-abc","pending":0}"# + "\n")
                 }))
             }
-            let feed = ContinuousChangesFeed(url: URL(string: "http://127.0.0.1:\(server.port)/remote/_changes?feed=continuous")!,
-                                             headers: [:], since: nil, heartbeat: .seconds(1), identifier: "fixture")
+            let feed = ContinuousChangesFeed(client: HTTPClient(), url: "http://127.0.0.1:\(server.port)/remote/_changes?feed=continuous",
+                                             headers: [], since: nil, heartbeat: .seconds(1), identifier: "fixture")
             var rows: [PeerChange] = []
             var end: Value?
             while end == nil {

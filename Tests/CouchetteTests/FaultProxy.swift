@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import Couchette
+@testable import CouchetteBenchmarks
 
 /// A TCP proxy on loopback that forwards HTTP/1.1 exchanges to a listener and breaks them on
 /// purpose: a seeded generator decides, per request, whether the connection is dropped before the
@@ -20,6 +21,11 @@ final class FaultProxy: Sendable {
         case dropBeforeRequest, partialRequest, partialResponse, closeAfterResponse, delay
     }
 
+    /// Where a `.partialResponse` cut its answer.
+    enum CutPoint: String, CaseIterable, Sendable {
+        case statusLine, head, body, chunkedBody
+    }
+
     /// A request forwarded in full to the listener.
     struct Request: Sendable {
         let method: String
@@ -36,6 +42,7 @@ final class FaultProxy: Sendable {
         var faultRate: Int
         var upstreamPort: UInt16
         var faults: [Fault: Int] = [:]
+        var cuts: [CutPoint: Int] = [:]
         var requests: [Request] = []
         var log: [String] = []
         var nextConnection = 0
@@ -56,21 +63,7 @@ final class FaultProxy: Sendable {
     ///   - faultRate: faults per 1,000 requests (0: a plain, counting proxy).
     init(upstreamPort: UInt16, seed: UInt64, faultRate: Int = 0) throws {
         state = Locked(State(random: seed, faultRate: faultRate, upstreamPort: upstreamPort))
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = FaultProxy.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listening, pointer, length) == 0 && listen(listening, 64) == 0
-                    && getsockname(listening, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(listening)
-            throw CouchetteError(.io, "the fault proxy could not listen on loopback (errno \(errno))")
-        }
-        self.listening = listening
-        port = UInt16(bigEndian: address.sin_port)
+        (listening, port) = try LoopbackSocket.listen()
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -79,6 +72,8 @@ final class FaultProxy: Sendable {
 
     /// How many times each fault was injected.
     var faults: [Fault: Int] { state.withLock { $0.faults } }
+    /// How many answers were cut at each point.
+    var cuts: [CutPoint: Int] { state.withLock { $0.cuts } }
     /// Connections closed on purpose (every fault but `.delay`).
     var droppedConnections: Int { state.withLock { $0.faults.filter { $0.key != .delay }.values.reduce(0, +) } }
     /// The requests forwarded in full, in order.
@@ -127,11 +122,7 @@ final class FaultProxy: Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept(listening, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            guard let client = LoopbackSocket.accept(listening) else { return }
             guard track(client) else { close(client); return }
             Thread.detachNewThread { [self] in
                 serve(client)
@@ -183,15 +174,24 @@ final class FaultProxy: Sendable {
             }
             guard sendAll(server, request.raw) else { return }
             state.withLock { $0.requests.append(parsed) }
-            guard let response = SocketReader(server).readMessage(isResponse: true, requestMethod: request.method) else { return }
+            guard var response = SocketReader(server).readMessage(isResponse: true, requestMethod: request.method) else { return }
+            // Half the answers go on re-framed as chunked (in pieces of 1–300 bytes), so cuts
+            // land inside chunk framing too.
+            if !response.body.isEmpty && random(below: 2) == 0 { response = rechunked(response) }
             if fault == .partialResponse {
-                // Never inside the head once the status line is out: FoundationNetworking (Swift
-                // 6.3.1) then crashes the client process with "Transfer completed, but there's no
-                // response" (swift-corelibs-foundation#5285). Either part of the status line, or
-                // the whole head and part of the body.
-                let cut = random(below: 2) == 0 || response.body.isEmpty
-                    ? 1 + random(below: max(1, min(response.headLength, 15) - 1))
-                    : response.headLength + random(below: response.body.count)
+                // Anywhere in the answer: inside the status line, among the headers, or in the
+                // body (its chunk framing included).
+                let points: [CutPoint] = response.raw.count == response.headLength ? [.statusLine, .head] : [.statusLine, .head, .body]
+                let point = points[random(below: points.count)]
+                let status = response.statusLineLength
+                let cut = switch point {
+                case .statusLine: 1 + random(below: status - 1)
+                case .head: status + random(below: response.headLength - status)
+                case .body, .chunkedBody: response.headLength + random(below: response.raw.count - response.headLength)
+                }
+                let kind: CutPoint = point == .body && response.isChunked ? .chunkedBody : point
+                state.withLock { $0.cuts[kind, default: 0] += 1 }
+                note("#\(number) cut \(response.method) at \(cut) of \(response.raw.count) (\(kind))")
                 _ = sendAll(client, Array(response.raw.prefix(cut)))
                 return
             }
@@ -232,35 +232,37 @@ final class FaultProxy: Sendable {
     }
 
     private func connectUpstream() -> Int32? {
-        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = FaultProxy.loopback(port: state.withLock { $0.upstreamPort })
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0, track(server) else {
+        guard let server = LoopbackSocket.connect(port: state.withLock { $0.upstreamPort }) else { return nil }
+        guard track(server) else {
             close(server)
             return nil
         }
         return server
     }
 
-    private func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if sent < 0 && errno == EINTR { continue }
-            if sent <= 0 { return false }
-            offset += sent
-        }
-        return true
-    }
+    private func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool { LoopbackSocket.sendAll(socket, bytes) }
 
-    private static func loopback(port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
+    /// `response` with its body sent in chunked encoding, in pieces of 1–300 bytes.
+    private func rechunked(_ response: HTTPMessage) -> HTTPMessage {
+        let head = String(decoding: response.raw.prefix(response.headLength - 4), as: UTF8.self)
+        let lines = head.components(separatedBy: "\r\n").filter {
+            let name = $0.lowercased()
+            return !name.hasPrefix("content-length:") && !name.hasPrefix("transfer-encoding:")
+        }
+        var raw = Array((lines + ["Transfer-Encoding: chunked", "", ""]).joined(separator: "\r\n").utf8)
+        let headLength = raw.count
+        var offset = 0
+        while offset < response.body.count {
+            let size = min(1 + random(below: 300), response.body.count - offset)
+            raw += Array((String(size, radix: 16) + "\r\n").utf8) + response.body[offset..<offset + size] + [13, 10]
+            offset += size
+        }
+        raw += Array("0\r\n\r\n".utf8)
+        var chunked = response
+        chunked.raw = raw
+        chunked.headLength = headLength
+        chunked.isChunked = true
+        return chunked
     }
 }
 
@@ -276,6 +278,9 @@ private struct HTTPMessage {
     var closes: Bool
     /// Bytes of `raw` up to and including the blank line after the headers.
     var headLength: Int
+    /// Bytes of `raw` up to and including the status line's CRLF.
+    var statusLineLength: Int
+    var isChunked: Bool
 }
 
 /// Reads HTTP/1.1 messages from a blocking socket: head, then a body framed by Content-Length,
@@ -317,7 +322,8 @@ private final class SocketReader {
             closes = true
         }
         return HTTPMessage(raw: raw, method: isResponse ? first[1] : first[0], target: isResponse ? "" : first[1],
-                           body: body, closes: closes, headLength: headLength)
+                           body: body, closes: closes, headLength: headLength, statusLineLength: lines[0].utf8.count + 2,
+                           isChunked: headers["transfer-encoding"]?.lowercased().contains("chunked") == true)
     }
 
     private func readHead() -> [UInt8]? {
@@ -367,21 +373,8 @@ private final class SocketReader {
         return bytes
     }
 
-    private func find(_ pattern: [UInt8]) -> Int? {
-        guard buffer.count >= pattern.count else { return nil }
-        for start in 0...(buffer.count - pattern.count) where buffer[start..<(start + pattern.count)].elementsEqual(pattern) {
-            return start
-        }
-        return nil
-    }
+    private func find(_ pattern: [UInt8]) -> Int? { LoopbackSocket.firstIndex(of: pattern, in: buffer) }
 
     /// The next bytes from the socket; nil at its end or on an error.
-    private func fill() -> [UInt8]? {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = recv(socket, &chunk, chunk.count, 0)
-            if count < 0 && errno == EINTR { continue }
-            return count > 0 ? Array(chunk[..<count]) : nil
-        }
-    }
+    private func fill() -> [UInt8]? { LoopbackSocket.receive(socket) }
 }

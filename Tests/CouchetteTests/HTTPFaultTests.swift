@@ -3,18 +3,19 @@ import Testing
 @testable import Couchette
 
 /// Replication over real HTTP through a ``FaultProxy`` that drops connections at random points
-/// (before a request, inside a request, inside a response, after a response) and delays some:
-/// after every run both databases hold identical documents and revision trees.
+/// (before a request, inside a request, inside a response — its status line, its headers, its
+/// body or chunk framing — after a response) and delays some: the process survives every cut,
+/// and after every run both databases hold identical documents and revision trees.
 @Suite(.serialized, .tags(.concurrency)) struct HTTPFaultTests {
     static let stress = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1"
 
-    /// 8 runs (the 20 under COUCHETTE_STRESS=1, which CI sets), one seed each: a run
-    /// whose request gets stuck on a dropped kept-alive connection waits out the watchdog
-    /// (see `RemotePeer.answer`), so runs cost seconds. Each run has a collection of its
-    /// own in both databases, all served by one listener (so the runs share one listener start).
+    /// 8 runs (the 20 under COUCHETTE_STRESS=1, which CI sets), one seed each. Each run
+    /// has a collection of its own in both databases, all served by one listener (so the runs
+    /// share one listener start).
     @Test func droppedConnectionsAtRandomPointsStillConverge() async throws {
         let runs = Self.stress ? 20 : 8
         var injected: [FaultProxy.Fault: Int] = [:]
+        var cuts: [FaultProxy.CutPoint: Int] = [:]
         var conflicts = 0
         try await withTwoDatabases { local, remote in
             var pairs: [(mine: Collection, theirs: Collection)] = []
@@ -27,6 +28,7 @@ import Testing
                     let run = try await Self.replicateThroughFaults(seed: seed, pair.mine, pair.theirs, port: try #require(listener.port),
                                                                     edits: Self.stress ? 20 : 12)
                     injected.merge(run.faults, uniquingKeysWith: +)
+                    cuts.merge(run.cuts, uniquingKeysWith: +)
                     conflicts += run.conflicts
                 }
                 // Every broken connection was closed on the listener's side too.
@@ -35,15 +37,17 @@ import Testing
         }
         // Every kind of fault happened and conflicts were made: the runs cannot pass vacuously.
         #expect(Set(injected.keys) == Set(FaultProxy.Fault.allCases), "\(injected)")
+        // Answers were cut at every point, inside their headers and their chunk framing included.
+        #expect(Set(cuts.keys) == Set(FaultProxy.CutPoint.allCases), "\(cuts)")
         #expect(conflicts > 0)
     }
 
     /// Both collections share a few documents, then both sides create, edit and delete documents
     /// of one pool of ids (conflicting edits, edit against deletion, the same id created twice);
     /// push-and-pull through a fresh proxy until a run finds nothing left to do. Returns the
-    /// faults injected and how many documents had been in conflict.
+    /// faults injected, where answers were cut, and how many documents had been in conflict.
     static func replicateThroughFaults(seed: UInt64, _ mine: Collection, _ theirs: Collection, port: UInt16,
-                                       edits: Int) async throws -> (faults: [FaultProxy.Fault: Int], conflicts: Int) {
+                                       edits: Int) async throws -> (faults: [FaultProxy.Fault: Int], cuts: [FaultProxy.CutPoint: Int], conflicts: Int) {
         var random = seed &* 0x9E37_79B9_7F4A_7C15
         try await ReplicationFaultTests.randomEdits(mine, seed: &random, count: 6)
         let proxy = try FaultProxy(upstreamPort: port, seed: seed)
@@ -53,7 +57,6 @@ import Testing
         config.batchSize = 4
         config.maxAttempts = 10_000
         config.maxAttemptWaitTime = 0.002
-        config.requestTimeout = 1   // a request stuck on a dropped kept-alive connection is abandoned soon
         let shared = await runToCompletion(try Replicator(config: config)).last
         #expect(shared?.error == nil, "seed \(seed): \(String(describing: shared?.error))")
 
@@ -74,6 +77,6 @@ import Testing
         #expect(proxy.droppedConnections > 0, "seed \(seed): no connection was dropped")
         try await expectConverged(mine, theirs, "seed \(seed):")
         let conflicts = try currentRevisions(mine).keys.filter { try mine.revisionTree(id: $0).leafIndices.count > 1 }.count
-        return (proxy.faults, conflicts)
+        return (proxy.faults, proxy.cuts, conflicts)
     }
 }

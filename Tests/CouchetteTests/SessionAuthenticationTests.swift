@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
 @testable import Couchette
 
@@ -12,28 +9,15 @@ import Testing
         config.authenticator = ListenerPasswordAuthenticator { user, password in user == "alice" && password == "s3cret" }
     }
 
-    /// Like `httpRequest`, but through a session that neither stores nor sends cookies by itself,
-    /// so each request carries exactly the `Cookie` header the test gives it.
+    /// `httpRequest` with the given `Cookie` and Basic credentials: the client keeps no cookies
+    /// of its own, so each request carries exactly the `Cookie` header the test gives it.
     private func send(_ method: String, _ url: String, body: String? = nil, contentType: String = "application/json",
                       cookie: String? = nil, basic: String? = nil) async throws -> HTTPReply {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieAcceptPolicy = .never
-        configuration.httpShouldSetCookies = false
-        let session = URLSession(configuration: configuration)
-        defer { session.finishTasksAndInvalidate() }
-        var request = URLRequest(url: URL(string: url)!, timeoutInterval: 30)
-        request.httpMethod = method
-        if let cookie { request.setValue(cookie, forHTTPHeaderField: "Cookie") }
-        if let basic { request.setValue("Basic " + Data(basic.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization") }
-        if let body {
-            request.httpBody = Data(body.utf8)
-            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-        }
-        let (data, response) = try await session.data(for: request)
-        let http = try #require(response as? HTTPURLResponse)
-        var lowered: [String: String] = [:]
-        for (name, value) in http.allHeaderFields { lowered[String(describing: name).lowercased()] = String(describing: value) }
-        return HTTPReply(status: http.statusCode, headers: lowered, text: String(decoding: data, as: UTF8.self))
+        var headers: [String: String] = [:]
+        if let cookie { headers["Cookie"] = cookie }
+        if let basic { headers["Authorization"] = "Basic " + Data(basic.utf8).base64EncodedString() }
+        if body != nil { headers["Content-Type"] = contentType }
+        return try await httpRequest(method, url, body: body, headers: headers)
     }
 
     /// Logs in and returns the `AuthSession` token from `Set-Cookie`.

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Glibc
 import Testing
 @testable import Couchette
@@ -197,20 +194,19 @@ struct HTTPReply: Sendable {
     var json: Value? { try? JSON.parse(text) }
 }
 
-/// Sends one request with URLSession (30 s timeout: the whole suite shares 2 cores).
+/// Sends one request with the shared ``HTTPClient`` (30 s idle timeout: the whole suite shares
+/// 2 cores). A `Content-Type` given in `headers` replaces the default JSON one.
 func httpRequest(_ method: String, _ url: String, body: String? = nil, headers: [String: String] = [:]) async throws -> HTTPReply {
-    var request = URLRequest(url: URL(string: url)!, timeoutInterval: 30)
-    request.httpMethod = method
-    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    var request = HTTPClientRequest(method: method, url: url, headers: headers.map { (name: $0.key, value: $0.value) })
+    request.idleTimeout = .seconds(30)
     if let body {
-        request.httpBody = Data(body.utf8)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.body = Data(body.utf8)
+        if !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            request.headers.append(("Content-Type", "application/json"))
+        }
     }
-    let (data, response) = try await URLSession.shared.data(for: request)
-    let http = response as! HTTPURLResponse
-    var lowered: [String: String] = [:]
-    for (name, value) in http.allHeaderFields { lowered[String(describing: name).lowercased()] = String(describing: value) }
-    return HTTPReply(status: http.statusCode, headers: lowered, text: String(decoding: data, as: UTF8.self))
+    let response = try await HTTPClient.shared.data(for: request)
+    return HTTPReply(status: response.status, headers: response.headers, text: String(decoding: response.body, as: UTF8.self))
 }
 
 /// Writes `bytes` to 127.0.0.1:`port` on a plain socket and returns whatever comes back before the

@@ -47,8 +47,7 @@ final class ListenerRouter: Sendable {
             switch credentials(request, authenticator) {
             case .user: break
             case .anonymous, .wrongPassword:
-                // No WWW-Authenticate header, as CouchDB: browsers would pop up a login dialog, and
-                // Foundation's URLSession on Linux stalls on a challenge that no delegate answers.
+                // No WWW-Authenticate header, as CouchDB: browsers would pop up a login dialog.
                 return .error(401, "unauthorized", "Name or password is incorrect.")
             case .invalidSession:
                 return ListenerRouter.invalidSession

@@ -1,20 +1,19 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
-/// One `_changes?feed=continuous` response read as it arrives, through a `URLSession` data
-/// delegate (Linux has no `URLSession.bytes`): one JSON row per line, blank lines as heartbeats,
-/// a final `{"last_seq": …}` line when the server ends the feed.
+/// One `_changes?feed=continuous` response read as it arrives, through ``HTTPClient``'s
+/// streamed bodies: one JSON row per line, blank lines as heartbeats, a final
+/// `{"last_seq": …}` line when the server ends the feed.
 ///
-/// Rows are buffered until ``next(limit:timeout:)`` takes them; past ``bufferLimit`` rows the
-/// connection is closed (the buffered rows stay readable), so a slow consumer never makes it
-/// grow without bound. No bytes for ``idleLimit`` (heartbeats included) means the connection is
-/// dead. State lives in a `Locked`, written by URLSession's delegate queue and read by the
-/// consumer, so the class has no mutable stored properties of its own.
-final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
+/// Bytes are read and parsed only when ``next(limit:timeout:)`` asks, so the client's bounded
+/// buffer is the feed's buffer: while the replicator is busy with a batch, at most that many
+/// unread bytes wait and the server is then held back by TCP flow control. No bytes for
+/// ``idleLimit`` (heartbeats included; the clock stops while the buffer is full) means the
+/// connection is dead: the client ends the transfer and the next read throws `.io`. The
+/// request is sent on the first ``next(limit:timeout:)``. One consumer at a time; the state
+/// is in a `Locked` so that ``close()`` may come from anywhere.
+final class ContinuousChangesFeed: Sendable {
     /// The server answered, but not with a continuous feed (an error status other than
-    /// 401/403/404, or a body that is not JSON lines): use long polls instead.
+    /// 401/403/404/5xx, or a body that is not JSON lines): use long polls instead.
     struct Unsupported: Error { let reason: String }
 
     /// What one ``next(limit:timeout:)`` found.
@@ -22,8 +21,7 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
         case changes(PeerChanges)
         /// The server ended the feed with this `last_seq`.
         case ended(lastSequence: Value)
-        /// The connection ended without `last_seq`, or was closed because the buffer was full
-        /// and has been drained since.
+        /// The connection ended without `last_seq`, or the feed was closed.
         case closed
         /// Nothing within the timeout.
         case quiet
@@ -37,53 +35,41 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
         var endSequence: Value?
         var isClosed = false
         var failure: (any Error)?
-        var lastActivity = ContinuousClock.now
-        var session: URLSession?
-        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter = 0
+        var stream: HTTPClientStream?
     }
 
-    static let bufferLimit = 10_000
+    /// Unread response bytes held before the transfer pauses.
+    static let bufferLimit = 1 << 20
+    /// A longer line (no newline within it) fails the feed: one row is far smaller.
+    static let maximumLineLength = 16 << 20
     let idleLimit: Duration
     private let identifier: String
+    private let client: HTTPClient
+    private let request: HTTPClientRequest
     private let state: Locked<State>
 
-    /// Starts reading `url` (a `_changes?feed=continuous&heartbeat=…` URL) at once.
+    /// A feed of `url` (a `_changes?feed=continuous&heartbeat=…` URL), opened on first use.
     /// - Parameter idleLimit: silence that means a dead connection; by default two heartbeats
     ///   and 5 seconds.
-    init(url: URL, headers: [String: String], since: Value?, heartbeat: Duration, identifier: String, idleLimit: Duration? = nil) {
+    init(client: HTTPClient, url: String, headers: [(name: String, value: String)], since: Value?, heartbeat: Duration,
+         identifier: String, idleLimit: Duration? = nil) {
         self.identifier = identifier
+        self.client = client
         self.idleLimit = idleLimit ?? heartbeat * 2 + .seconds(5)
+        var request = HTTPClientRequest(method: "GET", url: url, headers: [("Accept", "application/json")] + headers)
+        request.idleTimeout = self.idleLimit
+        self.request = request
         state = Locked(State(position: since))
-        super.init()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieAcceptPolicy = .never
-        configuration.httpShouldSetCookies = false
-        configuration.urlCache = nil
-        // The watchdog in `next` detects silence; these only bound what libcurl does on its own.
-        configuration.timeoutIntervalForRequest = 24 * 3600
-        configuration.timeoutIntervalForResource = 365 * 24 * 3600
-        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
-        var request = URLRequest(url: url, timeoutInterval: 24 * 3600)
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        state.withLock { $0.session = session }
-        session.dataTask(with: request).resume()
     }
 
-    /// Ends the connection; buffered rows stay readable. Invalidating the session also releases
-    /// its strong reference to this delegate.
-    /// - Parameter cancelling: false when the response is over or ending by itself: cancelling a
-    ///   `URLSessionTask` as it completes can crash FoundationNetworking (see
-    ///   ``URLSession/dataAbandonedOnCancel(for:)``).
-    func close(cancelling: Bool = true) {
-        let (session, waiters) = state.withLock { state -> (URLSession?, [CheckedContinuation<Void, Never>]) in
+    /// Ends the connection; buffered rows stay readable.
+    func close() {
+        let stream = state.withLock { state -> HTTPClientStream? in
             state.isClosed = true
-            defer { state.session = nil; state.waiters = [:] }
-            return (state.session, Array(state.waiters.values))
+            defer { state.stream = nil }
+            return state.stream
         }
-        if cancelling { session?.invalidateAndCancel() } else { session?.finishTasksAndInvalidate() }
-        waiters.forEach { $0.resume() }
+        stream?.cancel()
     }
 
     /// Moves the consumer to `since`: true when the feed can go on from there — it stands there,
@@ -98,8 +84,8 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
         }
     }
 
-    /// Up to `limit` buffered rows as soon as there are any; otherwise waits for rows, the end
-    /// of the feed or `timeout`.
+    /// Up to `limit` buffered rows as soon as there are any; otherwise reads until there are
+    /// rows, the feed ends, or `timeout` passed.
     /// - Throws: ``Unsupported``; `.unauthorized` for 401/403; `.http` for other error statuses;
     ///   `.io` when the connection failed or stayed silent past ``idleLimit``; `CancellationError`.
     func next(limit: Int, timeout: Duration) async throws -> Outcome {
@@ -108,13 +94,23 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
         while true {
             try Task.checkCancellation()
             if let outcome = try take(limit) { return outcome }
+            let stream = try await openedStream()
             let now = clock.now
             if now >= deadline { return .quiet }
-            let silentUntil = state.withLock { $0.lastActivity } + idleLimit
-            if now >= silentUntil {
-                throw CouchetteError(.io, "\(identifier)/_changes sent nothing, not even a heartbeat, for \(idleLimit)")
+            let read: HTTPClientStream.Read
+            do {
+                read = try await stream.read(waitingAtMost: deadline - now)
+            } catch is CancellationError where !Task.isCancelled {
+                return .closed   // ``close()`` ended the transfer
+            } catch let error as CouchetteError {
+                record(CouchetteError(error.code, "the _changes feed of \(identifier) broke: \(error.message)"))
+                continue
             }
-            await waitForActivity(upTo: min(deadline, silentUntil) - now)
+            switch read {
+            case .bytes(let bytes): try parse(bytes)
+            case .end: close()
+            case .quiet: return .quiet
+            }
         }
     }
 
@@ -132,83 +128,52 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
         }
     }
 
-    /// Returns when the delegate reports something, after `duration`, or on cancellation.
-    private func waitForActivity(upTo duration: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.nextSignal() }
-            group.addTask { try? await Task.sleep(for: duration) }
-            await group.next()
-            group.cancelAll()
+    /// The response, requested now if it was not yet; its status checked.
+    private func openedStream() async throws -> HTTPClientStream {
+        if let stream = state.withLock({ $0.stream }) { return stream }
+        let stream = try await client.stream(for: request, bufferLimit: Self.bufferLimit)
+        let failure: (any Error)? = switch stream.status {
+        case 200..<300: nil
+        case 401, 403: CouchetteError(.unauthorized, "GET \(identifier)/_changes failed with HTTP \(stream.status)")
+        case 404: CouchetteError(.http(status: 404), "GET \(identifier)/_changes failed with HTTP 404 (not_found)")
+        case 500...: CouchetteError(.http(status: stream.status), "GET \(identifier)/_changes failed with HTTP \(stream.status)")
+        default: Unsupported(reason: "HTTP \(stream.status)")
         }
+        if let failure {
+            stream.cancel()
+            record(failure)
+            throw failure
+        }
+        let isClosed = state.withLock { state in
+            if !state.isClosed { state.stream = stream }
+            return state.isClosed
+        }
+        if isClosed { stream.cancel() }
+        return stream
     }
 
-    private func nextSignal() async {
-        let id = state.withLock { state in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool in
-                    if Task.isCancelled || !state.rows.isEmpty || state.isClosed || state.failure != nil || state.endSequence != nil {
-                        return true
-                    }
-                    state.waiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
-        }
-    }
-
-    /// Updates the state under the lock, then wakes every waiter.
-    private func update(_ body: (inout State) -> Void) {
-        let waiters = state.withLock { state in
-            body(&state)
-            state.lastActivity = ContinuousClock.now
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
-        }
-        waiters.forEach { $0.resume() }
-    }
-
-    /// Records `error` for the consumer; the task is already over or being cancelled.
-    private func fail(_ error: any Error) {
-        update { state in
+    /// Records `error` for the consumer and ends the connection.
+    private func record(_ error: any Error) {
+        state.withLock { state in
             if state.failure == nil && state.endSequence == nil && !state.isClosed { state.failure = error }
         }
-        close(cancelling: false)
+        close()
     }
 
-    // MARK: - URLSessionDataDelegate
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        // Always `.allow`: refusing a response makes FoundationNetworking crash when the transfer
-        // completes ("Transfer completed, but there's no response"). An error's body is small and
-        // ignored once the failure is recorded.
-        completionHandler(.allow)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        switch status {
-        case 200..<300: update { _ in }
-        case 401, 403: fail(CouchetteError(.unauthorized, "GET \(identifier)/_changes failed with HTTP \(status)"))
-        case 404: fail(CouchetteError(.http(status: 404), "GET \(identifier)/_changes failed with HTTP 404 (not_found)"))
-        case 500...: fail(CouchetteError(.http(status: status), "GET \(identifier)/_changes failed with HTTP \(status)"))
-        default: fail(Unsupported(reason: "HTTP \(status)"))
-        }
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    /// Splits `bytes` into lines: rows are buffered, `last_seq` ends the feed.
+    private func parse(_ bytes: Data) throws {
         var problem: (any Error)?
-        var overflow = false
-        update { state in
-            guard state.failure == nil, !state.isClosed else { return }   // what follows a failure is ignored
-            state.partialLine += data
-            while let newline = state.partialLine.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: state.partialLine[..<newline], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                state.partialLine.removeSubrange(...newline)
+        let ended = state.withLock { state -> Bool in
+            state.partialLine += bytes
+            guard state.partialLine.count <= Self.maximumLineLength else {
+                problem = CouchetteError(.http(status: 502), "\(identifier) sent a _changes line longer than \(Self.maximumLineLength) bytes")
+                return false
+            }
+            var start = state.partialLine.startIndex
+            defer { state.partialLine.removeSubrange(..<start) }
+            while let newline = state.partialLine[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: state.partialLine[start..<newline], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                start = newline + 1
                 guard !line.isEmpty else { continue }   // a heartbeat
                 do {
                     let row = try JSON.parse(line)
@@ -216,38 +181,25 @@ final class ContinuousChangesFeed: NSObject, URLSessionDataDelegate, Sendable {
                         throw Unsupported(reason: "a normal _changes body instead of a continuous feed")
                     } else if row["id"] == nil, let last = row["last_seq"] {
                         state.endSequence = last
+                        return true
                     } else {
                         state.rows.append(try PeerChange(couchDBRow: row, from: identifier))
                     }
                 } catch let error as CouchetteError where error.code == .invalidParameter {
                     problem = Unsupported(reason: "a line that is not JSON: \(line.prefix(100))")
+                    return false
                 } catch {
                     problem = error
+                    return false
                 }
-                if problem != nil { return }
             }
-            overflow = state.rows.count > Self.bufferLimit
+            return false
         }
         if let problem {
-            fail(problem)   // a server that does not stream ends its response soon by itself
-        } else if overflow {
-            close()
-        } else if state.withLock({ $0.endSequence != nil }) {
-            close(cancelling: false)   // the server ends the response itself
+            record(problem)
+        } else if ended {
+            close()   // the server ends the response itself
         }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        if let error, state.withLock({ !$0.isClosed }) {
-            fail(CouchetteError(.io, "the _changes feed of \(identifier) broke: \((error as NSError).localizedDescription)"))
-        } else {
-            close(cancelling: false)
-        }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 }
 

@@ -11,10 +11,10 @@ extension RemotePeer {
     func continuousChanges(since: Value?, limit: Int, timeout: Duration) async throws -> PeerChanges? {
         guard streamsChanges.withLock({ $0 }) else { return nil }
         for attempt in 0..<2 {
-            let current = try feed.withLock { feed in
+            let current = feed.withLock { feed in
                 if let feed, feed.seek(to: since) { return feed }
                 feed?.close()
-                let opened = try openFeed(since: since, heartbeat: Self.heartbeat(for: timeout))
+                let opened = openFeed(since: since, heartbeat: Self.heartbeat(for: timeout))
                 feed = opened
                 return opened
             }
@@ -60,15 +60,11 @@ extension RemotePeer {
         min(max(wait / 2, .milliseconds(500)), .seconds(30))
     }
 
-    private func openFeed(since: Value?, heartbeat: Duration) throws -> ContinuousChangesFeed {
-        let milliseconds = heartbeat.components.seconds * 1000 + heartbeat.components.attoseconds / 1_000_000_000_000_000
-        var query = [("feed", "continuous"), ("style", "all_docs"), ("heartbeat", String(milliseconds))]
+    private func openFeed(since: Value?, heartbeat: Duration) -> ContinuousChangesFeed {
+        var query = [("feed", "continuous"), ("style", "all_docs"), ("heartbeat", String(CurlTransfer.milliseconds(heartbeat)))]
         if let since { query.append(("since", RemotePeer.queryText(since))) }
-        let text = base + "/_changes?" + query.map { "\($0.0)=\(RemotePeer.encodeQueryValue($0.1))" }.joined(separator: "&")
-        guard let url = URL(string: text) else {
-            throw CouchetteError(.invalidParameter, "cannot build the _changes URL of \(identifier)")
-        }
-        return ContinuousChangesFeed(url: url, headers: headers, since: since, heartbeat: heartbeat, identifier: identifier)
+        return ContinuousChangesFeed(client: client, url: url("/_changes", query: query), headers: requestHeaders,
+                                     since: since, heartbeat: heartbeat, identifier: identifier)
     }
 
     /// Closes `feed` and forgets it, unless another call already replaced it.

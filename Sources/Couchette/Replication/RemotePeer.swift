@@ -1,46 +1,39 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A ``ReplicationPeer`` over HTTP: one database (keyspace) of a CouchDB-protocol server —
-/// another Couchette ``URLEndpointListener``, CouchDB, PouchDB Server — reached with
-/// `URLSession` (keep-alive, gzip accepted by libcurl; every request raced by a watchdog, see
-/// ``answer(_:within:)``).
+/// another Couchette ``URLEndpointListener``, CouchDB, PouchDB Server — reached with its own
+/// ``HTTPClient`` (libcurl: kept-alive connections closed with the peer, gzip, idle timeouts).
 ///
 /// Sequences are opaque JSON: whatever the server sends as `seq`/`last_seq` is handed back
-/// verbatim as `since`. Once caught up, a continuous replication long-polls (`feed=longpoll`);
-/// with ``ReplicatorConfiguration/streamsChanges`` (internal, off: FoundationNetworking spins a
-/// core while a stream is open) it reads one `feed=continuous` stream with heartbeats instead
-/// (``ContinuousChangesFeed``, a data delegate: Linux has no `URLSession.bytes`). Failures: no connection, timeouts → `.io` (retryable); 401/403 →
-/// `.unauthorized`; other HTTP errors → `.http(status:)` with CouchDB's reason. Credentials
-/// travel only in headers and never appear in ``identifier`` or error messages.
+/// verbatim as `since`. Once caught up, a continuous replication reads one `feed=continuous`
+/// stream with heartbeats (``ContinuousChangesFeed``); a server that cannot stream gets long
+/// polls (`feed=longpoll`) instead. Failures: no connection, timeouts → `.io` (retryable);
+/// 401/403 → `.unauthorized`; other HTTP errors → `.http(status:)` with CouchDB's reason.
+/// Credentials travel only in headers and never appear in ``identifier`` or error messages. A
+/// session cookie the server renews (`Set-Cookie` with the same name, as CouchDB does past
+/// 90% of a session's life) replaces the one sent.
 final class RemotePeer: ReplicationPeer {
     let identifier: String
     let base: String
-    let headers: [String: String]
-    /// Replaced when a request got stuck (see ``answer(_:within:)``).
-    private let session: Locked<URLSession>
-    /// Sessions replaced after a stuck request, kept until ``deinit`` invalidates them.
-    private let retiredSessions = Locked<[URLSession]>([])
-    /// Seconds a request may take (long polls: their wait plus this).
-    private let requestTimeout: TimeInterval
+    /// Sent with every request; `Cookie` is updated when the server renews a session cookie.
+    private let headers: Locked<[String: String]>
+    let client = HTTPClient()
+    /// Silence after which a request is given up (long polls: their wait plus this).
+    private let requestTimeout: Duration
     /// The open `feed=continuous` `_changes` stream of a continuous replication, if any.
     let feed = Locked<ContinuousChangesFeed?>(nil)
-    /// Whether continuous waits read a `feed=continuous` stream (see
-    /// ``ReplicatorConfiguration/streamsChanges``); false once the server showed it cannot
-    /// stream `_changes`: long polls from then on.
-    let streamsChanges: Locked<Bool>
+    /// Whether continuous waits read a `feed=continuous` stream; false once the server showed
+    /// it cannot stream `_changes`: long polls from then on.
+    let streamsChanges = Locked(true)
     /// `_rev`s of `_local` documents as last read or written: CouchDB refuses an update without it.
     private let localRevisions = Locked<[String: String]>([:])
 
     /// - Parameters:
     ///   - url: `http(s)://host:port/db`; `user:password@` in it becomes HTTP Basic credentials.
     ///   - headers: extra headers for every request (`Authorization`, `Cookie`, custom ones).
-    ///   - streamsChanges: continuous waits read one `feed=continuous` stream instead of long polls.
+    ///   - requestTimeout: seconds without a byte after which a request fails with `.io`.
     /// - Throws: `.invalidParameter` when `url` is not an http(s) URL naming a database.
-    init(url: URL, headers: [String: String] = [:], streamsChanges: Bool = false, requestTimeout: TimeInterval = 60) throws {
-        self.streamsChanges = Locked(streamsChanges)
+    init(url: URL, headers: [String: String] = [:], requestTimeout: TimeInterval = 60) throws {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               components.host?.isEmpty == false else {
@@ -66,26 +59,11 @@ final class RemotePeer: ReplicationPeer {
         }
         base = clean
         identifier = clean
-        self.headers = headers
-        self.requestTimeout = requestTimeout
-        session = Locked(RemotePeer.makeSession())
-    }
-
-    /// Keep-alive connections (up to 8), no cookies, no cache; challenges refused (credentials
-    /// travel in headers).
-    private static func makeSession() -> URLSession {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 8
-        configuration.timeoutIntervalForRequest = 60
-        configuration.httpCookieAcceptPolicy = .never
-        configuration.httpShouldSetCookies = false
-        configuration.urlCache = nil
-        return URLSession(configuration: configuration, delegate: RefusingChallenges(), delegateQueue: nil)
+        self.headers = Locked(headers)
+        self.requestTimeout = .milliseconds(Int64(min(max(requestTimeout, 0.001), 1e9) * 1000))
     }
 
     deinit {
-        session.withLock { $0.finishTasksAndInvalidate() }
-        retiredSessions.withLock { $0.forEach { $0.finishTasksAndInvalidate() } }
         feed.withLock { $0?.close() }
     }
 
@@ -118,9 +96,9 @@ final class RemotePeer: ReplicationPeer {
         if limit < Int.max { query.append(("limit", String(limit))) }
         var timeout = requestTimeout
         if case .longpoll(let wait) = wait {
-            let milliseconds = wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000
-            query += [("feed", "longpoll"), ("timeout", String(milliseconds))]
-            timeout = Double(milliseconds) / 1000 + 30
+            // CouchDB may send the head and `{"results":[` at once, then nothing until the wait ends.
+            query += [("feed", "longpoll"), ("timeout", String(CurlTransfer.milliseconds(wait)))]
+            timeout = wait + .seconds(30)
         }
         let json: Value
         if let documentIDs {
@@ -257,7 +235,7 @@ final class RemotePeer: ReplicationPeer {
     }
 
     func putLocalDocument(id: String, _ body: Value) async throws {
-        for attempt in 0..<2 {
+        for attempt in 0..<3 {
             guard case .dictionary(var object) = body else {
                 throw CouchetteError(.invalidParameter, "a _local document must be a JSON object")
             }
@@ -266,8 +244,12 @@ final class RemotePeer: ReplicationPeer {
                 let json = try await send("PUT", "/_local/" + RemotePeer.encodeDocumentID(id), body: .dictionary(object))
                 if case .string(let rev)? = json["rev"] { localRevisions.withLock { $0[id] = rev } }
                 return
-            } catch let error as CouchetteError where error.code == .http(status: 409) && attempt == 0 {
-                _ = try await localDocument(id: id)   // learn the current _rev, then retry once
+            } catch let error as CouchetteError where error.code == .http(status: 409) {
+                // A stale `_rev` (learn the current one, then retry), or this very write applied
+                // already: when an answer is lost on a reused connection, libcurl resends the
+                // request on a new one, and the copy finds the revision the first one made.
+                if try await localDocument(id: id) == body { return }
+                if attempt == 2 { throw error }
             }
         }
     }
@@ -282,77 +264,37 @@ final class RemotePeer: ReplicationPeer {
 
     // MARK: - HTTP
 
-    /// The answer to `request`, or `.io` when none came within `timeout` plus a margin.
-    ///
-    /// Kept-alive connections stay (an idle replicator must not churn connections: with
-    /// `Connection: close` FoundationNetworking was measured spinning a core after the closes),
-    /// but FoundationNetworking (Swift 6.3.1) sometimes never completes a request whose reused
-    /// connection the server closed at that moment — its own timeout never fires either
-    /// (HTTPFaultTests found it). So the request races a watchdog; when the watchdog wins, the
-    /// stuck request is abandoned (never cancelled: see
-    /// ``Foundation/URLSession/dataAbandonedOnCancel(for:)``) and later requests use a fresh
-    /// session, so stuck transfers cannot pile up in the old one's connection slots.
-    private func answer(_ request: URLRequest, within timeout: TimeInterval) async throws -> (Data, URLResponse) {
-        let current = session.withLock { $0 }
-        let limit = Duration.milliseconds(Int64(timeout * 1000 + min(timeout, 2) * 1000))
-        let first = try await withThrowingTaskGroup(of: (Data, URLResponse)?.self) { group in
-            group.addTask { try await current.dataAbandonedOnCancel(for: request) }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
-        }
-        if let first { return first }
-        try Task.checkCancellation()
-        session.withLock { session in
-            guard session === current else { return }
-            session = RemotePeer.makeSession()
-            // Not invalidated now: a request that already took `current` would hit
-            // FoundationNetworking's fatal "Session invalidated". Invalidated with the peer.
-            retiredSessions.withLock { $0.append(current) }
-        }
-        throw CouchetteError(.io, "\(request.httpMethod ?? "GET") \(identifier) got no answer within \(limit); retrying on new connections")
+    /// The headers every request carries, in a stable order.
+    var requestHeaders: [(name: String, value: String)] {
+        headers.withLock { $0.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) } }
+    }
+
+    /// `base` + `path` + the encoded query.
+    func url(_ path: String, query: [(String, String)] = []) -> String {
+        guard !query.isEmpty else { return base + path }
+        return base + path + "?" + query.map { "\($0.0)=\(RemotePeer.encodeQueryValue($0.1))" }.joined(separator: "&")
     }
 
     /// Sends one request and parses the JSON answer.
+    /// - Parameter timeout: silence after which the request fails (default ``requestTimeout``).
     private func send(_ method: String, _ path: String, query: [(String, String)] = [], body: Value? = nil,
-                      timeout: TimeInterval? = nil) async throws -> Value {
-        let timeout = timeout ?? requestTimeout
-        var text = base + path
-        if !query.isEmpty {
-            text += "?" + query.map { "\($0.0)=\(RemotePeer.encodeQueryValue($0.1))" }.joined(separator: "&")
-        }
-        guard let url = URL(string: text) else {
-            throw CouchetteError(.invalidParameter, "cannot build a URL for \(identifier)\(path)")
-        }
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.httpMethod = method
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+                      timeout: Duration? = nil) async throws -> Value {
+        var request = HTTPClientRequest(method: method, url: url(path, query: query),
+                                        headers: [("Accept", "application/json")] + requestHeaders)
+        request.idleTimeout = timeout ?? requestTimeout
         if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            // libcurl would otherwise send `Expect: 100-continue` and wait for the server's go-ahead.
-            request.setValue("", forHTTPHeaderField: "Expect")
-            request.httpBody = Data(JSON.string(from: body).utf8)
+            request.headers.append(("Content-Type", "application/json"))
+            request.body = Data(JSON.string(from: body).utf8)
         }
-        let data: Data
-        let response: URLResponse
+        let response: HTTPClientResponse
         do {
-            (data, response) = try await answer(request, within: timeout)
-        } catch let error as CouchetteError {
-            throw error
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch let error as URLError where error.code == .cancelled || error.code == .userCancelledAuthentication {
-            // Not this task's cancellation: RefusingChallenges cancelled an authentication challenge.
-            try Task.checkCancellation()
-            throw CouchetteError(.unauthorized, "\(method) \(identifier)\(path) was refused: the server asks for other credentials")
-        } catch {
-            throw CouchetteError(.io, "cannot reach \(identifier): \((error as NSError).localizedDescription)")
+            response = try await client.data(for: request)
+        } catch let error as CouchetteError where error.code == .io {
+            throw CouchetteError(.io, "cannot reach \(identifier) (\(method) \(path.isEmpty ? "/" : path)): \(error.message)")
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        renewCookie(from: response)
+        let status = response.status
+        let data = response.body
         let json = data.isEmpty ? Value.null : ((try? JSON.parse(String(decoding: data, as: UTF8.self))) ?? .null)
         guard (200..<300).contains(status) else {
             let reason = [json["error"], json["reason"]].compactMap { if case .string(let text)? = $0 { text } else { nil } }
@@ -364,6 +306,25 @@ final class RemotePeer: ReplicationPeer {
             throw CouchetteError(.http(status: 502), "\(method) \(identifier)\(path) answered with invalid JSON")
         }
         return json
+    }
+
+    /// Takes a renewed session cookie: a `Set-Cookie` naming a cookie the `Cookie` header sends.
+    private func renewCookie(from response: HTTPClientResponse) {
+        let cookies = response.cookies
+        guard !cookies.isEmpty else { return }
+        headers.withLock { headers in
+            guard let sent = headers["Cookie"] else { return }
+            var pairs = sent.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            for cookie in cookies {
+                guard let pair = cookie.split(separator: ";").first?.trimmingCharacters(in: .whitespaces),
+                      let equals = pair.firstIndex(of: "="), !pair[..<equals].isEmpty else { continue }
+                let name = pair[...equals]
+                if let index = pairs.firstIndex(where: { $0.hasPrefix(name) }), !pair[pair.index(after: equals)...].isEmpty {
+                    pairs[index] = pair
+                }
+            }
+            headers["Cookie"] = pairs.joined(separator: "; ")
+        }
     }
 
     /// A sequence as `since=`: strings (CouchDB's opaque sequences) as they are, others as JSON.
@@ -401,14 +362,5 @@ final class RemotePeer: ReplicationPeer {
         default: .http(status: 500)
         }
         return CouchetteError(code, "document '\(id)': \(name): \(reason)")
-    }
-}
-
-/// Answers HTTP authentication challenges by cancelling them: credentials go in headers up front,
-/// and without a delegate Foundation on Linux waits forever on a `401` carrying `WWW-Authenticate`.
-private final class RefusingChallenges: NSObject, URLSessionTaskDelegate {
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 }

@@ -34,6 +34,5 @@ func makeRemotePeer(url: URL, collection: Collection, config: ReplicatorConfigur
     default:
         break
     }
-    return try RemotePeer(url: peerURL, headers: headers, streamsChanges: config.streamsChanges,
-                          requestTimeout: config.requestTimeout)
+    return try RemotePeer(url: peerURL, headers: headers, requestTimeout: config.requestTimeout)
 }

@@ -35,15 +35,8 @@ public struct ReplicatorConfiguration: Sendable {
     public var maxAttemptWaitTime: TimeInterval = 300
     /// How many changes one batch carries (internal: tests use small batches).
     var batchSize = 500
-    /// Whether a continuous replication over HTTP reads one `feed=continuous` `_changes` stream
-    /// (``ContinuousChangesFeed``) instead of long polls. Off: with a streaming response open,
-    /// FoundationNetworking (Swift 6.3, Linux) spins a core in its socket event loop — the
-    /// `idle-replicator-cpu` benchmark measured ~990 ms of CPU per idle second with the stream
-    /// and under 1 ms with long polls, and an idle replicator must not use measurable CPU.
-    /// Internal until that is fixed upstream; the feed's own tests turn it on.
-    var streamsChanges = false
-    /// Seconds an HTTP request may go unanswered before it is abandoned and retried on new
-    /// connections (internal: the fault tests use a short one).
+    /// Seconds an HTTP request may stay silent (no byte either way) before it fails with `.io`
+    /// and is retried (internal: the fault tests use a short one).
     var requestTimeout: TimeInterval = 60
 
     public init(target: any Endpoint) {

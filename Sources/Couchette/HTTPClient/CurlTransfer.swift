@@ -1,0 +1,222 @@
+import CCurl
+import Foundation
+
+/// One request on ``CurlLoop``'s thread: its libcurl easy handle, the header list and error
+/// buffer the handle points into, and the idle clock.
+///
+/// Ownership: created, used and destroyed on the loop thread only — libcurl's easy handles are
+/// not thread-safe. The loop's table of running transfers holds the one strong reference;
+/// libcurl's callbacks get an unretained pointer to it (`CURLOPT_*DATA`, `CURLOPT_PRIVATE`),
+/// valid because the loop removes the handle from the multi handle before dropping the object.
+/// The only thing other threads see is ``transfer``, which is `Sendable`.
+final class CurlTransfer {
+    let transfer: HTTPTransfer
+    let easy: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private let idleTimeout: Duration
+    /// When a byte last moved, either way; the idle clock stops while ``isPaused``.
+    private(set) var lastActivity = ContinuousClock.now
+    private(set) var isPaused = false
+    private var uploaded: curl_off_t = 0
+    /// Headers of the response being received (a `1xx` answer's are dropped).
+    private var headers: [String: String] = [:]
+    private let method: String
+
+    /// Makes the easy handle for `request`.
+    /// - Throws: `.invalidParameter` when libcurl refuses an option (a malformed URL, say).
+    init(_ request: HTTPClientRequest, transfer: HTTPTransfer) throws {
+        guard let easy = curl_easy_init() else {
+            throw CouchetteError(.io, "libcurl could not create a transfer (out of memory)")
+        }
+        self.easy = easy
+        self.transfer = transfer
+        idleTimeout = request.idleTimeout
+        method = request.method
+        errorBuffer = .allocate(capacity: Int(ccurl_error_size))
+        errorBuffer.initialize(repeating: 0, count: Int(ccurl_error_size))
+        try configure(request)
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    // MARK: - Options
+
+    private func configure(_ request: HTTPClientRequest) throws {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        try set(CURLOPT_URL, request.url)
+        try set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try set(CURLOPT_NOSIGNAL, 1)   // no SIGALRM for DNS timeouts: this is a threaded process
+        try set(CURLOPT_ACCEPT_ENCODING, "")   // every encoding libcurl decodes (gzip, deflate, …)
+        try set(CURLOPT_TCP_KEEPALIVE, 1)
+        try set(CURLOPT_TCP_NODELAY, 1)
+        try set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout))
+        try check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), CURLOPT_ERRORBUFFER)
+        try check(ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, context), CURLOPT_PRIVATE)
+        try check(ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlTransferWrite), CURLOPT_WRITEFUNCTION)
+        try check(ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), CURLOPT_WRITEDATA)
+        try check(ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlTransferHeader), CURLOPT_HEADERFUNCTION)
+        try check(ccurl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), CURLOPT_HEADERDATA)
+        try check(ccurl_easy_setopt_progress_callback(easy, CURLOPT_XFERINFOFUNCTION, curlTransferProgress), CURLOPT_XFERINFOFUNCTION)
+        try check(ccurl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context), CURLOPT_XFERINFODATA)
+        try set(CURLOPT_NOPROGRESS, 0)
+        // TLS options (CA file, pinned key, client certificate) are set here when requests carry them.
+
+        switch (request.method, request.body) {
+        case ("GET", nil): try set(CURLOPT_HTTPGET, 1)
+        case ("HEAD", nil): try set(CURLOPT_NOBODY, 1)
+        case (let method, let body?):
+            try check(ccurl_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), CURLOPT_POSTFIELDSIZE_LARGE)
+            // COPYPOSTFIELDS copies the bytes: the handle does not point into `body`.
+            try body.withUnsafeBytes { bytes in
+                if let pointer = bytes.baseAddress {
+                    try check(ccurl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: pointer)), CURLOPT_COPYPOSTFIELDS)
+                } else {
+                    try set(CURLOPT_COPYPOSTFIELDS, "")
+                }
+            }
+            if method != "POST" { try set(CURLOPT_CUSTOMREQUEST, method) }
+        case (let method, nil):
+            try set(CURLOPT_CUSTOMREQUEST, method)
+        }
+
+        // `Expect:` with no value stops libcurl from waiting for `100 Continue` before a body.
+        var lines = request.headers.map { $0.value.isEmpty ? "\($0.name):" : "\($0.name): \($0.value)" }
+        if !request.headers.contains(where: { $0.name.lowercased() == "expect" }) { lines.append("Expect:") }
+        for line in lines {
+            guard !line.contains("\r"), !line.contains("\n") else {
+                throw CouchetteError(.invalidParameter, "an HTTP header may not contain a line break")
+            }
+            guard let appended = curl_slist_append(headerList, line) else {
+                throw CouchetteError(.io, "libcurl could not add a header (out of memory)")
+            }
+            headerList = appended
+        }
+        try check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), CURLOPT_HTTPHEADER)
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) throws {
+        try check(ccurl_easy_setopt_long(easy, option, value), option)
+    }
+
+    private func set(_ option: CURLoption, _ value: String) throws {
+        try check(ccurl_easy_setopt_string(easy, option, value), option)
+    }
+
+    private func check(_ code: CURLcode, _ option: CURLoption) throws {
+        guard code != CURLE_OK else { return }
+        throw CouchetteError(.invalidParameter, "libcurl refused option \(option.rawValue) of a \(method) request: \(String(cString: curl_easy_strerror(code)))")
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow, seconds >= 0 else { return seconds < 0 ? 0 : Int.max / 2 }
+        return Int(whole) + Int(attoseconds / 1_000_000_000_000_000)
+    }
+
+    // MARK: - Loop thread
+
+    /// When the idle limit runs out, or nil while paused.
+    var idleDeadline: ContinuousClock.Instant? {
+        isPaused ? nil : lastActivity + idleTimeout
+    }
+
+    /// Continues a transfer paused because its reader's buffer was full.
+    func resume() {
+        guard isPaused else { return }
+        isPaused = false
+        lastActivity = .now
+        // May call `received` at once with the bytes libcurl held back.
+        curl_easy_pause(easy, ccurl_pause_continue)
+    }
+
+    /// Fails the transfer after `code` (the handle is already out of the multi handle).
+    func complete(_ code: CURLcode) {
+        if code == CURLE_OK {
+            var status = 0
+            _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            transfer.receiveHead(HTTPTransfer.Head(status: status, headers: headers))
+            transfer.finish(.success(()))
+            return
+        }
+        let detail = String(cString: errorBuffer)
+        let summary = String(cString: curl_easy_strerror(code))
+        transfer.finish(.failure(CouchetteError(.io, detail.isEmpty || detail == summary ? summary : "\(summary) (\(detail))")))
+    }
+
+    /// Fails the transfer after `idleTimeout` without a byte.
+    func expire() {
+        transfer.finish(.failure(CouchetteError(.io, "no data sent or received for \(idleTimeout)")))
+    }
+
+    // MARK: - libcurl callbacks
+
+    fileprivate func received(_ bytes: UnsafeRawBufferPointer) -> Int {
+        switch transfer.receive(bytes) {
+        case .taken:
+            lastActivity = .now
+            return bytes.count
+        case .full:
+            isPaused = true
+            return Int(bitPattern: UInt(ccurl_writefunc_pause))
+        case .refused:
+            return 0   // libcurl aborts the transfer (CURLE_WRITE_ERROR)
+        }
+    }
+
+    fileprivate func receivedHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
+        lastActivity = .now
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 10 || bytes[end - 1] == 13 { end -= 1 }
+        let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            headers = [:]   // a new response: after `100 Continue`, or the first one
+        } else if line.isEmpty {
+            var status = 0
+            _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            if status >= 200 { transfer.receiveHead(HTTPTransfer.Head(status: status, headers: headers)) }
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if let earlier = headers[name] {
+                headers[name] = earlier + (name == "set-cookie" ? "\n" : ", ") + value
+            } else {
+                headers[name] = value
+            }
+        }
+        return transfer.hasEnded ? 0 : bytes.count
+    }
+
+    fileprivate func progressed(uploaded now: curl_off_t) -> Int32 {
+        if now > uploaded {
+            uploaded = now
+            lastActivity = .now
+        }
+        return transfer.hasEnded ? 1 : 0   // non-zero aborts a cancelled transfer at once
+    }
+}
+
+// C callbacks: `context` is the unretained ``CurlTransfer`` set as the handle's *DATA option.
+
+private func curlTransferWrite(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.received(UnsafeRawBufferPointer(start: buffer, count: size * count))
+}
+
+private func curlTransferHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.receivedHeader(UnsafeRawBufferPointer(start: buffer, count: size * count))
+}
+
+private func curlTransferProgress(_ context: UnsafeMutableRawPointer?, _ downloadTotal: curl_off_t, _ downloadNow: curl_off_t,
+                                  _ uploadTotal: curl_off_t, _ uploadNow: curl_off_t) -> Int32 {
+    guard let context else { return 1 }
+    return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().progressed(uploaded: uploadNow)
+}
