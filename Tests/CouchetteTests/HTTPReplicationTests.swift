@@ -145,7 +145,7 @@ import Testing
     @Test func aListenerStoppedMidReplicationIsWaitedForThenCompletes() async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(60, prefix: "k", in: try local.defaultCollection())
-            var listenerConfig = URLEndpointListenerConfiguration(collections: [try remote.defaultCollection()])
+            var listenerConfig = plainHTTPListenerConfiguration([try remote.defaultCollection()])
             let first = URLEndpointListener(config: listenerConfig)
             try await first.start()
             let port = try #require(first.port)
