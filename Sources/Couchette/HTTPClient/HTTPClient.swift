@@ -17,7 +17,8 @@ import Foundation
 /// for try await chunk in feed { … }
 /// ```
 ///
-/// Failures to connect, timeouts and broken connections throw `CouchetteError(.io)`; an HTTP
+/// A refused certificate (untrusted, wrong pin, expired, client certificate refused) throws
+/// `CouchetteError(.tls)`; failures to connect, timeouts and broken connections throw `CouchetteError(.io)`; an HTTP
 /// error status is an answer like any other. Cancelling the calling task throws
 /// `CancellationError` at once and removes the transfer from libcurl.
 final class HTTPClient: Sendable {
@@ -25,9 +26,12 @@ final class HTTPClient: Sendable {
     static let shared = HTTPClient()
 
     private let loop: CurlLoop
+    /// Used by every request that carries no TLS settings of its own.
+    private let tls: HTTPClientTLS?
 
-    init() {
+    init(tls: HTTPClientTLS? = nil) {
         loop = CurlLoop()
+        self.tls = tls
     }
 
     deinit {
@@ -39,6 +43,8 @@ final class HTTPClient: Sendable {
     /// - Throws: `.io` (no connection, timeout, broken response, body too long), `.invalidParameter`
     ///   (a URL or header libcurl refuses), `CancellationError`.
     func data(for request: HTTPClientRequest, maxBodyBytes: Int = 1 << 30) async throws -> HTTPClientResponse {
+        var request = request
+        if request.tls == nil { request.tls = tls }
         let transfer = HTTPTransfer(id: loop.makeID(), mode: .collect(maxBytes: maxBodyBytes), loop: loop)
         return try await withTaskCancellationHandler {
             loop.start(transfer, request)
@@ -54,6 +60,8 @@ final class HTTPClient: Sendable {
     ///   catches up (the server then waits on TCP flow control).
     /// - Throws: as ``data(for:maxBodyBytes:)``, until the head arrived.
     func stream(for request: HTTPClientRequest, bufferLimit: Int = 1 << 20) async throws -> HTTPClientStream {
+        var request = request
+        if request.tls == nil { request.tls = tls }
         let transfer = HTTPTransfer(id: loop.makeID(), mode: .stream(bufferLimit: bufferLimit), loop: loop)
         return try await withTaskCancellationHandler {
             loop.start(transfer, request)

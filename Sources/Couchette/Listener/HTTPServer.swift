@@ -71,6 +71,9 @@ final class HTTPServer: Sendable {
         ]
         // civetweb reads certificates and keys from files, once, in mg_start: they are written to a
         // private directory (0700, files 0600) that is deleted as soon as mg_start returns.
+        if tls != nil, let problem = CivetWebTLS.problem {
+            throw CouchetteError(.tls, "cannot serve HTTPS on \(address): \(problem)")
+        }
         let files = try tls.map { try TLSFiles($0) }
         defer { files?.remove() }
         if let files {
@@ -109,6 +112,7 @@ final class HTTPServer: Sendable {
             }
             throw CouchetteError(.io, "could not listen on \(address) (\(reason.isEmpty ? "address in use or not available" : reason))")
         }
+        if tls != nil { CivetWebTLS.repair() }
         var ports = [mg_server_port](repeating: mg_server_port(), count: 4)
         let found = mg_get_server_ports(context, Int32(ports.count), &ports)
         state.withLock { $0.context = Context(pointer: context) }

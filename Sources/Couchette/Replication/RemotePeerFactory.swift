@@ -34,5 +34,5 @@ func makeRemotePeer(url: URL, collection: Collection, config: ReplicatorConfigur
     default:
         break
     }
-    return try RemotePeer(url: peerURL, headers: headers, requestTimeout: config.requestTimeout)
+    return try RemotePeer(url: peerURL, headers: headers, requestTimeout: config.requestTimeout, tls: config.clientTLS)
 }
