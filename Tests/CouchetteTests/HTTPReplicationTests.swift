@@ -275,7 +275,7 @@ private struct ServeProcess {
             _ = FileManager.default.createFile(atPath: output, contents: nil)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
-            process.arguments = ["serve", path, "--port", String(port)]
+            process.arguments = ["serve", path, "--port", String(port), "--no-tls"]
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             process.standardError = FileHandle.nullDevice
             try await startProcess(process)

@@ -10,6 +10,8 @@ import Foundation
 struct HTTPClientTLS: Sendable, Equatable {
     /// The server's certificate, DER: any other certificate fails the handshake.
     var pinnedCertificate: Data?
+    /// The server's certificate by its SHA-256 (lowercase hex): any other fails the handshake.
+    var pinnedFingerprint: String?
     /// Accept a self-signed server certificate (whatever its key) and nothing else.
     var acceptOnlySelfSigned = false
     /// Root certificates (DER) to trust instead of the system's.
@@ -18,5 +20,5 @@ struct HTTPClientTLS: Sendable, Equatable {
     var clientCertificatePEM: Data?
     var clientKeyPEM: Data?
 
-    var checksCertificateItself: Bool { pinnedCertificate != nil || acceptOnlySelfSigned }
+    var checksCertificateItself: Bool { pinnedCertificate != nil || pinnedFingerprint != nil || acceptOnlySelfSigned }
 }

@@ -15,12 +15,14 @@ import Foundation
 /// back during `curl_multi_perform`); the transfer keeps it alive as long as the handle.
 final class ServerCertificateCheck {
     let pinnedCertificate: Data?
+    let pinnedFingerprint: String?
     let acceptOnlySelfSigned: Bool
     /// Why the last handshake's certificate was refused, if it was.
     private(set) var refusal: String?
 
     init(_ tls: HTTPClientTLS) {
         pinnedCertificate = tls.pinnedCertificate
+        pinnedFingerprint = tls.pinnedFingerprint
         acceptOnlySelfSigned = tls.acceptOnlySelfSigned
     }
 
@@ -54,15 +56,17 @@ final class ServerCertificateCheck {
         if let notAfter = X509_get0_notAfter(leaf), X509_cmp_current_time(notAfter) < 0 {
             return refuse(store, "the server's certificate has expired", X509_V_ERR_CERT_HAS_EXPIRED)
         }
-        if let pinnedCertificate {
+        if pinnedCertificate != nil || pinnedFingerprint != nil {
             let length = i2d_X509(leaf, nil)
             var der = [UInt8](repeating: 0, count: Int(max(length, 0)))
             _ = der.withUnsafeMutableBufferPointer { buffer in
                 var cursor = buffer.baseAddress
                 return i2d_X509(leaf, &cursor)
             }
-            guard length > 0, Data(der) == pinnedCertificate else {
-                return refuse(store, "wrong pin: the server's certificate (SHA-256 \(OpenSSL.sha256Hex(Data(der)))) is not the pinned one (SHA-256 \(OpenSSL.sha256Hex(pinnedCertificate)))",
+            let fingerprint = OpenSSL.sha256Hex(Data(der))
+            let expected = pinnedFingerprint ?? pinnedCertificate.map { OpenSSL.sha256Hex($0) } ?? ""
+            guard length > 0, pinnedCertificate.map({ Data(der) == $0 }) ?? true, fingerprint == expected else {
+                return refuse(store, "wrong pin: the server's certificate (SHA-256 \(fingerprint)) is not the pinned one (SHA-256 \(expected))",
                               X509_V_ERR_CERT_REJECTED)
             }
             return 1

@@ -42,6 +42,10 @@ public struct ReplicatorConfiguration: Sendable {
     /// config.pinnedServerCertificate = listener.tlsIdentity?.certificates.first
     /// ```
     public var pinnedServerCertificate: Data?
+    /// The SHA-256 of the server's certificate (``TLSIdentity/sha256Fingerprint``; hex, case and
+    /// colons ignored), an alternative to ``pinnedServerCertificate`` for pins given as text, such
+    /// as the fingerprint `couchette serve` prints.
+    public var pinnedServerCertificateSHA256: String?
     /// Accept any self-signed server certificate (and nothing else) instead of checking the
     /// system trust store; the host name is not checked. For peers serving Couchette's anonymous
     /// identity when pinning is impractical; pinning is safer.
@@ -63,10 +67,11 @@ public struct ReplicatorConfiguration: Sendable {
     /// The HTTPS settings of this configuration for the HTTP client; nil when there are none.
     var clientTLS: HTTPClientTLS? {
         let identity = (authenticator as? ClientCertificateAuthenticator)?.identity
-        guard pinnedServerCertificate != nil || acceptOnlySelfSignedServerCertificate || trustedRootCertificates != nil || identity != nil else {
+        guard pinnedServerCertificate != nil || pinnedServerCertificateSHA256 != nil || acceptOnlySelfSignedServerCertificate || trustedRootCertificates != nil || identity != nil else {
             return nil
         }
-        return HTTPClientTLS(pinnedCertificate: pinnedServerCertificate, acceptOnlySelfSigned: acceptOnlySelfSignedServerCertificate,
+        let fingerprint = pinnedServerCertificateSHA256.map { $0.lowercased().filter(\.isHexDigit) }
+        return HTTPClientTLS(pinnedCertificate: pinnedServerCertificate, pinnedFingerprint: fingerprint, acceptOnlySelfSigned: acceptOnlySelfSignedServerCertificate,
                              trustedRoots: trustedRootCertificates, clientCertificatePEM: identity?.certificatePEM,
                              clientKeyPEM: identity?.privateKeyPEM)
     }

@@ -77,6 +77,17 @@ public struct TLSIdentity: Sendable {
         return try TLSIdentity(chain: chain, key: key)
     }
 
+    /// The certificates (DER, in order) in a PEM file of certificates without a key, such as a CA
+    /// bundle for ``ReplicatorConfiguration/trustedRootCertificates``.
+    /// - Throws: `.invalidParameter` when `pem` holds no certificate.
+    public static func certificates(pem: Data) throws -> [Data] {
+        let certificates = try OpenSSL.certificates(pem: pem)
+        guard !certificates.isEmpty else {
+            throw CouchetteError(.invalidParameter, "the PEM data holds no certificate (expected '-----BEGIN CERTIFICATE-----')")
+        }
+        return try certificates.map { try $0.der() }
+    }
+
     private init(chain: [OpenSSLCertificate], key: OpenSSLKey) throws {
         certificates = try chain.map { try $0.der() }
         expiration = try chain[0].expiration()
