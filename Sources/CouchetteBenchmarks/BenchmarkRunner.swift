@@ -73,7 +73,13 @@ public enum BenchmarkRunner {
         }
         func figure(_ entry: Entry?) -> String {
             guard let entry else { return "—" }
-            if let bytes = entry.bytes { return String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+            if let bytes = entry.bytes {
+                // Small sizes (one document's history) in KB, with the cost per op.
+                if bytes < 1_048_576 && entry.ops > 1 {
+                    return String(format: "%.1f KB (%.1f B/op)", Double(bytes) / 1024, Double(bytes) / Double(entry.ops))
+                }
+                return String(format: "%.1f MB", Double(bytes) / 1_048_576)
+            }
             if let p99 = entry.p99_s { return "\(duration(entry.median_s)) median, \(duration(p99)) p99" }
             let perOp = entry.median_s / Double(max(entry.ops, 1))
             return "\(duration(entry.median_s)) (\(duration(perOp))/op)"

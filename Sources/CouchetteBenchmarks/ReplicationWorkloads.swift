@@ -1,4 +1,4 @@
-import Couchette
+@_spi(Benchmarks) import Couchette
 import Foundation
 
 /// Couchette-only workloads: replication throughput. The baselines have no replicator.
@@ -24,6 +24,11 @@ extension Workload {
                  isCouchetteOnly: true) { _, context in
             try await replicateInProcess(context, .pull, overHTTP: true)
         },
+        Workload(name: "revision-history-1000",
+                 summary: "storage of one ~1 KB document edited 1,000 times (1,001 revisions, all ids kept: CouchDB's revs_limit): bytes of its record and revision tree; ops = revisions",
+                 isCouchetteOnly: true, runsOnce: true) { _, context in
+            try await revisionHistoryStorage(context)
+        },
         Workload(name: "idle-replicator-cpu",
                  summary: "CPU time per second that an idle continuous push-and-pull replicator over loopback HTTP adds to the process (both its ends: the replicator and the listener; one continuous _changes stream; 5 s idle with, minus 5 s without; 0.2 s below 1,000 documents)",
                  isCouchetteOnly: true, runsOnce: true) { _, context in
@@ -35,6 +40,23 @@ extension Workload {
             try await idleReplicatorCPU(context, throughCouchDBStyleProxy: true)
         },
     ]
+
+    /// One document saved and then edited 1,000 times: what its history costs on disk (the
+    /// record plus the revision tree that keeps 1,000 ancestor ids), independent of N.
+    private static func revisionHistoryStorage(_ context: WorkloadContext) async throws -> WorkloadResult {
+        let engine = try await CouchetteEngine(directory: try freshFolder(context, 0), durable: false)
+        guard let original = DocumentGenerator().documents(count: 1).first else { throw BenchmarkError.engine("no document generated") }
+        let document = try MutableDocument(id: original.id, json: original.json)
+        for edit in 0...1000 {
+            document.setInt(edit, forKey: "edit")
+            try await engine.collection.save(document: document)
+        }
+        let (record, tree) = try engine.collection.storedBytes(id: original.id)
+        guard tree > 0 else { throw BenchmarkError.engine("the edited document has no stored revision tree") }
+        let contents = context.captureContents ? try await engine.contents() : nil
+        try await engine.close()
+        return WorkloadResult(samples: [Sample(seconds: 0, ops: 1001, bytes: UInt64(record + tree))], contents: contents)
+    }
 
     /// Two databases, N (at most 1,000) documents replicated once, then a continuous replicator
     /// that has caught up: the CPU it uses while nothing changes (its `_changes` stream, or its

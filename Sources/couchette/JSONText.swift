@@ -15,6 +15,7 @@ enum JSONText {
         case let number as UInt64: return String(number)
         case let number as Double: return number.isFinite ? "\(number)" : "null"
         case let number as Float: return Double(number).isFinite ? "\(Double(number))" : "null"
+        case let number as Decimal: return number.description  // an integer beyond Int64, every digit
         case let text as String: return string(text)
         case let dictionary as DictionaryObject: return dictionary.toJSON()
         case let array as ArrayObject: return array.toJSON()

@@ -8,11 +8,14 @@ enum ReplicateCommand {
         summary: "Replicate a collection with a CouchDB-protocol server (couchette serve, CouchDB, PouchDB)",
         discussion: """
             Pushes and pulls (or only --push / --pull) the collection, showing documents, rate
-            and status on standard error. A one-shot run exits 0 once both sides are in step and
-            1 with the error otherwise (an unreachable server is retried 3 times first). With
-            --continuous it keeps replicating new changes until Ctrl-C (SIGINT) or SIGTERM. A
-            named collection replicates with the keyspace DB.SCOPE.NAME of the server. The
-            database and the collection are created when missing.
+            and status on standard error, then prints how many documents it pushed, pulled and
+            skipped (each skipped one with its reason: documents with attachments, refused by
+            the server) and the time. A one-shot run exits 0 once both sides are in step, 1 when
+            a document was skipped or with the error otherwise (an unreachable server is retried
+            3 times first). With --continuous it keeps replicating new changes until Ctrl-C
+            (SIGINT) or SIGTERM. The collection (--collection, default the default collection)
+            replicates with the database the URL names, whatever its local name. The database
+            and the collection are created when missing.
 
             Example: couchette replicate todo http://127.0.0.1:5984/todo --pull
             """,
@@ -85,6 +88,7 @@ enum ReplicateCommand {
         let interrupted = InterruptSignals()
         defer { interrupted.stop() }
         let changes = replicator.changes()
+        let documents = replicator.documentReplications()
         let signals = interrupted.received
         let stopper = Task {
             for await _ in signals {
@@ -111,9 +115,63 @@ enum ReplicateCommand {
         interrupted.stop()
         let wasInterrupted = await stopper.value
         guard let final else { throw ToolError("the replicator ended without a status") }
+        let tally = await Tally(draining: documents)
         if let error = final.error { throw error }
-        print("Replicated \(final.progress.completed) documents in \(ProgressReporter.time(line.elapsedSeconds)).")
+        print(tally.summary(seconds: line.elapsedSeconds))
+        for skipped in tally.skipped { print("  skipped \(skipped)") }
         if wasInterrupted && !continuous { throw ToolError("interrupted before the replication completed") }
+        if !tally.skipped.isEmpty {
+            throw ToolError("\(tally.skipped.count) document\(tally.skipped.count == 1 ? " was" : "s were") skipped (listed above)")
+        }
+    }
+
+    /// What the replicator did, from its document events: revisions it wrote on either side
+    /// (echoes of its own writes are never written, so never counted) and documents it skipped.
+    struct Tally {
+        var pushed = 0
+        var pulled = 0
+        /// "'id' (pushing): reason" for each document that failed.
+        var skipped: [String] = []
+
+        /// Reads every event already published. The replicator publishes a batch's documents
+        /// before its status can say it stopped, so once stopped they are all queued: each comes
+        /// at once, and a wait of 200 ms with nothing more ends the reading.
+        init(draining documents: ChangeStream<DocumentReplication>) async {
+            let iterator = documents.makeAsyncIterator()
+            while let event = await Tally.next(iterator) {
+                for document in event.documents {
+                    if let error = document.error {
+                        skipped.append("'\(document.id)' (\(event.isPush ? "pushing" : "pulling")): \(error)")
+                    } else if event.isPush {
+                        pushed += 1
+                    } else {
+                        pulled += 1
+                    }
+                }
+            }
+        }
+
+        private static func next(_ iterator: ChangeStream<DocumentReplication>.Iterator) async -> DocumentReplication? {
+            await withTaskGroup(of: DocumentReplication?.self) { group in
+                group.addTask {
+                    var copy = iterator
+                    return await copy.next()
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .milliseconds(200))
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+        }
+
+        /// "Pushed 2 documents, pulled 0, skipped 1 in 0.042 s."
+        func summary(seconds: Double) -> String {
+            "Pushed \(pushed) document\(pushed == 1 ? "" : "s"), pulled \(pulled), skipped \(skipped.count) in "
+                + String(format: "%.3f s.", seconds)
+        }
     }
 
     /// One line on standard error: redrawn in place on a terminal, else printed on each activity change.

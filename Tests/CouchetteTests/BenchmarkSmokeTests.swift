@@ -60,13 +60,16 @@ import Testing
     @Test func couchetteOnlyWorkloadsShowLatenciesAndNoBaselines() throws {
         #expect(Workload.all.filter(\.isCouchetteOnly).map(\.name) == ["changes-latency", "live-query-latency", "live-queries-8",
                                                                          "idle-cpu", "replicate-in-process", "replicate-in-process-pull",
-                                                                         "replicate-http", "replicate-http-pull", "idle-replicator-cpu",
-                                                                         "idle-replicator-cpu-longpoll"])
+                                                                         "replicate-http", "replicate-http-pull", "revision-history-1000",
+                                                                         "idle-replicator-cpu", "idle-replicator-cpu-longpoll"])
         let entry = BenchmarkRunner.Entry(workload: "changes-latency", engine: "couchette", median_s: 0.0001, min_s: 0.0001,
                                           max_s: 0.0001, ops: 1000, peak_rss_bytes: 0, p99_s: 0.0004)
         let table = BenchmarkRunner.table([entry], size: 10)
         let row = try #require(table.split(separator: "\n").first { $0.hasPrefix("changes-latency") })
         #expect(row.contains("100.0 µs median, 400.0 µs p99"))
         #expect(row.components(separatedBy: "—").count == 5, "sqlite, ratio, lmdb, ratio: \(row)")
+        let history = BenchmarkRunner.Entry(workload: "revision-history-1000", engine: "couchette", median_s: 0, min_s: 0,
+                                            max_s: 0, ops: 1001, peak_rss_bytes: 0, bytes: 21_021)
+        #expect(BenchmarkRunner.table([history], size: 10).contains("20.5 KB (21.0 B/op)"))
     }
 }

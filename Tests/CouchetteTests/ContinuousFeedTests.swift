@@ -33,12 +33,7 @@ import Testing
     }
 
     private func continuousPull(_ local: Database, from url: URL, heartbeat: TimeInterval) throws -> Replicator {
-        var config = ReplicatorConfiguration(target: URLEndpoint(url: url))
-        config.addCollection(try local.defaultCollection())
-        config.replicatorType = .pull
-        config.continuous = true
-        config.heartbeat = heartbeat
-        return try Replicator(config: config)
+        try Replicator(config: continuousPullConfig(local, from: url.absoluteString, heartbeat: heartbeat))
     }
 
     @Test func oneStreamCarriesEveryChangeUntilTheReplicatorStops() async throws {
@@ -71,11 +66,7 @@ import Testing
             let first = URLEndpointListener(config: listenerConfig)
             try await first.start()
             let port = try #require(first.port)
-            var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/remote")!))
-            config.addCollection(try local.defaultCollection())
-            config.replicatorType = .pull
-            config.continuous = true
-            config.heartbeat = 2
+            var config = try continuousPullConfig(local, from: "http://127.0.0.1:\(port)/remote", heartbeat: 2)
             config.maxAttemptWaitTime = 0.2
             let replicator = try Replicator(config: config)
             let changes = replicator.changes()

@@ -79,12 +79,7 @@ import Testing
             try await withListener([try remote.defaultCollection()]) { listener, _ in
                 let proxy = try CouchDBStyleProxy(upstreamPort: try #require(listener.port))
                 defer { proxy.stop() }
-                var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(proxy.port)/remote")!))
-                config.addCollection(try local.defaultCollection())
-                config.replicatorType = .pull
-                config.continuous = true
-                config.heartbeat = 1
-                let replicator = try Replicator(config: config)
+                let replicator = try Replicator(config: continuousPullConfig(local, from: "http://127.0.0.1:\(proxy.port)/remote", heartbeat: 1))
                 await replicator.start()
                 #expect(await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle })
                 try await remote.defaultCollection().save(document: MutableDocument(id: "late").setString("v", forKey: "k"))

@@ -441,7 +441,7 @@ import Testing
             "tags": ["a", 1, NSNull(), ["nested": []]], "empty": [String: Any](), "big": Int64.max, "é": "ü",
         ])
         let expected = #"{"age":40,"big":9223372036854775807,"empty":{},"name":"Ann \"the\" Coder/\n","none":null,"#
-            + #""ok":true,"score":2.5,"tags":["a",1,null,{"nested":[]}],"whole":3,"é":"ü"}"#
+            + #""ok":true,"score":2.5,"tags":["a",1,null,{"nested":[]}],"whole":3.0,"é":"ü"}"#
         for (form, read) in try await Self.forms(of: document) {
             #expect(read.toJSON() == expected, "\(form)")
         }

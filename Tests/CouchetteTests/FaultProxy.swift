@@ -42,6 +42,7 @@ final class FaultProxy: Sendable {
         var faultRate: Int
         var upstreamPort: UInt16
         var faults: [Fault: Int] = [:]
+        var nextCut: Int
         var cuts: [CutPoint: Int] = [:]
         var requests: [Request] = []
         var log: [String] = []
@@ -62,7 +63,9 @@ final class FaultProxy: Sendable {
     ///   - upstreamPort: the listener's port.
     ///   - faultRate: faults per 1,000 requests (0: a plain, counting proxy).
     init(upstreamPort: UInt16, seed: UInt64, faultRate: Int = 0) throws {
-        state = Locked(State(random: seed, faultRate: faultRate, upstreamPort: upstreamPort))
+        // The cut points rotate from a seed-given one, so runs with few cuts still cover them all.
+        state = Locked(State(random: seed, faultRate: faultRate, upstreamPort: upstreamPort,
+                             nextCut: Int(seed % UInt64(CutPoint.allCases.count))))
         (listening, port) = try LoopbackSocket.listen()
         Thread.detachNewThread { [self] in acceptLoop() }
     }
@@ -179,19 +182,26 @@ final class FaultProxy: Sendable {
             // land inside chunk framing too.
             if !response.body.isEmpty && random(below: 2) == 0 { response = rechunked(response) }
             if fault == .partialResponse {
-                // Anywhere in the answer: inside the status line, among the headers, or in the
-                // body (its chunk framing included).
-                let points: [CutPoint] = response.raw.count == response.headLength ? [.statusLine, .head] : [.statusLine, .head, .body]
-                let point = points[random(below: points.count)]
+                // Anywhere in the answer, each point in turn: inside the status line, among the
+                // headers, in a plain body, in a chunked one (its framing included).
+                var point = state.withLock { state in
+                    defer { state.nextCut += 1 }
+                    return CutPoint.allCases[state.nextCut % CutPoint.allCases.count]
+                }
+                if point == .body || point == .chunkedBody, !response.body.isEmpty {
+                    response = point == .chunkedBody ? (response.isChunked ? response : rechunked(response))
+                        : (response.isChunked ? plain(response) : response)
+                } else if point == .body || point == .chunkedBody {
+                    point = .head
+                }
                 let status = response.statusLineLength
                 let cut = switch point {
                 case .statusLine: 1 + random(below: status - 1)
                 case .head: status + random(below: response.headLength - status)
                 case .body, .chunkedBody: response.headLength + random(below: response.raw.count - response.headLength)
                 }
-                let kind: CutPoint = point == .body && response.isChunked ? .chunkedBody : point
-                state.withLock { $0.cuts[kind, default: 0] += 1 }
-                note("#\(number) cut \(response.method) at \(cut) of \(response.raw.count) (\(kind))")
+                state.withLock { $0.cuts[point, default: 0] += 1 }
+                note("#\(number) cut \(response.method) at \(cut) of \(response.raw.count) (\(point))")
                 _ = sendAll(client, Array(response.raw.prefix(cut)))
                 return
             }
@@ -242,14 +252,33 @@ final class FaultProxy: Sendable {
 
     private func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool { LoopbackSocket.sendAll(socket, bytes) }
 
-    /// `response` with its body sent in chunked encoding, in pieces of 1–300 bytes.
-    private func rechunked(_ response: HTTPMessage) -> HTTPMessage {
+    /// `response` with its body sent whole after a `Content-Length` header.
+    private func plain(_ response: HTTPMessage) -> HTTPMessage {
+        var lines = headLines(response)
+        lines.insert("Content-Length: \(response.body.count)", at: lines.count - 2)
+        var plain = response
+        plain.raw = Array(lines.joined(separator: "\r\n").utf8)
+        plain.headLength = plain.raw.count
+        plain.raw += response.body
+        plain.isChunked = false
+        return plain
+    }
+
+    /// The status line and headers of `response` without its framing headers, then two empty
+    /// strings (joined with CRLF: the blank line that ends a head).
+    private func headLines(_ response: HTTPMessage) -> [String] {
         let head = String(decoding: response.raw.prefix(response.headLength - 4), as: UTF8.self)
-        let lines = head.components(separatedBy: "\r\n").filter {
+        return head.components(separatedBy: "\r\n").filter {
             let name = $0.lowercased()
             return !name.hasPrefix("content-length:") && !name.hasPrefix("transfer-encoding:")
-        }
-        var raw = Array((lines + ["Transfer-Encoding: chunked", "", ""]).joined(separator: "\r\n").utf8)
+        } + ["", ""]
+    }
+
+    /// `response` with its body sent in chunked encoding, in pieces of 1–300 bytes.
+    private func rechunked(_ response: HTTPMessage) -> HTTPMessage {
+        var lines = headLines(response)
+        lines.insert("Transfer-Encoding: chunked", at: lines.count - 2)
+        var raw = Array(lines.joined(separator: "\r\n").utf8)
         let headLength = raw.count
         var offset = 0
         while offset < response.body.count {

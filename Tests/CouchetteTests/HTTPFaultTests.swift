@@ -52,7 +52,8 @@ import Testing
         try await ReplicationFaultTests.randomEdits(mine, seed: &random, count: 6)
         let proxy = try FaultProxy(upstreamPort: port, seed: seed)
         defer { proxy.stop() }
-        var config = ReplicatorConfiguration(target: URLEndpoint(url: proxy.url("remote")))
+        // The listener serves `theirs` as the keyspace remote.faults.runN.
+        var config = ReplicatorConfiguration(target: URLEndpoint(url: proxy.url(ListenerRouter.keyspaceName(theirs))))
         config.addCollection(mine)
         config.batchSize = 4
         config.maxAttempts = 10_000

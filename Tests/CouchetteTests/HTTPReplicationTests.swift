@@ -111,22 +111,6 @@ import Testing
         }
     }
 
-    @Test func namedCollectionsUseKeyspaces() async throws {
-        try await withTwoDatabases { local, remote in
-            let localItems = try await local.createCollection(name: "items", scope: "shop")
-            let remoteItems = try await remote.createCollection(name: "items", scope: "shop")
-            try await saveDocuments(4, prefix: "i", in: localItems)
-            try await withListener([try remote.defaultCollection(), remoteItems]) { _, base in
-                var config = ReplicatorConfiguration(target: URLEndpoint(url: try #require(URL(string: base + "/remote"))))
-                config.addCollection(localItems)
-                config.replicatorType = .push
-                #expect(try #require(await runToCompletion(try Replicator(config: config)).last).error == nil)
-                #expect(try await remoteItems.count == 4)
-                #expect(try await remote.defaultCollection().count == 0)
-            }
-        }
-    }
-
     /// A replicator over `url` in batches of 10, quick retries, whose second `_bulk_docs` to the
     /// server waits at the returned gate until the test releases it.
     private func gatedReplicator(_ local: Database, _ url: String, _ type: ReplicatorType,

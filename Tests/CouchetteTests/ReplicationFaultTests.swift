@@ -25,8 +25,8 @@ struct FlakyPeer: ReplicationPeer {
     }
 
     func info() async throws -> PeerInfo { try await flaky("info") { try await base.info() } }
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
-        try await flaky("changes") { try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait) }
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+        try await flaky("changes") { try await base.changes(since: since, limit: limit, documentIDs: documentIDs, selector: selector, wait: wait) }
     }
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] {
         try await flaky("revsDiff") { try await base.revsDiff(revisions) }

@@ -31,8 +31,8 @@ protocol ForwardingPeer: ReplicationPeer {
 extension ForwardingPeer {
     var identifier: String { base.identifier }
     func info() async throws -> PeerInfo { try await base.info() }
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
-        try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+        try await base.changes(since: since, limit: limit, documentIDs: documentIDs, selector: selector, wait: wait)
     }
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] { try await base.revsDiff(revisions) }
     func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] { try await base.bulkGet(requests) }
@@ -184,5 +184,15 @@ func makeConfig(_ local: Database, _ target: any Endpoint, _ type: ReplicatorTyp
     var config = ReplicatorConfiguration(target: target)
     config.addCollection(try local.defaultCollection(), config: collectionConfig)
     config.replicatorType = type
+    return config
+}
+
+/// A continuous pull of `local`'s default collection from `url` (`http://host:port/remote`).
+func continuousPullConfig(_ local: Database, from url: String, heartbeat: TimeInterval) throws -> ReplicatorConfiguration {
+    var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: url)!))
+    config.addCollection(try local.defaultCollection())
+    config.replicatorType = .pull
+    config.continuous = true
+    config.heartbeat = heartbeat
     return config
 }

@@ -40,12 +40,12 @@ import Testing
         var parent: String?
         for generation in 1...30 {
             let revision = RevisionID.make(parent: parent, deleted: false, body: body + [UInt8(generation)])
-            tree.add(revision, parent: parent, isDeleted: false, sequence: UInt64(generation))
+            tree.add(revision, parent: parent, isDeleted: false, sequence: UInt64(generation), keeping: 20)
             parent = revision
         }
-        #expect(tree.nodes.count == RevisionTree.maximumDepth + 1)
+        #expect(tree.nodes.count == 21)
         #expect(tree.winner?.revisionID == parent)
-        #expect(tree.history(of: parent!).count == RevisionTree.maximumDepth + 1)
+        #expect(tree.history(of: parent!).count == 21)
         let decoded = try tree.encoded().withUnsafeBytes { try RevisionTree(decoding: $0) }
         #expect(decoded == tree)
     }

@@ -40,11 +40,16 @@ import Testing
 
         let pushed = try await CLI.run(["replicate", source, url, "--push", "--pin", pin, "--user", "ann", "--password", "pw"])
         #expect(pushed.status == 0, "\(pushed.stderr)")
-        #expect(pushed.stdout.hasPrefix("Replicated 2 documents"))
+        #expect(pushed.stdout.hasPrefix("Pushed 2 documents, pulled 0, skipped 0 in "), "\(pushed.stdout)")
         #expect(pushed.stderr.contains("2/2 documents"))
+
+        // Both ways now: the pull meets the two documents it pushed before; echoes are not counted.
+        let again = try await CLI.run(["replicate", source, url, "--pin", pin, "--user", "ann", "--password", "pw"])
+        #expect(again.status == 0 && again.stdout.hasPrefix("Pushed 0 documents, pulled 0, skipped 0 in "), "\(again.stdout)")
 
         let pulled = try await CLI.run(["replicate", copy, url, "--pull", "--pin", pin, "--user", "ann", "--password", "pw"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
+        #expect(pulled.stdout.hasPrefix("Pushed 0 documents, pulled 2, skipped 0 in "), "\(pulled.stdout)")
         #expect(try await CLI.run(["get", copy, "pear"]).stdout.contains(#""color":"green""#))
 
         kill(server.processIdentifier, SIGINT)

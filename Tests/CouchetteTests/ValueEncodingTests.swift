@@ -489,7 +489,11 @@ import Testing
         case 0: return .null
         case 1: return .bool(Bool.random(using: &generator))
         case 2: return .int(Int64.random(in: -200...200, using: &generator))
-        case 3: return .int(Int64.random(in: Int64.min...Int64.max, using: &generator))
+        case 3:
+            guard Bool.random(using: &generator) else { return .int(Int64.random(in: Int64.min...Int64.max, using: &generator)) }
+            // An integer beyond Int64, as CouchDB keeps them.
+            let digits = String(Int64.max) + String(Int.random(in: 0...999_999, using: &generator))
+            return .largeInteger(LargeInteger(text: Bool.random(using: &generator) ? digits : "-" + digits)!)
         case 4: return .double(Double.random(in: -1e6...1e6, using: &generator))
         case 5, 6:
             let alphabet = Array("aZ0 é😀\u{301}\"\\\n")

@@ -150,6 +150,7 @@ final class ModelDecoder: Decoder {
         }
         if T.self == Decimal.self {
             if let integer = value.integer { return same(Decimal(integer), as: T.self) }
+            if let exact = value.largeInteger?.decimal { return same(exact, as: T.self) }
             let number = try unwrapFloatingPoint(value, as: Double.self, at: path, key: key)
             return same(Decimal(string: "\(number)") ?? Decimal(number), as: T.self)
         }
@@ -200,6 +201,12 @@ final class ModelDecoder: Decoder {
             }
             return result
         }
+        if let large = value.largeInteger {
+            guard let result = T(large.text) else {
+                throw Self.corrupted("Number \(large) does not fit in \(T.self).", at: path, key: key)
+            }
+            return result
+        }
         if let number = value.double {
             guard let result = T(exactly: number) else {
                 throw Self.corrupted("Number \(number) is not representable as \(T.self).", at: path, key: key)
@@ -219,6 +226,7 @@ final class ModelDecoder: Decoder {
             return result
         }
         if let number = value.integer { return T(number) }
+        if let large = value.largeInteger { return T(large.double) }
         throw Self.mismatch(T.self, "a number", value, at: path, key: key)
     }
 
@@ -244,7 +252,7 @@ final class ModelDecoder: Decoder {
         switch value.tag {
         case ValueTag.null: "null"
         case ValueTag.trueValue, ValueTag.falseValue: "a boolean"
-        case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: "an integer"
+        case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64, ValueTag.largeInteger: "an integer"
         case ValueTag.double: "a number"
         case ValueTag.string: "a string"
         case ValueTag.array: "an array"

@@ -8,7 +8,7 @@ import Foundation
 /// | Swift | stored as |
 /// |---|---|
 /// | `String`, `Bool`, `Double`, `Float` | themselves |
-/// | integers | 64-bit signed integers; a `UInt64` above `Int64.max` is refused |
+/// | integers | themselves, exactly (beyond `Int64`, as a large integer: see ``LargeInteger``) |
 /// | `nil` optionals | an explicit null (the key is present) |
 /// | `Date` | an ISO-8601 string with milliseconds, in UTC (`2024-05-01T09:30:00.000Z`) |
 /// | `URL`, `UUID` | their string forms |
@@ -200,7 +200,7 @@ final class ModelEncoder: Encoder {
         }
         if T.self == URL.self { return .string(same(value, as: URL.self).absoluteString) }
         if T.self == UUID.self { return .string(same(value, as: UUID.self).uuidString) }
-        if T.self == Decimal.self { return Self.number(same(value, as: Decimal.self)) }
+        if T.self == Decimal.self { return ValueConversion.number(same(value, as: Decimal.self)) }
         if T.self == Data.self {
             throw CouchetteError(.invalidParameter,
                                  "Data at '\(Self.describe(path, key))' cannot be stored in a document property: use a Blob for binary data")
@@ -218,23 +218,16 @@ final class ModelEncoder: Encoder {
 
     /// An integer of any width as a stored 64-bit integer.
     func integer<T: BinaryInteger>(_ value: T, at path: [any CodingKey], key: (any CodingKey)?) throws -> Value {
-        guard let number = Int64(exactly: value) else {
-            throw CouchetteError(.invalidParameter,
-                                 "\(T.self) \(value) at '\(Self.describe(path, key))' cannot be stored: document integers are 64-bit signed (at most \(Int64.max))")
+        if let number = Int64(exactly: value) { return .int(number) }
+        // Beyond Int64 (a UInt64, an Int128): kept exactly, as CouchDB keeps it.
+        guard let large = LargeInteger(text: String(value)) else {
+            throw CouchetteError(.invalidParameter, "\(T.self) \(value) at '\(Self.describe(path, key))' cannot be stored")
         }
-        return .int(number)
+        return .largeInteger(large)
     }
 
     private static func describe(_ path: [any CodingKey], _ key: (any CodingKey)?) -> String {
         CodingPath.describe(key.map { path + [$0] } ?? path)
-    }
-
-    /// A decimal as an integer when it is one, else as the nearest double (NaN is refused later,
-    /// like any NaN).
-    private static func number(_ decimal: Decimal) -> Value {
-        let text = decimal.description
-        if let integer = Int64(text) { return .int(integer) }
-        return .double(Double(text) ?? NSDecimalNumber(decimal: decimal).doubleValue)
     }
 }
 

@@ -72,23 +72,46 @@ extension Collection {
         return try core.read { try core.store.localDocument($0, spec, id) }
     }
 
+    /// Every `_local` document's id and revision `0-N`, in id order.
+    func localDocumentRevisions() throws -> [(id: String, revisionID: String)] {
+        try core.checkUsable(spec)
+        return try core.read { try core.store.localDocumentRevisions($0, spec) }
+    }
+
     /// Stores (nil: removes) the `_local` document `id` whatever its revision: the replication
     /// engine's checkpoints, whose ids only one replicator writes.
     func putLocalDocument(id: String, _ body: Value?) async throws {
-        _ = try await writeLocalDocument(id: id, body, condition: .any)
+        try await writeLocalDocument(id: id, body, condition: .any)
     }
 
     /// Stores (nil: removes) the `_local` document `id` and returns its new revision (`0-0` after
-    /// a removal), or nil when `condition` no longer holds.
+    /// a removal).
     /// - Throws: `.invalidParameter` for an id of 0 or more than 400 bytes or a body that is not an
-    ///   object; `.notFound` removing a missing document under `.expect`.
-    func writeLocalDocument(id: String, _ body: Value?, condition: LocalRevisionCondition) async throws -> String? {
+    ///   object; `.notFound` removing a missing document under `.follows`.
+    @discardableResult
+    func writeLocalDocument(id: String, _ body: Value?, condition: LocalRevisionCondition) async throws -> String {
         try core.checkUsable(spec)
         guard !id.isEmpty, id.utf8.count <= 400 else {
             throw CouchetteError(.invalidParameter, "local document id '\(id)' must be 1 to 400 bytes long")
         }
         let outcomes = try await database.perform(PendingWrite([.putLocal(spec, id: id, body: body, condition: condition)]))
-        guard case .saved(let revisionID, _)? = outcomes.first else { return nil }
+        guard case .saved(let revisionID, _)? = outcomes.first else {
+            throw CouchetteError(.corruption, "writing local document '\(id)' in \(spec.fullName) did not complete")
+        }
         return revisionID
+    }
+}
+
+extension Collection {
+    /// The bytes stored for document `id`: its current record and its revision tree (0 when it has
+    /// none of its own). For the benchmark's storage-cost rows, not an application API.
+    @_spi(Benchmarks)
+    public func storedBytes(id: String) throws -> (record: Int, revisionTree: Int) {
+        try core.checkUsable(spec)
+        return try core.read { txn in
+            let key = StoreLayout.documentKey(spec.number, id)
+            return (try txn.get(core.store.tables.documents, key: key)?.count ?? 0,
+                    try txn.get(core.store.tables.revisions, key: key)?.count ?? 0)
+        }
     }
 }

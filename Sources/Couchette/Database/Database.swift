@@ -28,6 +28,9 @@ public actor Database {
     ///   cannot read, `.io` when the folder cannot be created or opened.
     public init(name: String, config: DatabaseConfiguration = DatabaseConfiguration()) throws {
         try Database.validate(name: name)
+        guard (1...1_000_000).contains(config.maxRevisionHistory) else {
+            throw CouchetteError(.invalidParameter, "maxRevisionHistory must be 1 to 1,000,000, got \(config.maxRevisionHistory)")
+        }
         let path = Database.folder(name: name, directory: config.directory)
         core = try DatabaseCore(name: name, path: path, configuration: config)
         writer = WriterExecutor(name: name)

@@ -15,6 +15,17 @@ public struct DatabaseConfiguration: Sendable {
     /// meta page is not (`MDB_NOMETASYNC`); a process crash loses nothing, an OS crash can undo at
     /// most the last transaction and never corrupts. true: data and meta synced at every commit.
     public var fullSync: Bool
+    /// How many ancestor revision ids each branch of a document's history keeps (CouchDB's
+    /// `revs_limit`), default 1,000 as CouchDB and PouchDB. Only ids are kept, about 20 bytes
+    /// each; bodies of old revisions are always dropped. Replication sends these ids, so a peer
+    /// recognises an edit made after up to this many local edits as a descendant, not a conflict.
+    /// 1 to 1,000,000; ``Database/init(name:config:)`` throws `.invalidParameter` otherwise.
+    ///
+    /// ```swift
+    /// var config = DatabaseConfiguration()
+    /// config.maxRevisionHistory = 100   // a device that rarely syncs keeps less
+    /// ```
+    public var maxRevisionHistory: Int
     /// The most bytes the database file may take, at least 1 MiB (rounded down to 64 KiB units);
     /// nil (default): it grows as needed, up to 1 TiB.
     ///
@@ -30,6 +41,7 @@ public struct DatabaseConfiguration: Sendable {
     public init(directory: String? = nil) {
         self.directory = directory ?? FileManager.default.currentDirectoryPath
         self.fullSync = false
+        self.maxRevisionHistory = RevisionTree.defaultHistoryLimit
         self.maximumSize = nil
     }
 }

@@ -31,7 +31,7 @@ final class DatabaseCore: Sendable {
         }
         environment = try EnvironmentRegistry.shared.acquire(path: path, sizeLimit: SizeLimit(maximum: configuration.maximumSize))
         indexes = IndexRegistry(tables: environment.tables)
-        store = DocumentStore(tables: environment.tables, indexes: indexes)
+        store = DocumentStore(tables: environment.tables, indexes: indexes, historyLimit: configuration.maxRevisionHistory)
         do {
             try prepareFormat()
             try reloadCatalog()

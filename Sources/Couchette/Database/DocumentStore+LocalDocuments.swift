@@ -1,17 +1,18 @@
-/// Which revision a `_local` write expects to replace.
+/// Which revision a `_local` write follows.
 ///
-/// CouchDB documents `PUT`/`DELETE /{db}/_local/{id}` as "identical to a standard document":
-/// replacing an existing one needs its current `_rev`, creating one must not name a `_rev`.
-/// Local revisions are `0-1`, `0-2`, … (a deletion answers `0-0`).
+/// CouchDB 3.x makes no revision check on `_local` documents: the stored revision becomes
+/// `0-(N+1)` for the `0-N` the writer names (`0-1` when it names none), whatever is stored, and a
+/// deletion needs no revision at all (transcript `a03`). Its replicator relies on that: it sends
+/// the `_rev` it last read, which may be stale.
 enum LocalRevisionCondition: Sendable, Equatable {
-    /// Overwrite whatever is there: the replication engine's own checkpoints in this process.
+    /// One past the stored revision: the replication engine's own checkpoints in this process.
     case any
-    /// Replace exactly this revision's generation; nil: the document must not exist yet.
-    case expect(generation: Int?)
+    /// One past this generation (nil: `0-1`), whatever is stored: a CouchDB client's write.
+    case follows(generation: Int?)
 
     /// The generation of a local revision id `0-N`, or nil when it is not of that form.
     static func generation(of revisionID: String) -> Int? {
-        guard revisionID.hasPrefix("0-"), let number = Int(revisionID.dropFirst(2)), number >= 0 else { return nil }
+        guard revisionID.hasPrefix("0-"), let number = Int(revisionID.dropFirst(2)), number >= 0, number < Int.max else { return nil }
         return number
     }
 }
@@ -28,18 +29,31 @@ extension DocumentStore {
         return (.dictionary(object), "0-\(generation)")
     }
 
-    /// Writes (nil: removes) a `_local` document when `condition` holds: `.saved` with the new
-    /// revision (`0-0` for a removal, sequence 0: local documents have none), else `.conflict`.
-    /// - Throws: `.notFound` removing a document that does not exist under a `.expect` condition.
+    /// Every `_local` document of a collection as (id, revision), in id order.
+    func localDocumentRevisions(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> [(id: String, revisionID: String)] {
+        let prefix = StoreLayout.localDocumentPrefix(collection.number)
+        var found: [(String, String)] = []
+        try txn.scan(tables.meta, prefix: prefix) { key, value in
+            let id = String(decoding: key[prefix.count...], as: UTF8.self)
+            var generation = 1
+            if case .dictionary(let object) = EncodedValue(bytes: Array(value)).decode(), case .string(let rev)? = object["_rev"] {
+                generation = LocalRevisionCondition.generation(of: rev) ?? 1
+            }
+            found.append((id, "0-\(generation)"))
+            return true
+        }
+        return found
+    }
+
+    /// Writes (nil: removes) a `_local` document: `.saved` with the new revision (`0-0` for a
+    /// removal, sequence 0: local documents have none). Fields starting with `_` are not stored.
+    /// - Throws: `.notFound` removing a document that does not exist under `.follows`, as CouchDB.
     func putLocal(_ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String,
                   body: Value?, condition: LocalRevisionCondition) throws -> WriteOutcome {
         let key = StoreLayout.localDocumentKey(collection.number, id)
         let current = try localDocument(txn, collection, id).flatMap { LocalRevisionCondition.generation(of: $0.revisionID) }
-        if case .expect(let expected) = condition {
-            if body == nil && current == nil {
-                throw CouchetteError(.notFound, "local document '\(id)' not found in \(collection.fullName)")
-            }
-            guard expected == current else { return .conflict }
+        if case .follows = condition, body == nil, current == nil {
+            throw CouchetteError(.notFound, "local document '\(id)' not found in \(collection.fullName)")
         }
         guard let body else {
             if current != nil { try txn.delete(tables.meta, key: key) }
@@ -48,7 +62,12 @@ extension DocumentStore {
         guard case .dictionary(var object) = body else {
             throw CouchetteError(.invalidParameter, "local document '\(id)' must be a JSON object")
         }
-        let revisionID = "0-\((current ?? 0) + 1)"
+        let previous: Int? = switch condition {
+        case .any: current
+        case .follows(let generation): generation
+        }
+        let revisionID = "0-\((previous ?? 0) + 1)"
+        for key in object.keys where key.hasPrefix("_") { object.removeValue(forKey: key) }
         object["_rev"] = .string(revisionID)
         try txn.put(tables.meta, key: key, value: try ValueEncoder.encode(.dictionary(object)))
         return .saved(revisionID: revisionID, sequence: 0)

@@ -6,6 +6,8 @@ struct DocumentStore: Sendable {
     let tables: StorageEnvironment.Tables
     /// Kept current in the same transaction as every write of a current record.
     let indexes: any DocumentIndexing
+    /// Ancestors kept per leaf of a revision tree (``DatabaseConfiguration/maxRevisionHistory``).
+    var historyLimit = RevisionTree.defaultHistoryLimit
 
     // MARK: - Reading
 
@@ -53,6 +55,22 @@ struct DocumentStore: Sendable {
 
     func liveCount(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> UInt64 {
         StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.countKey(collection.number)))
+    }
+
+    /// Tombstones and the bytes of current records (bodies and their metadata) of a collection,
+    /// for CouchDB's `doc_del_count` and `sizes`: one pass over its keys, values not copied.
+    func statistics(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> (deleted: UInt64, recordBytes: UInt64) {
+        var deleted: UInt64 = 0
+        try txn.scan(tables.sequences, prefix: StoreLayout.collectionPrefix(collection.number)) { _, value in
+            if value.first == 1 { deleted += 1 }
+            return true
+        }
+        var bytes: UInt64 = 0
+        try txn.scan(tables.documents, prefix: StoreLayout.collectionPrefix(collection.number)) { _, value in
+            bytes += UInt64(value.count)
+            return true
+        }
+        return (deleted, bytes)
     }
 
     func lastSequence(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> UInt64 {
@@ -150,7 +168,8 @@ struct DocumentStore: Sendable {
         let revisionID = RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
         let sequence = try context.nextSequence(collection)
         var tree = try existing.map { try revisionTree(context.txn, collection, id, current: $0) } ?? RevisionTree()
-        tree.add(revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body)
+        tree.add(revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body,
+                 keeping: historyLimit)
         try commitTree(&tree, context, collection, id, replacing: existing, sequence: sequence)
         return .saved(revisionID: revisionID, sequence: sequence)
     }
@@ -162,7 +181,8 @@ struct DocumentStore: Sendable {
         var tree = try existing.map { try revisionTree(context.txn, collection, revision.id, current: $0) } ?? RevisionTree()
         guard tree.index(of: revision.revisionID) == nil else { return .done }
         let sequence = try context.nextSequence(collection)
-        _ = try tree.graft(history: revision.history, isDeleted: revision.isDeleted, sequence: sequence, body: revision.body)
+        _ = try tree.graft(history: revision.history, isDeleted: revision.isDeleted, sequence: sequence, body: revision.body,
+                           keeping: historyLimit)
         try commitTree(&tree, context, collection, revision.id, replacing: existing, sequence: sequence)
         return .saved(revisionID: revision.revisionID, sequence: sequence)
     }
@@ -177,12 +197,12 @@ struct DocumentStore: Sendable {
         for leaf in live where leaf.revisionID != resolution.keep {
             // Deterministic: two peers closing the same branch write the same tombstone id.
             let tombstone = RevisionID.make(parent: leaf.revisionID, deleted: true, body: Document.emptyBody)
-            tree.add(tombstone, parent: leaf.revisionID, isDeleted: true, sequence: sequence)
+            tree.add(tombstone, parent: leaf.revisionID, isDeleted: true, sequence: sequence, keeping: historyLimit)
         }
         var written = resolution.keep ?? existing.revisionID
         if let keep = resolution.keep, let body = resolution.body {
             written = RevisionID.make(parent: keep, deleted: false, body: body)
-            tree.add(written, parent: keep, isDeleted: false, sequence: sequence, body: body)
+            tree.add(written, parent: keep, isDeleted: false, sequence: sequence, body: body, keeping: historyLimit)
         }
         try commitTree(&tree, context, collection, resolution.id, replacing: existing, sequence: sequence)
         return .saved(revisionID: written, sequence: sequence)

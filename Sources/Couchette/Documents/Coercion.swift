@@ -10,6 +10,7 @@ enum Coercion {
         switch any {
         case let number as Int: Int64(number)
         case let number as Double: Value.double(number).asInt64
+        case let number as Decimal: Value.double(NSDecimalNumber(decimal: number).doubleValue).asInt64  // clamped
         case let flag as Bool: flag ? 1 : 0
         default: 0
         }
@@ -21,6 +22,7 @@ enum Coercion {
         switch any {
         case let number as Int: Double(number)
         case let number as Double: number
+        case let number as Decimal: NSDecimalNumber(decimal: number).doubleValue
         case let flag as Bool: flag ? 1 : 0
         default: 0
         }
@@ -46,6 +48,7 @@ enum Coercion {
         switch any {
         case let number as Int: NSNumber(value: number)
         case let number as Double: NSNumber(value: number)
+        case let number as Decimal: NSDecimalNumber(decimal: number)
         case let flag as Bool: NSNumber(value: flag)
         default: nil
         }

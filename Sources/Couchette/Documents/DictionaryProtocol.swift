@@ -19,6 +19,12 @@ public protocol DictionaryProtocol {
     var keys: [String] { get }
     /// The value of a property: `String`, `Int`, `Double`, `Bool`, `NSNull` for JSON null, an
     /// array or dictionary object for containers; nil when the property does not exist.
+    ///
+    /// Numbers keep their kind: `1` is an `Int` and `1.0` a `Double`. An integer beyond `Int64`
+    /// (which CouchDB keeps exactly, such as `123456789012345678901234567890`) is stored with all
+    /// its digits; here it is an exact `Decimal` (up to 38 significant digits, else the nearest
+    /// `Double`), `double(forKey:)` gives the nearest `Double`, `int64(forKey:)` clamps it to
+    /// `Int64.min`/`Int64.max`, and JSON output writes its digits unchanged.
     func value(forKey key: String) -> Any?
     /// A plain-Swift copy: nested containers as `[String: Any]` and `[Any]`, JSON null as `NSNull`.
     func toDictionary() -> [String: Any]
@@ -28,7 +34,11 @@ extension DictionaryProtocol {
     public func contains(key: String) -> Bool { value(forKey: key) != nil }
     public func string(forKey key: String) -> String? { Coercion.string(value(forKey: key)) }
     public func int(forKey key: String) -> Int { Coercion.int(value(forKey: key)) }
+    /// The property as an `Int64`: doubles truncated, integers beyond `Int64` clamped, 0 for
+    /// non-numbers.
     public func int64(forKey key: String) -> Int64 { Coercion.int64(value(forKey: key)) }
+    /// The property as a `Double`: integers (beyond `Int64` too) as the nearest `Double`, 0 for
+    /// non-numbers.
     public func double(forKey key: String) -> Double { Coercion.double(value(forKey: key)) }
     public func float(forKey key: String) -> Float { Float(Coercion.double(value(forKey: key))) }
     public func bool(forKey key: String) -> Bool { Coercion.bool(value(forKey: key)) }

@@ -5,7 +5,9 @@
 /// winner is chosen as CouchDB does — live leaves before deleted ones, then the higher generation,
 /// then the higher digest — so every peer picks the same one without talking.
 ///
-/// Only ``maximumDepth`` ancestors of each leaf are kept; older ones are pruned.
+/// Up to a limit of ancestors of each leaf are kept (``DatabaseConfiguration/maxRevisionHistory``,
+/// 1,000 by default as CouchDB's `revs_limit`); older ones are pruned. Only ids: bodies of
+/// revisions that are not leaves are never kept.
 struct RevisionTree: Sendable, Equatable {
     struct Node: Sendable, Equatable {
         var revisionID: String
@@ -17,13 +19,17 @@ struct RevisionTree: Sendable, Equatable {
         var body: [UInt8]?
     }
 
-    static let maximumDepth = 20
+    /// Ancestors kept per leaf unless the database says otherwise: CouchDB's and PouchDB's
+    /// default `revs_limit`. Peers that cut histories shorter than the other side's edits between
+    /// two syncs see false conflicts (issue 16: 20 made CouchDB record one after 30 edits).
+    static let defaultHistoryLimit = 1000
 
     private(set) var nodes: [Node] = []
 
     var isEmpty: Bool { nodes.isEmpty }
 
-    func index(of revisionID: String) -> Int? { nodes.firstIndex { $0.revisionID == revisionID } }
+    /// Searched from the newest node: the revision asked for is almost always a recent leaf.
+    func index(of revisionID: String) -> Int? { nodes.lastIndex { $0.revisionID == revisionID } }
 
     var leafIndices: [Int] {
         var hasChild = [Bool](repeating: false, count: nodes.count)
@@ -50,12 +56,14 @@ struct RevisionTree: Sendable, Equatable {
         return result
     }
 
-    /// Adds a revision as a child of `parent` (nil: a new root), then prunes old ancestors.
-    mutating func add(_ revisionID: String, parent: String?, isDeleted: Bool, sequence: UInt64, body: [UInt8]? = nil) {
+    /// Adds a revision as a child of `parent` (nil: a new root), then keeps at most `limit`
+    /// ancestors per leaf (nil: prunes nothing, the caller will).
+    mutating func add(_ revisionID: String, parent: String?, isDeleted: Bool, sequence: UInt64, body: [UInt8]? = nil,
+                      keeping limit: Int? = defaultHistoryLimit) {
         let parentIndex = parent.flatMap(index(of:))
         if let parentIndex { nodes[parentIndex].body = nil }  // no longer a leaf
         nodes.append(Node(revisionID: revisionID, parent: parentIndex, isDeleted: isDeleted, sequence: sequence, body: body))
-        prune(depth: Self.maximumDepth)
+        if let limit { prune(depth: limit) }
     }
 
     /// The leaves that are not deletions: more than one means the document is in conflict.
@@ -72,17 +80,21 @@ struct RevisionTree: Sendable, Equatable {
     ///
     /// - Throws: `.invalidParameter` when the history is empty or its generations do not count
     ///   down by one.
-    mutating func graft(history: [String], isDeleted: Bool, sequence: UInt64, body: [UInt8]?) throws -> Bool {
+    mutating func graft(history: [String], isDeleted: Bool, sequence: UInt64, body: [UInt8]?,
+                        keeping limit: Int = defaultHistoryLimit) throws -> Bool {
         try Self.validate(history: history)
         let newest = history[0]
-        guard index(of: newest) == nil else { return false }
-        let known = history.dropFirst().firstIndex { index(of: $0) != nil }
-        var parent = known.map { history[$0] }
-        for position in stride(from: (known ?? history.count) - 1, through: 1, by: -1) {
-            add(history[position], parent: parent, isDeleted: false, sequence: sequence)
-            parent = history[position]
+        let positions = Dictionary(nodes.indices.map { (nodes[$0].revisionID, $0) }, uniquingKeysWith: { first, _ in first })
+        guard positions[newest] == nil else { return false }
+        // Ancestors beyond what will be kept are not added only to be pruned.
+        let usable = history.prefix(limit + 1)
+        let known = usable.dropFirst().firstIndex { positions[$0] != nil }
+        var parent = known.map { usable[$0] }
+        for position in stride(from: (known ?? usable.count) - 1, through: 1, by: -1) {
+            add(usable[position], parent: parent, isDeleted: false, sequence: sequence, keeping: nil)
+            parent = usable[position]
         }
-        add(newest, parent: parent, isDeleted: isDeleted, sequence: sequence, body: isDeleted ? nil : body)
+        add(newest, parent: parent, isDeleted: isDeleted, sequence: sequence, body: isDeleted ? nil : body, keeping: limit)
         return true
     }
 
@@ -101,6 +113,8 @@ struct RevisionTree: Sendable, Equatable {
 
     /// Keeps, for every leaf, the leaf and at most `depth` of its ancestors.
     mutating func prune(depth: Int) {
+        // No branch can be longer than the whole tree: the common case costs nothing.
+        guard nodes.count > depth + 1 else { return }
         var keep = [Bool](repeating: false, count: nodes.count)
         for leaf in leafIndices {
             var current: Int? = leaf
@@ -126,23 +140,46 @@ struct RevisionTree: Sendable, Equatable {
 
     // MARK: - Encoding
 
-    /// `u32 count`, then per node: `u8 flags` (1 deleted, 2 has parent, 4 has body), `u32 parent`,
-    /// `u64 sequence`, `u16 length` + revision id, and when flagged `u32 length` + body. Little-endian.
+    /// Marks the compact encoding: an older tree starts with its node count as a `u32`, which
+    /// can never be `0xFFFFFFFF`.
+    static let compactMarker: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 2]
+
+    /// Compact, so that 1,000-revision histories stay small (about 20 bytes a revision): the
+    /// marker, a varint node count, then per node a flags byte — 1 deleted, 2 has a parent,
+    /// 4 has a body, 8 the parent is the previous node, 16 the generation is the parent's plus
+    /// one, 32 the id is `<generation>-<32 lowercase hex digits>` (``RevisionID/packed(_:)``), its
+    /// digest stored as 16 raw bytes, 64 same sequence as the parent — followed by what the flags
+    /// do not make implicit: parent index, generation (0 for a whole-text id), sequence (varints),
+    /// the digest (raw) or the whole id (varint length + UTF-8), the body (varint length + bytes).
     func encoded() -> [UInt8] {
-        var bytes: [UInt8] = []
-        append(UInt32(nodes.count), to: &bytes)
-        for node in nodes {
+        var bytes = Self.compactMarker
+        Self.appendVarint(UInt64(nodes.count), to: &bytes)
+        // Ids of another shape (never made by Couchette, kept as they came) are stored whole.
+        let packedIDs = nodes.map { RevisionID.packed($0.revisionID) }
+        for (position, node) in nodes.enumerated() {
+            let packed = packedIDs[position]
+            let parent = node.parent.map { nodes[$0] }
+            let parentGeneration = node.parent.flatMap { packedIDs[$0].map { Int($0.generation) } ?? RevisionID.generation(of: nodes[$0].revisionID) }
             var flags: UInt8 = node.isDeleted ? 1 : 0
             if node.parent != nil { flags |= 2 }
             if node.body != nil { flags |= 4 }
+            if let index = node.parent, index == position - 1 { flags |= 8 }
+            if let packed, let parentGeneration, parentGeneration + 1 == Int(packed.generation) { flags |= 16 }
+            if packed != nil { flags |= 32 }
+            if let parent, parent.sequence == node.sequence { flags |= 64 }
             bytes.append(flags)
-            append(UInt32(node.parent ?? 0), to: &bytes)
-            append(node.sequence, to: &bytes)
-            let revision = Array(node.revisionID.utf8)
-            append(UInt16(revision.count), to: &bytes)
-            bytes.append(contentsOf: revision)
+            if let index = node.parent, flags & 8 == 0 { Self.appendVarint(UInt64(index), to: &bytes) }
+            if flags & 16 == 0 { Self.appendVarint(UInt64(packed?.generation ?? 0), to: &bytes) }
+            if flags & 64 == 0 { Self.appendVarint(node.sequence, to: &bytes) }
+            if let packed {
+                bytes.append(contentsOf: packed.digest)
+            } else {
+                let text = Array(node.revisionID.utf8)
+                Self.appendVarint(UInt64(text.count), to: &bytes)
+                bytes.append(contentsOf: text)
+            }
             if let body = node.body {
-                append(UInt32(body.count), to: &bytes)
+                Self.appendVarint(UInt64(body.count), to: &bytes)
                 bytes.append(contentsOf: body)
             }
         }
@@ -152,6 +189,63 @@ struct RevisionTree: Sendable, Equatable {
     init() {}
 
     init(decoding bytes: UnsafeRawBufferPointer) throws {
+        self.init()
+        guard bytes.starts(with: Self.compactMarker) else {
+            nodes = try Self.legacyNodes(bytes)
+            return
+        }
+        var reader = ByteReader(bytes: bytes)
+        reader.position = Self.compactMarker.count
+        let count = try reader.varint(limit: UInt64(bytes.count))
+        nodes.reserveCapacity(Int(count))
+        var generations: [Int?] = []   // of each node read so far, for implicit generations
+        generations.reserveCapacity(Int(count))
+        for position in 0..<Int(count) {
+            let flags = try reader.read(UInt8.self)
+            var parent: Int?
+            if flags & 2 != 0 {
+                parent = flags & 8 != 0 ? position - 1 : Int(try reader.varint(limit: UInt64(position)))
+                guard let index = parent, index >= 0, index < position else {
+                    throw CouchetteError(.corruption, "revision tree node \(position) names a parent that does not precede it")
+                }
+            }
+            let parentNode = parent.map { nodes[$0] }
+            var generation = 0
+            if flags & 16 != 0 {
+                guard let parentGeneration = parent.flatMap({ generations[$0] }) else {
+                    throw CouchetteError(.corruption, "revision tree node \(position) has no parent generation to follow")
+                }
+                generation = parentGeneration + 1
+            } else {
+                generation = Int(try reader.varint(limit: UInt64(UInt32.max)))
+            }
+            let sequence: UInt64
+            if flags & 64 != 0, let parentNode {
+                sequence = parentNode.sequence
+            } else {
+                sequence = try reader.varint(limit: .max)
+            }
+            let revisionID: String
+            if flags & 32 != 0 {
+                guard let packedGeneration = UInt32(exactly: generation) else {
+                    throw CouchetteError(.corruption, "revision tree node \(position) has generation \(generation)")
+                }
+                revisionID = RevisionID.unpacked(generation: packedGeneration, digest: try reader.bytes(length: 16))
+            } else {
+                revisionID = try reader.string(length: Int(try reader.varint(limit: UInt64(bytes.count))))
+            }
+            let body = flags & 4 != 0 ? try reader.bytes(length: Int(try reader.varint(limit: UInt64(bytes.count)))) : nil
+            nodes.append(Node(revisionID: revisionID, parent: parent, isDeleted: flags & 1 != 0, sequence: sequence, body: body))
+            generations.append(flags & 32 != 0 ? generation : RevisionID.generation(of: revisionID))
+        }
+    }
+
+    /// The encoding before 1,000-revision histories: `u32 count`, then per node `u8 flags`
+    /// (1 deleted, 2 has parent, 4 has body), `u32 parent`, `u64 sequence`, `u16 length` +
+    /// revision id, and when flagged `u32 length` + body. Still read; rewritten compactly on
+    /// the document's next write.
+    private static func legacyNodes(_ bytes: UnsafeRawBufferPointer) throws -> [Node] {
+        var nodes: [Node] = []
         var reader = ByteReader(bytes: bytes)
         let count = Int(try reader.read(UInt32.self))
         for _ in 0..<count {
@@ -166,10 +260,16 @@ struct RevisionTree: Sendable, Equatable {
         guard nodes.allSatisfy({ ($0.parent ?? 0) < nodes.count }) else {
             throw CouchetteError(.corruption, "revision tree has a parent index out of range")
         }
+        return nodes
     }
 
-    private func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(value & 0x7F) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
     }
 }
 
@@ -195,6 +295,25 @@ struct ByteReader {
 
     mutating func string(length: Int) throws -> String {
         String(decoding: try bytes(length: length), as: UTF8.self)
+    }
+
+    /// A LEB128 varint no larger than `limit`.
+    mutating func varint(limit: UInt64) throws -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try read(UInt8.self)
+            guard shift < 64, shift < 63 || byte & 0x7F <= 1 else {
+                throw CouchetteError(.corruption, "stored record has an over-long number at byte \(position)")
+            }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { break }
+            shift += 7
+        }
+        guard value <= limit else {
+            throw CouchetteError(.corruption, "stored record has \(value) where at most \(limit) fits, at byte \(position)")
+        }
+        return value
     }
 
     /// Everything not read yet.

@@ -185,7 +185,9 @@ final class CurlTransfer {
         if let reason = Self.certificateFailure(code, detail: detail, refusal: certificateCheck?.refusal) {
             transfer.finish(.failure(CouchetteError(.tls, "\(reason) [\(message)]")))
         } else {
-            transfer.finish(.failure(CouchetteError(.io, message)))
+            // No CURLOPT_TIMEOUT is set (the idle limit is ``expire()``), so a timeout is the connect one.
+            let neverConnected = [CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_OPERATION_TIMEDOUT].contains(code)
+            transfer.finish(.failure(neverConnected ? HTTPConnectError(message: message) : CouchetteError(.io, message)))
         }
     }
 

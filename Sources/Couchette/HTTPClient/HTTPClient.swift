@@ -18,8 +18,9 @@ import Foundation
 /// ```
 ///
 /// A refused certificate (untrusted, wrong pin, expired, client certificate refused) throws
-/// `CouchetteError(.tls)`; failures to connect, timeouts and broken connections throw `CouchetteError(.io)`; an HTTP
-/// error status is an answer like any other. Cancelling the calling task throws
+/// `CouchetteError(.tls)`; a server that cannot be reached at all throws ``HTTPConnectError``;
+/// timeouts and broken connections throw `CouchetteError(.io)`; an HTTP error status is an
+/// answer like any other. Cancelling the calling task throws
 /// `CancellationError` at once and removes the transfer from libcurl.
 final class HTTPClient: Sendable {
     /// A client for tests and one-off requests, never released.
@@ -40,7 +41,8 @@ final class HTTPClient: Sendable {
 
     /// Sends `request` and returns the whole answer.
     /// - Parameter maxBodyBytes: a longer body fails the request with `.io`.
-    /// - Throws: `.io` (no connection, timeout, broken response, body too long), `.invalidParameter`
+    /// - Throws: ``HTTPConnectError`` (no connection); `.io` (timeout, broken response, body too
+    ///   long), `.invalidParameter`
     ///   (a URL or header libcurl refuses), `CancellationError`.
     func data(for request: HTTPClientRequest, maxBodyBytes: Int = 1 << 30) async throws -> HTTPClientResponse {
         var request = request

@@ -146,17 +146,23 @@ final class HTTPTransfer: Sendable {
         if finish(.failure(CancellationError())) { loop.cancel(id) }
     }
 
-    /// Waits until `awaited` is ready; a cancelled task cancels the transfer.
+    /// Waits until `awaited` is ready; cancelling the task cancels the transfer at once, from
+    /// the cancelling thread (not when the waiting task next runs).
     private func wait(for awaited: Awaited, upTo limit: Duration? = nil) async throws {
-        if let limit {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.signal(awaited) }
-                group.addTask { try? await Task.sleep(for: limit) }
-                await group.next()
-                group.cancelAll()
+        await withTaskCancellationHandler {
+            if let limit {
+                // Cancelling the group's children (the race's loser) does not reach the handler.
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await self.signal(awaited) }
+                    group.addTask { try? await Task.sleep(for: limit) }
+                    await group.next()
+                    group.cancelAll()
+                }
+            } else {
+                await signal(awaited)
             }
-        } else {
-            await signal(awaited)
+        } onCancel: {
+            cancel()
         }
         if Task.isCancelled {
             cancel()

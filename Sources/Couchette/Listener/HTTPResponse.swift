@@ -38,6 +38,7 @@ struct HTTPResponse: Sendable {
 
     /// The HTTP status and CouchDB error name for a failure thrown by the database or a handler.
     static func couchDBError(for failure: any Error) -> (status: Int, name: String) {
+        if let failure = failure as? ListenerError { return (failure.status, failure.name) }
         guard let failure = failure as? CouchetteError else {
             return failure is CancellationError ? (503, "service_unavailable") : (500, "internal_server_error")
         }

@@ -1,12 +1,16 @@
 /// `GET|POST /{db}/_changes` in its three feeds: `normal` (what is there), `longpoll` (wait for
 /// the first change or the timeout) and `continuous` (one JSON line per change, newline
 /// heartbeats, until the timeout or the client leaves). Waiting happens on the collection's
-/// commit observers inside ``LocalPeer``, never by polling.
+/// commit observers inside ``LocalPeer``, never by polling. Filters: `_doc_ids` (ids in the
+/// query or the body) and `_selector` (a Mango selector in the POST body, see ``MangoSelector``);
+/// `include_docs=true` adds each document's current revision.
 extension ListenerRouter {
     struct ChangesOptions: Sendable {
         var since: Value?
         var limit: Int
         var documentIDs: [String]?
+        var selector: MangoSelector?
+        var includeDocs: Bool
         var allLeaves: Bool
         var heartbeat: Duration?
         var timeout: Duration?
@@ -16,11 +20,13 @@ extension ListenerRouter {
         let options = try await changesOptions(request, keyspace)
         switch request.query["feed"] ?? "normal" {
         case "normal":
-            let page = try await keyspace.peer.changes(since: options.since, limit: options.limit, documentIDs: options.documentIDs, wait: .normal)
+            let page = try await keyspace.peer.changes(since: options.since, limit: options.limit, documentIDs: options.documentIDs,
+                                                       selector: options.selector, wait: .normal)
             return .json(try changesBody(page, keyspace, options))
         case "longpoll":
             let wait = ChangesWait.longpoll(timeout: options.timeout ?? .seconds(60))
-            let page = try await keyspace.peer.changes(since: options.since, limit: options.limit, documentIDs: options.documentIDs, wait: wait)
+            let page = try await keyspace.peer.changes(since: options.since, limit: options.limit, documentIDs: options.documentIDs,
+                                                       selector: options.selector, wait: wait)
             return .json(try changesBody(page, keyspace, options))
         case "continuous", "eventsource":
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .stream { [self] stream in
@@ -34,12 +40,26 @@ extension ListenerRouter {
     private func changesOptions(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> ChangesOptions {
         let query = request.query
         var documentIDs: [String]?
-        if let filter = query["filter"], filter != "_doc_ids" {
-            throw ListenerError.badRequest("unsupported filter '\(filter)' (only _doc_ids)")
+        var selector: MangoSelector?
+        switch query["filter"] {
+        case nil, "_doc_ids"?:
+            break
+        case "_selector"?:
+            // CouchDB's answer to a missing or malformed selector: 400 "Selector error: …".
+            let body = request.method == "POST" && !request.body.isEmpty ? try ListenerRouter.jsonBody(request) : .null
+            do {
+                selector = try MangoSelector(body["selector"] ?? .null)
+            } catch let error as CouchetteError {
+                throw ListenerError.badRequest(error.message)
+            }
+        case let filter?:
+            throw ListenerError.badRequest("unsupported filter '\(filter)' (_doc_ids or _selector)")
         }
         var idsValue: Value?
-        if let raw = query["doc_ids"] { idsValue = try ListenerRouter.parseJSON(raw, what: "doc_ids") }
-        if request.method == "POST", !request.body.isEmpty { idsValue = try ListenerRouter.jsonBody(request)["doc_ids"] ?? idsValue }
+        if selector == nil, let raw = query["doc_ids"] { idsValue = try ListenerRouter.parseJSON(raw, what: "doc_ids") }
+        if selector == nil, request.method == "POST", !request.body.isEmpty {
+            idsValue = try ListenerRouter.jsonBody(request)["doc_ids"] ?? idsValue
+        }
         if let idsValue {
             guard case .array(let list) = idsValue else { throw ListenerError.badRequest("doc_ids must be a JSON array of strings") }
             documentIDs = try list.map {
@@ -65,7 +85,8 @@ extension ListenerRouter {
         guard style == "main_only" || style == "all_docs" else {
             throw ListenerError.badRequest("unsupported style '\(style)' (main_only or all_docs)")
         }
-        return ChangesOptions(since: since, limit: limit, documentIDs: documentIDs, allLeaves: style == "all_docs",
+        return ChangesOptions(since: since, limit: limit, documentIDs: documentIDs, selector: selector,
+                              includeDocs: query["include_docs"] == "true", allLeaves: style == "all_docs",
                               heartbeat: heartbeat, timeout: timeout)
     }
 
@@ -83,14 +104,26 @@ extension ListenerRouter {
         var row: [String: Value] = ["seq": change.sequence, "id": .string(change.id),
                                     "changes": .array(revisions.map { .dictionary(["rev": .string($0)]) })]
         if change.deleted { row["deleted"] = .bool(true) }
+        if options.includeDocs { row["doc"] = try currentDocument(change.id, keyspace) }
         return .dictionary(row)
     }
 
-    /// Writes changes as they happen until the timeout (default 60 s without a heartbeat; none
-    /// with one), the limit, cancellation (listener stopping) or the client leaving.
+    /// The current revision as `include_docs` shows it; a deletion as `{"_id", "_rev", "_deleted": true}`.
+    private func currentDocument(_ id: String, _ keyspace: Keyspace) throws -> Value {
+        let state = try keyspace.collection.storedState(id: id)
+        guard let rev = state.revisionID else { return .null }
+        guard let document = state.document else { return MangoSelector.document(id: id, revisionID: rev, deleted: true, body: nil) }
+        return CouchDBDocument.json(PeerRevision(id: id, revisionID: rev, deleted: false, body: document.root.decode(), history: [rev]),
+                                    includeHistory: false)
+    }
+
+    /// Writes changes as they happen until the timeout passes without one (default 60 s without
+    /// a heartbeat; none with one; as CouchDB, each change starts it again: transcript `b07`),
+    /// the limit, cancellation (listener stopping) or the client leaving.
     private func continuousFeed(_ stream: ResponseStream, _ keyspace: Keyspace, _ options: ChangesOptions) async {
         let clock = ContinuousClock()
-        let deadline = options.timeout.map { clock.now + $0 } ?? (options.heartbeat == nil ? clock.now + .seconds(60) : nil)
+        let idle = options.timeout ?? (options.heartbeat == nil ? .seconds(60) : nil)
+        var deadline = idle.map { clock.now + $0 }
         var since = options.since
         var remaining = options.limit
         do {
@@ -102,7 +135,7 @@ extension ListenerRouter {
                     wait = min(wait, left)
                 }
                 let page = try await keyspace.peer.changes(since: since, limit: remaining, documentIDs: options.documentIDs,
-                                                           wait: .longpoll(timeout: wait))
+                                                           selector: options.selector, wait: .longpoll(timeout: wait))
                 try Task.checkCancellation()
                 var text = ""
                 for change in page.results {
@@ -111,6 +144,7 @@ extension ListenerRouter {
                 }
                 if page.results.isEmpty && options.heartbeat != nil { text = "\n" }
                 if !text.isEmpty, !stream.write(text) { return }
+                if !page.results.isEmpty, let idle { deadline = clock.now + idle }
                 remaining -= page.results.count
                 since = page.lastSequence
             }

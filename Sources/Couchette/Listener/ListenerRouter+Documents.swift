@@ -6,8 +6,10 @@ extension ListenerRouter {
         try ListenerRouter.validateDocumentID(id)
         switch request.method {
         case "PUT":
+            if let refusal = ListenerRouter.refuseMultipart(request, id: id) { return refusal }
             var json = try ListenerRouter.jsonBody(request)
             guard case .dictionary(var object) = json else { throw ListenerError.badRequest("Document must be a JSON object") }
+            if ListenerRouter.hasAttachments(json) { throw ListenerRouter.attachmentsRefused(id: id) }
             if let bodyID = object["_id"], bodyID != .string(id) {
                 throw ListenerError.badRequest("the _id in the body does not match the document id '\(id)' in the URL")
             }
@@ -137,6 +139,29 @@ extension ListenerRouter {
             $0.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         }
         return types.contains("multipart/mixed") || !types.contains("application/json")
+    }
+
+    // MARK: - Attachments
+
+    /// Until attachments are stored, a document that has some is refused on its own with a
+    /// status replicators skip instead of failing the whole replication (CouchDB's skips a
+    /// document on 401, 403, 413 and 415; PouchDB on `forbidden` and `unauthorized`):
+    /// `415` for a `multipart/related` body (CouchDB's replicator sends documents with
+    /// attachments so), `403 forbidden` for JSON with `_attachments`.
+    static func refuseMultipart(_ request: HTTPRequest, id: String) -> HTTPResponse? {
+        guard let type = request.header("content-type")?.lowercased(), type.hasPrefix("multipart/") else { return nil }
+        return .error(415, "unsupported_media_type",
+                      "document '\(id)' comes with attachments (\(type.prefix(while: { $0 != ";" }))), which Couchette does not store yet")
+    }
+
+    /// Whether a document's JSON has a non-empty `_attachments` object.
+    static func hasAttachments(_ json: Value) -> Bool {
+        if case .dictionary(let attachments)? = json["_attachments"] { return !attachments.isEmpty }
+        return false
+    }
+
+    static func attachmentsRefused(id: String) -> ListenerError {
+        .forbidden("document '\(id)' has attachments, which Couchette does not store yet")
     }
 
     // MARK: - Helpers

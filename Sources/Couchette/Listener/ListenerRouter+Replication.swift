@@ -77,6 +77,9 @@ extension ListenerRouter {
             var revisions: [PeerRevision] = []
             for doc in docs {
                 do {
+                    if ListenerRouter.hasAttachments(doc) {
+                        throw ListenerRouter.attachmentsRefused(id: ListenerRouter.idText(doc["_id"]))
+                    }
                     revisions.append(try CouchDBDocument.revision(from: doc))
                 } catch {
                     failures.append(ListenerRouter.failure(id: doc["_id"], rev: doc["_rev"], error))
@@ -94,9 +97,15 @@ extension ListenerRouter {
                 doc = .dictionary(object)
             }
             do {
+                let id = ListenerRouter.idText(doc["_id"])
+                if id.hasPrefix("_local/") {
+                    let rev = try await saveLocalDocument(doc, id: String(id.dropFirst(7)), keyspace, request)
+                    results.append(.dictionary(["ok": .bool(true), "id": .string(id), "rev": .string(rev)]))
+                    continue
+                }
+                if ListenerRouter.hasAttachments(doc) { throw ListenerRouter.attachmentsRefused(id: id) }
                 let rev = try await save(doc, keyspace)
-                let id = doc["_id"] ?? .null
-                results.append(.dictionary(["ok": .bool(true), "id": id, "rev": .string(rev)]))
+                results.append(.dictionary(["ok": .bool(true), "id": doc["_id"] ?? .null, "rev": .string(rev)]))
             } catch {
                 results.append(ListenerRouter.failure(id: doc["_id"], rev: nil, error))
             }
@@ -104,9 +113,15 @@ extension ListenerRouter {
         return .json(.array(results), status: 201)
     }
 
+    /// A document's `_id` for messages ("" when it has none).
+    private static func idText(_ id: Value?) -> String {
+        if case .string(let text)? = id { return text }
+        return ""
+    }
+
     private static func failure(id: Value?, rev: Value?, _ error: any Error) -> Value {
         let (_, name) = HTTPResponse.couchDBError(for: error)
-        let reason = (error as? CouchetteError)?.message ?? (error as? ListenerError).map { "\($0)" } ?? "\(error)"
+        let reason = (error as? CouchetteError)?.message ?? (error as? ListenerError)?.reason ?? "\(error)"
         var entry: [String: Value] = ["id": id ?? .null, "error": .string(name), "reason": .string(reason)]
         if let rev { entry["rev"] = rev }
         return .dictionary(entry)

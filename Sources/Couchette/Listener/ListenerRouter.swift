@@ -99,6 +99,13 @@ final class ListenerRouter: Sendable {
             try allow(request, ["POST"], exact: rest.count == 1)
             try await keyspace.peer.ensureFullCommit()
             return .json(.dictionary(["ok": .bool(true), "instance_start_time": .string("0")]), status: 201)
+        case "_local_docs":
+            try allow(request, ["GET", "HEAD"], exact: rest.count == 1)
+            return try localDocuments(keyspace)
+        case "_revs_limit":
+            // The database's maxRevisionHistory; fixed when it is opened, so not settable here.
+            try allow(request, ["GET"], exact: rest.count == 1)
+            return .json(.int(Int64(keyspace.collection.core.configuration.maxRevisionHistory)))
         case "_local":
             guard rest.count > 1 else { return .error(400, "bad_request", "a _local document needs an id") }
             try allow(request, ["GET", "HEAD", "PUT", "DELETE"])
@@ -143,13 +150,21 @@ final class ListenerRouter: Sendable {
 
     private func databaseInfo(_ keyspace: Keyspace) async throws -> HTTPResponse {
         let info = try await keyspace.peer.info()
-        let count = try await keyspace.collection.count
-        let zero = Value.int(0)
+        let collection = keyspace.collection
+        let count = try await collection.count
+        try collection.core.checkUsable(collection.spec)
+        let statistics = try collection.core.read { try collection.core.store.statistics($0, collection.spec) }
+        // `file` is the whole database file (every collection shares it); `active` and
+        // `external` the stored records of this collection (CouchDB: live data, uncompressed).
+        let file = collection.core.environment.fileSize
         return .json(.dictionary([
             "db_name": .string(keyspace.name), "update_seq": info.updateSequence,
-            "doc_count": .int(Int64(clamping: count)), "doc_del_count": zero, "purge_seq": zero,
-            "compact_running": .bool(false), "instance_start_time": .string("0"), "disk_format_version": .int(8),
-            "sizes": .dictionary(["active": zero, "external": zero, "file": zero]), "props": .dictionary([:]),
+            "doc_count": .int(Int64(clamping: count)), "doc_del_count": .int(Int64(clamping: statistics.deleted)),
+            "purge_seq": .int(0), "compact_running": .bool(false), "instance_start_time": .string("0"), "disk_format_version": .int(8),
+            "sizes": .dictionary(["active": .int(Int64(clamping: statistics.recordBytes)),
+                                  "external": .int(Int64(clamping: statistics.recordBytes)),
+                                  "file": .int(Int64(clamping: file))]),
+            "props": .dictionary([:]),
         ]))
     }
 }
@@ -161,12 +176,29 @@ enum ListenerError: Error {
     case methodNotAllowed(String)
     case forbidden(String)
 
-    var response: HTTPResponse {
+    var response: HTTPResponse { .error(status, name, reason) }
+
+    var status: Int {
         switch self {
-        case .badRequest(let reason): .error(400, "bad_request", reason)
-        case .notFound(let reason): .error(404, "not_found", reason)
-        case .methodNotAllowed(let reason): .error(405, "method_not_allowed", reason)
-        case .forbidden(let reason): .error(403, "forbidden", reason)
+        case .badRequest: 400
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .forbidden: 403
+        }
+    }
+
+    var name: String {
+        switch self {
+        case .badRequest: "bad_request"
+        case .notFound: "not_found"
+        case .methodNotAllowed: "method_not_allowed"
+        case .forbidden: "forbidden"
+        }
+    }
+
+    var reason: String {
+        switch self {
+        case .badRequest(let reason), .notFound(let reason), .methodNotAllowed(let reason), .forbidden(let reason): reason
         }
     }
 }

@@ -114,6 +114,12 @@ enum ValueOrder {
         case let (.string(a), .string(b)): return collation.compare(a, b)
         case let (.int(a), .double(b)): return compare(a, b)
         case let (.double(a), .int(b)): return -compare(b, a)
+        // A large integer lies beyond every Int64, on the side of its sign.
+        case let (.largeInteger(a), .int): return a.isNegative ? -1 : 1
+        case let (.int, .largeInteger(b)): return b.isNegative ? 1 : -1
+        case let (.largeInteger(a), .largeInteger(b)): return a.compare(b)
+        case let (.largeInteger(a), .double(b)): return a.compare(b)
+        case let (.double(a), .largeInteger(b)): return -b.compare(a)
         default: break
         }
         if let a = lhs.number, let b = rhs.number { return a == b ? 0 : (a < b ? -1 : 1) }
@@ -169,6 +175,7 @@ struct HashKey: Hashable, Sendable {
         switch value {
         case .double(let number):
             if number == number.rounded(), let exact = Int64(exactly: number) { return .int(exact) }
+            if let exact = LargeInteger(exactly: number) { return .largeInteger(exact) }
             return value
         case .array(let elements): return .array(elements.map(canonical))
         case .dictionary(let entries): return .dictionary(entries.mapValues(canonical))
@@ -186,6 +193,7 @@ struct HashKey: Hashable, Sendable {
         case .bool(let flag): hasher.combine(1); hasher.combine(flag)
         case .int(let number): hasher.combine(2); hasher.combine(number)
         case .double(let number): hasher.combine(3); hasher.combine(number)
+        case .largeInteger(let number): hasher.combine(7); hasher.combine(number)
         case .string(let text): hasher.combine(4); hasher.combine(text)
         case .array(let elements):
             hasher.combine(5); hasher.combine(elements.count)

@@ -9,6 +9,8 @@ enum Datum: Sendable {
     case bool(Bool)
     case int(Int64)
     case double(Double)
+    /// An integer beyond `Int64`: compares exactly, computes as its nearest Double.
+    case largeInteger(LargeInteger)
     case string(String)
     /// An array or dictionary still in its stored encoding.
     case stored(EncodedValue)
@@ -22,6 +24,7 @@ enum Datum: Sendable {
         case ValueTag.trueValue: self = .bool(true)
         case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: self = encoded.integer.map(Datum.int) ?? .null
         case ValueTag.double: self = encoded.double.map(Datum.double) ?? .null
+        case ValueTag.largeInteger: self = encoded.largeInteger.map(Datum.largeInteger) ?? .null
         case ValueTag.string: self = encoded.string.map(Datum.string) ?? .null
         case ValueTag.array, ValueTag.narrowArray, ValueTag.dictionary, ValueTag.narrowDictionary: self = .stored(encoded)
         default: self = .null
@@ -34,6 +37,7 @@ enum Datum: Sendable {
         case .bool(let flag): self = .bool(flag)
         case .int(let number): self = .int(number)
         case .double(let number): self = .double(number)
+        case .largeInteger(let number): self = .largeInteger(number)
         case .string(let text): self = .string(text)
         case .array(let elements): self = .array(elements.map(Datum.init))
         case .dictionary(let entries): self = .object(entries.mapValues(Datum.init))
@@ -55,7 +59,7 @@ enum Datum: Sendable {
         switch self {
         case .null: .null
         case .bool: .boolean
-        case .int, .double: .number
+        case .int, .double, .largeInteger: .number
         case .string: .string
         case .array: .array
         case .object: .object
@@ -70,6 +74,7 @@ enum Datum: Sendable {
         switch self {
         case .int(let value): Double(value)
         case .double(let value): value
+        case .largeInteger(let value): value.double
         default: nil
         }
     }
@@ -139,6 +144,7 @@ enum Datum: Sendable {
         case .bool(let flag): .bool(flag)
         case .int(let number): .int(number)
         case .double(let number): number.isFinite ? .double(number) : .null
+        case .largeInteger(let number): .largeInteger(number)
         case .string(let text): .string(text)
         case .stored(let encoded): encoded.decode()
         case .array(let elements): .array(elements.map(\.value))

@@ -29,7 +29,9 @@ extension DocumentScan {
 }
 
 /// Every document of one collection, read from the `documents` table in key (document id) order.
-/// Expired documents are absent; deleted ones (tombstones) only when `includeDeleted`.
+/// Expired documents are absent; deleted ones (tombstones) only when `includeDeleted`; design
+/// documents (`_design/…`, CouchDB's views and validation functions, kept so that they replicate)
+/// never: they are not data, and CouchDB's Mango leaves them out of its results too.
 struct CollectionScan: DocumentScan {
     let collection: CollectionSpec
     let includeDeleted: Bool
@@ -48,9 +50,12 @@ struct CollectionScan: DocumentScan {
         }
     }
 
-    /// The binding of a stored record, or nil when it is expired (or deleted and not wanted).
+    /// The binding of a stored record, or nil when it is expired (or deleted and not wanted) or a
+    /// design document. Every way a query reaches a document (scans, index lookups, joins) comes
+    /// through here.
     static func binding(_ id: String, _ value: UnsafeRawBufferPointer, now: UInt64,
                         includeDeleted: Bool) throws -> SourceBinding? {
+        if id.hasPrefix("_design/") { return nil }
         let record = try DocumentRecord(decoding: value)
         if record.isExpired(now: now) || (record.isDeleted && !includeDeleted) { return nil }
         let root = EncodedValue(bytes: record.body.isEmpty ? Document.emptyBody : record.body)

@@ -62,6 +62,7 @@ enum FunctionLibrary {
             switch values[0] {
             case .int(let number): return number == .min ? .number(-Double(number)) : .int(abs(number))
             case .double(let number): return .number(abs(number))
+            case .largeInteger(let number): return number.isNegative ? Datum(number.negated) : values[0]
             default: return .null
             }
         }
@@ -223,9 +224,9 @@ enum FunctionLibrary {
                 if overflow { isInteger = false }
                 integer = result
                 double += Double(number)
-            case .double(let number):
+            case .double, .largeInteger:
                 isInteger = false
-                double += number
+                double += value.number ?? 0
             default: continue
             }
         }
@@ -272,17 +273,19 @@ enum FunctionLibrary {
             case .bool: return values[0]
             case .int(let number): return .bool(number != 0)
             case .double(let number): return .bool(number != 0 && !number.isNaN)
+            case .largeInteger: return .bool(true)
             case .string(let text): return .bool(!text.isEmpty)
             default: return .bool((values[0].containerCount ?? 0) > 0)
             }
         }
         strict("TONUMBER", 1...1) { values in
             switch values[0] {
-            case .int, .double: return values[0]
+            case .int, .double, .largeInteger: return values[0]
             case .bool(let flag): return .int(flag ? 1 : 0)
             case .string(let text):
                 let trimmed = text.trimmingCharacters(in: .whitespaces)
                 if let integer = Int64(trimmed) { return .int(integer) }
+                if let large = LargeInteger(text: trimmed) { return .largeInteger(large) }
                 if let double = Double(trimmed), double.isFinite { return .double(double) }
                 return .null
             default: return .null
@@ -293,7 +296,7 @@ enum FunctionLibrary {
             switch values[0] {
             case .string: return values[0]
             case .bool(let flag): return .string(flag ? "true" : "false")
-            case .int, .double: return .string(JSON.string(from: values[0].value))
+            case .int, .double, .largeInteger: return .string(JSON.string(from: values[0].value, doubles: .couchbaseLite))
             default: return .null
             }
         }

@@ -43,6 +43,7 @@ enum IndexKey {
         case .bool(let flag): bytes.append(flag ? trueValue : falseValue)
         case .int(let integer): appendNumber(Double(integer), to: &bytes)
         case .double(let double): appendNumber(double, to: &bytes)
+        case .largeInteger(let large): appendNumber(large.double, to: &bytes)
         case .string(let text): appendString(text, to: &bytes)
         case .stored, .array, .object:
             if let elements = value.elements {

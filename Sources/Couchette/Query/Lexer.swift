@@ -7,6 +7,8 @@ struct Token: Sendable, Equatable {
         case quoted(String)
         case string(String)
         case integer(Int64)
+        /// An integer literal beyond `Int64`, kept exact (documents may hold such integers).
+        case largeInteger(LargeInteger)
         case double(Double)
         /// `$name` or `$1`.
         case parameter(String)
@@ -24,6 +26,7 @@ struct Token: Sendable, Equatable {
         case .quoted(let name): "`\(name)`"
         case .string(let text): "string '\(text)'"
         case .integer(let number): "number \(number)"
+        case .largeInteger(let number): "number \(number)"
         case .double(let number): "number \(number)"
         case .parameter(let name): "parameter $\(name)"
         case .symbol(let symbol): "'\(symbol)'"
@@ -187,6 +190,7 @@ struct Lexer {
             throw error("invalid number '\(text)\(next)'", at: start)
         }
         if !isDouble, let integer = Int64(text) { return Token(kind: .integer(integer), offset: start) }
+        if !isDouble, let large = LargeInteger(text: text) { return Token(kind: .largeInteger(large), offset: start) }
         guard let double = Double(text) else { throw error("invalid number '\(text)'", at: start) }
         return Token(kind: .double(double), offset: start)
     }

@@ -330,6 +330,9 @@ struct Parser {
         case .integer(let number):
             advance()
             return .literal(.int(number))
+        case .largeInteger(let number):
+            advance()
+            return .literal(.largeInteger(number))
         case .double(let number):
             advance()
             return .literal(.double(number))

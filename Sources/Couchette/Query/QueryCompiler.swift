@@ -423,6 +423,9 @@ struct QueryCompiler {
                 for (key, evaluator) in evaluators { result[key] = try evaluator(context) }
                 return .object(result)
             }
+        case .unary(.negate, .literal(.largeInteger(let number))):
+            let negated = Datum(number.negated)  // exact: `-9223372036854775808` is Int64.min
+            return { _ in negated }
         case .unary(.negate, let operand):
             let evaluator = try compileExpression(operand)
             return { context in Operators.arithmetic(.subtract, .int(0), try evaluator(context)) }

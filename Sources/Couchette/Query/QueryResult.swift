@@ -84,7 +84,9 @@ public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
     }
 
     /// A compact JSON object with the columns in order, MISSING ones left out: integers without
-    /// a decimal point, doubles in shortest round-trip form, `/` not escaped.
+    /// a decimal point, doubles in shortest round-trip form (a whole double below 10^15 without
+    /// a fraction, as Couchbase Lite writes it: `AVG` of 1 and 3 is `2`), `/` not escaped.
+    /// Documents' own ``Document/toJSON()`` keeps `2.0` a double, as CouchDB does.
     public func toJSON() -> String {
         var output = "{"
         var first = true
@@ -94,7 +96,7 @@ public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
             first = false
             JSON.writeString(name, to: &output)
             output += ":"
-            JSON.write(value.value, to: &output)
+            JSON.write(value.value, to: &output, doubles: .couchbaseLite)
         }
         return output + "}"
     }

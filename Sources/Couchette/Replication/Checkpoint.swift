@@ -17,10 +17,11 @@ struct Checkpoint {
     static let historyLimit = 50
 
     static func replicationID(localUUID: String, collection: String, remote: String, isPush: Bool,
-                              documentIDs: [String]?, hasFilter: Bool) -> String {
+                              documentIDs: [String]?, hasFilter: Bool, selector: Value? = nil) -> String {
         var parts = [localUUID, collection, remote, isPush ? "push" : "pull"]
         parts.append(documentIDs.map { "doc_ids:" + $0.sorted().joined(separator: ",") } ?? "")
         parts.append(hasFilter ? "filter" : "")
+        if let selector { parts.append("selector:" + JSON.string(from: selector)) }  // a new selector starts over
         return RevisionID.hex(RevisionID.md5(Array(parts.joined(separator: "\n").utf8)))
     }
 

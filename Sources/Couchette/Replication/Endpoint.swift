@@ -12,8 +12,8 @@ public protocol Endpoint: Sendable {}
 /// var config = ReplicatorConfiguration(target: endpoint)
 /// ```
 ///
-/// The URL names the remote database; the default collection replicates with it and a named
-/// collection with the keyspace `db.scope.collection` (see ``CollectionConfiguration/remoteName``).
+/// The URL names the remote database: a single replicated collection syncs with it whatever its
+/// local name; with several, see ``CollectionConfiguration/remoteName``.
 /// `Replicator(config:)` throws `.invalidParameter` for a URL that is not `http` or `https`.
 public struct URLEndpoint: Endpoint {
     public let url: URL

@@ -29,23 +29,52 @@ struct LocalPeer: ReplicationPeer {
         }
     }
 
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
-        let start = try Self.sequence(since)
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+        var start = try Self.sequence(since)
         let ids = documentIDs.map(Set.init)
-        var page = try collection.replicationChanges(since: start, limit: limit, documentIDs: ids)
-        if page.changes.isEmpty, case .longpoll(let timeout) = wait {
+        var page = try matchingChanges(since: start, limit: limit, documentIDs: ids, selector: selector)
+        guard page.results.isEmpty, case .longpoll(let timeout) = wait else { return page }
+        let deadline = ContinuousClock.now + timeout
+        while page.results.isEmpty, ContinuousClock.now < deadline {
             // Subscribe first, then look again: a commit between the two reads is not missed.
             let feed = collection.changes()
-            page = try collection.replicationChanges(since: start, limit: limit, documentIDs: ids)
-            if page.changes.isEmpty {
-                try await Self.waitForCommit(feed, timeout: timeout)
-                page = try collection.replicationChanges(since: start, limit: limit, documentIDs: ids)
+            start = try Self.sequence(page.lastSequence)
+            page = try matchingChanges(since: start, limit: limit, documentIDs: ids, selector: selector)
+            if page.results.isEmpty {
+                try await Self.waitForCommit(feed, timeout: deadline - ContinuousClock.now)
+                page = try matchingChanges(since: start, limit: limit, documentIDs: ids, selector: selector)
             }
         }
-        let results = page.changes.map {
-            PeerChange(sequence: .int(Int64(clamping: $0.sequence)), id: $0.id, leafRevisions: $0.leafRevisions, deleted: $0.isDeleted)
+        return page
+    }
+
+    /// Up to `limit` changes after `start`; with a selector, pages are read until `limit` rows
+    /// match or the changes run out, so `lastSequence` passes the non-matching ones too.
+    private func matchingChanges(since start: UInt64, limit: Int, documentIDs ids: Set<String>?,
+                                 selector: MangoSelector?) throws -> PeerChanges {
+        var results: [PeerChange] = []
+        var from = start
+        while true {
+            let wanted = limit - results.count
+            let page = try collection.replicationChanges(since: from, limit: wanted, documentIDs: ids)
+            for change in page.changes {
+                if let selector, !(try matches(change.id, selector)) { continue }
+                results.append(PeerChange(sequence: .int(Int64(clamping: change.sequence)), id: change.id,
+                                          leafRevisions: change.leafRevisions, deleted: change.isDeleted))
+            }
+            from = page.lastSequence
+            if selector == nil || page.changes.count < wanted || results.count >= limit || page.changes.isEmpty {
+                return PeerChanges(results: results, lastSequence: .int(Int64(clamping: page.lastSequence)))
+            }
         }
-        return PeerChanges(results: results, lastSequence: .int(Int64(clamping: page.lastSequence)))
+    }
+
+    /// Whether the current revision of a changed document matches `selector`.
+    private func matches(_ id: String, _ selector: MangoSelector) throws -> Bool {
+        let state = try collection.storedState(id: id)
+        let document = MangoSelector.document(id: id, revisionID: state.revisionID, deleted: state.document == nil,
+                                              body: state.document?.root.decode())
+        return selector.matches(document)
     }
 
     /// Returns at the next commit to the collection, at the timeout, when the database closes, or

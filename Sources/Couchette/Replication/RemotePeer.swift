@@ -25,7 +25,13 @@ final class RemotePeer: ReplicationPeer {
     /// Whether continuous waits read a `feed=continuous` stream; false once the server showed
     /// it cannot stream `_changes`: long polls from then on.
     let streamsChanges = Locked(true)
-    /// `_rev`s of `_local` documents as last read or written: CouchDB refuses an update without it.
+    /// True after a request found no server to connect to, until one is answered again.
+    let isUnreachable = Locked(false)
+    /// How often ``awaitRetry(within:)`` probes an unreachable server.
+    static let probeInterval = Duration.seconds(1)
+    /// `_rev`s of `_local` documents as last read or written. CouchDB 3.x checks none (it stores
+    /// `0-(N+1)` for the `0-N` sent), but servers that follow its API reference (PouchDB) refuse
+    /// an update without the current one.
     private let localRevisions = Locked<[String: String]>([:])
 
     /// - Parameters:
@@ -88,8 +94,8 @@ final class RemotePeer: ReplicationPeer {
         return PeerInfo(name: name, updateSequence: sequence)
     }
 
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
-        if case .longpoll(let timeout) = wait, documentIDs == nil,
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+        if case .longpoll(let timeout) = wait, documentIDs == nil, selector == nil,
            let streamed = try await continuousChanges(since: since, limit: limit, timeout: timeout) {
             return streamed
         }
@@ -103,7 +109,15 @@ final class RemotePeer: ReplicationPeer {
             timeout = wait + .seconds(30)
         }
         let json: Value
-        if let documentIDs {
+        if let selector {
+            // CouchDB filters with one filter only: document ids join the selector as an `_id` condition.
+            var condition = selector.source
+            if let documentIDs {
+                condition = .dictionary(["$and": .array([condition, .dictionary(["_id": .dictionary(["$in": .array(documentIDs.map(Value.string))])])])])
+            }
+            query.append(("filter", "_selector"))
+            json = try await send("POST", "/_changes", query: query, body: .dictionary(["selector": condition]), timeout: timeout)
+        } else if let documentIDs {
             query.append(("filter", "_doc_ids"))
             json = try await send("POST", "/_changes", query: query,
                                   body: .dictionary(["doc_ids": .array(documentIDs.map(Value.string))]), timeout: timeout)
@@ -232,7 +246,8 @@ final class RemotePeer: ReplicationPeer {
         }
         guard case .dictionary(var object) = json else { return nil }
         if case .string(let rev)? = object.removeValue(forKey: "_rev") { localRevisions.withLock { $0[id] = rev } }
-        object.removeValue(forKey: "_id")
+        // Meta fields (`_id`, `_revisions` from a server that keeps them) are not checkpoint data.
+        for key in object.keys where key.hasPrefix("_") { object.removeValue(forKey: key) }
         return .dictionary(object)
     }
 
@@ -264,6 +279,40 @@ final class RemotePeer: ReplicationPeer {
         }
     }
 
+    /// Waits before a failed replication is retried: the whole `wait` (the backoff), except
+    /// while the server was unreachable — then `GET /` probes it every ``probeInterval`` and
+    /// the wait ends as soon as the server answers anything, so a replicator notices a server
+    /// that came back within about a second or two instead of waiting out a backoff of up to
+    /// minutes. Failures after connecting (errors, broken answers) keep the full backoff.
+    func awaitRetry(within wait: Duration) async throws {
+        let deadline = ContinuousClock.now + wait
+        guard isUnreachable.withLock({ $0 }) else {
+            try await Task.sleep(until: deadline)
+            return
+        }
+        var probe = HTTPClientRequest(method: "GET", url: serverRoot, headers: [("Accept", "application/json")])
+        probe.connectTimeout = Self.probeInterval
+        probe.idleTimeout = Self.probeInterval * 2
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(until: min(deadline, .now + Self.probeInterval))
+            do {
+                _ = try await client.data(for: probe, maxBodyBytes: 64 * 1024)
+                return   // any answer: the server is back
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                continue   // still away
+            }
+        }
+    }
+
+    /// `http(s)://host:port/` of ``base``.
+    private var serverRoot: String {
+        guard var components = URLComponents(string: base) else { return base }
+        components.percentEncodedPath = "/"
+        return components.string ?? base
+    }
+
     // MARK: - HTTP
 
     /// The headers every request carries, in a stable order.
@@ -291,9 +340,13 @@ final class RemotePeer: ReplicationPeer {
         let response: HTTPClientResponse
         do {
             response = try await client.data(for: request)
-        } catch let error as CouchetteError where error.code == .io {
+        } catch let error as HTTPConnectError {
+            isUnreachable.withLock { $0 = true }
             throw CouchetteError(.io, "cannot reach \(identifier) (\(method) \(path.isEmpty ? "/" : path)): \(error.message)")
+        } catch let error as CouchetteError where error.code == .io {
+            throw CouchetteError(.io, "lost \(identifier) (\(method) \(path.isEmpty ? "/" : path)): \(error.message)")
         }
+        isUnreachable.withLock { $0 = false }
         renewCookie(from: response)
         let status = response.status
         let data = response.body

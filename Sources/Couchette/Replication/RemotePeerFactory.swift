@@ -3,27 +3,22 @@ import Foundation
 /// Makes the HTTP peer for one collection of a ``URLEndpoint`` replication: the seam between
 /// the replication engine and the HTTP client. Creating it does no network I/O.
 ///
-/// The URL names the remote database; the default collection replicates with it and a named
-/// collection with the keyspace `db.scope.collection`, unless `collectionConfig.remoteName`
-/// names another database/keyspace on the same server. Credentials (the authenticator, or
+/// `remoteName` is the remote database the collection syncs with (see ``RemoteDatabaseNames``):
+/// it replaces the URL's last path segment. Credentials (the authenticator, or
 /// `user:password@` in the URL) go into headers, never into the peer's identifier.
 ///
 /// - Throws: `.invalidParameter` for a URL that is not `http(s)://host[:port]/db`.
-func makeRemotePeer(url: URL, collection: Collection, config: ReplicatorConfiguration,
-                    collectionConfig: CollectionConfiguration) throws -> any ReplicationPeer {
+func makeRemotePeer(url: URL, remoteName: String, config: ReplicatorConfiguration) throws -> any ReplicationPeer {
     guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
         throw CouchetteError(.invalidParameter, "'\(RemotePeer.redacted(url))' is not a valid URL")
     }
     var segments = components.percentEncodedPath.split(separator: "/").map(String.init)
-    guard let database = segments.popLast() else {
+    guard segments.popLast() != nil else {
         throw CouchetteError(.invalidParameter, "'\(RemotePeer.redacted(url))' names no database (expected http://host:port/db)")
     }
-    let isDefault = collection.spec.scope == "_default" && collection.name == "_default"
-    let keyspace = collectionConfig.remoteName.map { RemotePeer.encodeQueryValue($0) }
-        ?? (isDefault ? database : "\(database).\(RemotePeer.encodeQueryValue(collection.spec.scope)).\(RemotePeer.encodeQueryValue(collection.name))")
-    components.percentEncodedPath = "/" + (segments + [keyspace]).joined(separator: "/")
+    components.percentEncodedPath = "/" + (segments + [RemotePeer.encodeQueryValue(remoteName)]).joined(separator: "/")
     guard let peerURL = components.url else {
-        throw CouchetteError(.invalidParameter, "cannot build the URL of keyspace '\(keyspace)' from '\(RemotePeer.redacted(url))'")
+        throw CouchetteError(.invalidParameter, "cannot build the URL of database '\(remoteName)' from '\(RemotePeer.redacted(url))'")
     }
     var headers = config.headers
     switch config.authenticator {

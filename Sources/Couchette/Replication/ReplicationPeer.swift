@@ -10,8 +10,9 @@ protocol ReplicationPeer: Sendable {
     func info() async throws -> PeerInfo
     /// The documents changed after `since` (nil: from the start), with every leaf revision
     /// (`style=all_docs`). With `.longpoll` and nothing to report yet, waits for a change or the
-    /// timeout (then returns no results).
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges
+    /// timeout (then returns no results). With a `selector`, only documents whose current
+    /// revision it matches (CouchDB's `filter=_selector`); `limit` counts matching rows.
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges
     /// For each document id, the given revisions this peer lacks (documents lacking none are
     /// left out).
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult]
@@ -26,10 +27,21 @@ protocol ReplicationPeer: Sendable {
     /// Ends long-lived connections (a continuous `_changes` feed) when a worker stops reading;
     /// the peer stays usable and reconnects on the next call.
     func closeStreams()
+    /// Waits before a failed replication tries again: `wait` (the backoff), or less when the
+    /// peer can tell it is worth trying sooner (a server that was unreachable answers again).
+    func awaitRetry(within wait: Duration) async throws
 }
 
 extension ReplicationPeer {
     func closeStreams() {}
+
+    func awaitRetry(within wait: Duration) async throws {
+        try await Task.sleep(for: wait)
+    }
+
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, wait: ChangesWait) async throws -> PeerChanges {
+        try await changes(since: since, limit: limit, documentIDs: documentIDs, selector: nil, wait: wait)
+    }
 }
 
 struct PeerInfo: Sendable {

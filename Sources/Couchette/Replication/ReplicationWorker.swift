@@ -26,7 +26,8 @@ struct ReplicationWorker: Sendable {
         replicationID = Checkpoint.replicationID(
             localUUID: try link.collection.core.uuid(), collection: link.collection.fullName,
             remote: link.remote.identifier, isPush: isPush, documentIDs: link.config.documentIDs,
-            hasFilter: (isPush ? link.config.pushFilter : link.config.pullFilter) != nil)
+            hasFilter: (isPush ? link.config.pushFilter : link.config.pullFilter) != nil,
+            selector: isPush ? nil : link.pullSelector?.source)
     }
 
     /// Where the worker is, kept across retries of one run.
@@ -55,9 +56,10 @@ struct ReplicationWorker: Sendable {
                 cursor.failedAttempts += 1
                 guard Self.isTransient(error), cursor.failedAttempts < config.effectiveMaxAttempts else { throw error }
                 state.setActivity(replicator, worker: number, .offline, error: error)
-                // Doubling from one second, capped (also at a day, which Duration always holds).
+                // Doubling from one second, capped (also at a day, which Duration always holds);
+                // cut short when an unreachable server answers a probe again.
                 let wait = min(pow(2, Double(min(cursor.failedAttempts, 64) - 1)), config.maxAttemptWaitTime, 86_400)
-                try await Task.sleep(for: .seconds(max(0, wait)))
+                try await link.remote.awaitRetry(within: .seconds(max(0, wait)))
             }
         }
     }
@@ -119,7 +121,8 @@ struct ReplicationWorker: Sendable {
     private func nextPage(since: Value?, caughtUp: Bool) async throws -> PeerChanges {
         if caughtUp { state.setActivity(replicator, worker: number, .idle) }
         let wait: ChangesWait = caughtUp ? .longpoll(timeout: .seconds(min(max(config.heartbeat, 1), 60))) : .normal
-        return try await source.changes(since: since, limit: config.batchSize, documentIDs: link.config.documentIDs, wait: wait)
+        return try await source.changes(since: since, limit: config.batchSize, documentIDs: link.config.documentIDs,
+                                        selector: isPush ? nil : link.pullSelector, wait: wait)
     }
 
     /// Moves the revisions of one page of changes that the target lacks.

@@ -53,8 +53,10 @@ public actor Replicator {
     private nonisolated let closeRegistrations = Locked<[(observers: CommitObservers, token: Int)]>([])
 
     /// - Throws: `.invalidParameter` without collections, with collections of several databases,
-    ///   with a ``DatabaseEndpoint`` naming the local database, a URL that is not http(s), or a
-    ///   negative or non-finite `heartbeat` or `maxAttemptWaitTime`.
+    ///   with a ``DatabaseEndpoint`` naming the local database, a URL that is not http(s), remote
+    ///   database names that are illegal or shared (see ``CollectionConfiguration/remoteName``),
+    ///   a negative or non-finite `heartbeat` or `maxAttemptWaitTime`, or a `pullSelector` that is
+    ///   not a valid Mango selector.
     public init(config: ReplicatorConfiguration) throws {
         try self.init(config: config, wrapPeer: { $0 })
     }
@@ -70,6 +72,9 @@ public actor Replicator {
         where !value.isFinite || value < 0 {
             throw CouchetteError(.invalidParameter, "\(name) must be a finite number of seconds ≥ 0, not \(value)")
         }
+        for collectionConfig in config.collectionConfigs {
+            if case .failure(let error)? = collectionConfig.parsedPullSelector { throw error }
+        }
         guard config.batchSize > 0 else {
             throw CouchetteError(.invalidParameter, "batch size must be positive, not \(config.batchSize)")
         }
@@ -82,6 +87,7 @@ public actor Replicator {
             guard let scheme = endpoint.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
                 throw CouchetteError(.invalidParameter, "replication URL '\(endpoint.url.absoluteString)' must use http or https")
             }
+            _ = try RemoteDatabaseNames.resolve(url: endpoint.url, collections: config.collections, configs: config.collectionConfigs)
         default:
             throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
         }
@@ -175,13 +181,17 @@ public actor Replicator {
     func resolveLinks() async throws -> [ReplicationLink] {
         if let links { return links }
         var made: [ReplicationLink] = []
-        for (collection, collectionConfig) in zip(config.collections, config.collectionConfigs) {
+        var remoteNames: [String]?
+        if let endpoint = config.target as? URLEndpoint {
+            remoteNames = try RemoteDatabaseNames.resolve(url: endpoint.url, collections: config.collections, configs: config.collectionConfigs)
+        }
+        for (index, (collection, collectionConfig)) in zip(config.collections, config.collectionConfigs).enumerated() {
             let remote: any ReplicationPeer
             switch config.target {
             case let endpoint as DatabaseEndpoint:
                 remote = try LocalPeer(collection: try await Self.counterpart(of: collection, in: endpoint.database, remoteName: collectionConfig.remoteName))
             case let endpoint as URLEndpoint:
-                remote = try makeRemotePeer(url: endpoint.url, collection: collection, config: config, collectionConfig: collectionConfig)
+                remote = try makeRemotePeer(url: endpoint.url, remoteName: remoteNames?[index] ?? "", config: config)
             default:
                 throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
             }
@@ -285,4 +295,7 @@ struct ReplicationLink: Sendable {
     let local: LocalPeer
     let localPeer: any ReplicationPeer
     let remote: any ReplicationPeer
+
+    /// The collection's pull selector (checked valid by `Replicator.init`).
+    var pullSelector: MangoSelector? { try? config.parsedPullSelector?.get() }
 }

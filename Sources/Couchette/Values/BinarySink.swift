@@ -24,6 +24,7 @@ struct BinarySink: JSONSink {
     mutating func bool(_ value: Bool) { valueStarts(); encoder.write(bool: value) }
     mutating func integer(_ value: Int64) { valueStarts(); encoder.writeInteger(value) }
     mutating func double(_ value: Double) { valueStarts(); encoder.writeFiniteDouble(value) }
+    mutating func largeInteger(_ value: LargeInteger) { valueStarts(); encoder.writeLargeInteger(value) }
     mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) { valueStarts(); encoder.appendStringBytes(utf8) }
 
     mutating func beginObject() {

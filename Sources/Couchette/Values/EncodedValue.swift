@@ -151,6 +151,22 @@ struct EncodedValue: Sendable {
         return readInteger(UInt64.self).map(Double.init(bitPattern:))
     }
 
+    /// The integer outside `Int64`'s range, if this is one (damaged text reads as nil).
+    var largeInteger: LargeInteger? {
+        guard tag == ValueTag.largeInteger, let range = lengthPrefixed(at: offset + 1) else { return nil }
+        return LargeInteger(text: String(decoding: bytes[range], as: UTF8.self))
+    }
+
+    /// Any number as its nearest `Double`: integers, doubles and large integers; nil otherwise.
+    var number: Double? {
+        switch tag {
+        case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: integer.map(Double.init)
+        case ValueTag.double: double
+        case ValueTag.largeInteger: largeInteger?.double
+        default: nil
+        }
+    }
+
     var string: String? {
         guard tag == ValueTag.string, let range = lengthPrefixed(at: offset + 1) else { return nil }
         return String(decoding: bytes[range], as: UTF8.self)
@@ -164,7 +180,7 @@ struct EncodedValue: Sendable {
         case ValueTag.int16: 3
         case ValueTag.int32: 5
         case ValueTag.int64, ValueTag.double: 9
-        case ValueTag.string: lengthPrefixed(at: offset + 1).map { $0.upperBound - offset }
+        case ValueTag.string, ValueTag.largeInteger: lengthPrefixed(at: offset + 1).map { $0.upperBound - offset }
         case ValueTag.array, ValueTag.dictionary: unsigned(at: offset + 1, width: 4)
         case ValueTag.narrowArray, ValueTag.narrowDictionary: unsigned(at: offset + 1, width: 2)
         default: nil
@@ -189,6 +205,7 @@ struct EncodedValue: Sendable {
         case ValueTag.trueValue: return .bool(true)
         case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: return integer.map(Value.int) ?? .null
         case ValueTag.double: return double.map(Value.double) ?? .null
+        case ValueTag.largeInteger: return largeInteger.map(Value.largeInteger) ?? .null
         case ValueTag.string: return string.map(Value.string) ?? .null
         case ValueTag.array, ValueTag.narrowArray:
             return .array((0..<count).map { element(at: $0)?.decode() ?? .null })

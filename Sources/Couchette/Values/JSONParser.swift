@@ -5,6 +5,8 @@ protocol JSONSink {
     mutating func bool(_ value: Bool)
     mutating func integer(_ value: Int64)
     mutating func double(_ value: Double)
+    /// An integer literal too large for `Int64`, digits kept.
+    mutating func largeInteger(_ value: LargeInteger)
     mutating func string(_ utf8: UnsafeBufferPointer<UInt8>)
     mutating func beginObject()
     mutating func key(_ utf8: UnsafeBufferPointer<UInt8>)
@@ -15,8 +17,9 @@ protocol JSONSink {
 
 /// A strict JSON (RFC 8259) reader over UTF-8 bytes, generic over what it builds.
 ///
-/// Errors are `.invalidParameter` naming the byte offset of the first bad byte. Integers that fit
-/// in 64 bits stay integers; nesting is limited to ``JSON/maximumDepth`` levels.
+/// Errors are `.invalidParameter` naming the byte offset of the first bad byte. Integer literals
+/// stay integers (beyond 64 bits as ``LargeInteger``); literals with a fraction or an exponent are
+/// doubles, and one beyond Double's range is an error, as in CouchDB; nesting is limited to ``JSON/maximumDepth`` levels.
 struct JSONParser<Sink: JSONSink> {
     private let bytes: [UInt8]
     private var position = 0
@@ -248,6 +251,10 @@ struct JSONParser<Sink: JSONSink> {
             }
         }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
+        if isInteger, let large = LargeInteger(text: text) {
+            sink.largeInteger(large)
+            return
+        }
         guard let number = Double(text), number.isFinite else { throw error("number \(text) out of range", at: start) }
         sink.double(number)
     }
@@ -282,6 +289,7 @@ struct ValueSink: JSONSink {
     mutating func bool(_ value: Bool) { emit(.bool(value)) }
     mutating func integer(_ value: Int64) { emit(.int(value)) }
     mutating func double(_ value: Double) { emit(.double(value)) }
+    mutating func largeInteger(_ value: LargeInteger) { emit(.largeInteger(value)) }
     mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) { emit(.string(String(decoding: utf8, as: UTF8.self))) }
     mutating func beginObject() { stack.append(.object([:], pendingKey: nil)) }
 

@@ -1,12 +1,16 @@
 /// A JSON-compatible value: the data model of every document body and query result.
 ///
-/// Integers and doubles are distinct, so `Int64.max` round-trips exactly. Dictionaries are unordered
-/// here; their binary encoding sorts keys by their UTF-8 bytes (see ``ValueEncoder``).
+/// Integers and doubles are distinct kinds, as in JSON text: `1` is an integer and `1.0` a double,
+/// and each is written back as it came. Integers beyond `Int64` are ``largeInteger(_:)``, kept
+/// digit for digit (CouchDB keeps integers of any size). Dictionaries are unordered here; their
+/// binary encoding sorts keys by their UTF-8 bytes (see ``ValueEncoder``).
 enum Value: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int64)
     case double(Double)
+    /// An integer outside `Int64`'s range; computed with as its nearest `Double`.
+    case largeInteger(LargeInteger)
     case string(String)
     case array([Value])
     case dictionary([String: Value])
@@ -30,6 +34,7 @@ extension Value {
         switch self {
         case .int(let value): Double(value)
         case .double(let value): value
+        case .largeInteger(let value): value.double
         case .bool(let value): value ? 1 : 0
         default: 0
         }
@@ -44,6 +49,7 @@ extension Value {
             else if value >= 9.223372036854775807e18 { .max }
             else if value <= -9.223372036854775808e18 { .min }
             else { Int64(value) }
+        case .largeInteger(let value): value.clamped
         case .bool(let value): value ? 1 : 0
         default: 0
         }
@@ -56,7 +62,7 @@ extension Value {
         case .bool(let value): value
         case .int(let value): value != 0
         case .double(let value): value != 0
-        default: true
+        default: true  // a large integer is never zero
         }
     }
 }

@@ -30,10 +30,11 @@ enum ValueConversion {
         case let number as UInt8: return .value(.int(Int64(number)))
         case let number as UInt16: return .value(.int(Int64(number)))
         case let number as UInt32: return .value(.int(Int64(number)))
-        case let number as UInt: return .value(Int64(exactly: number).map(Value.int) ?? .double(Double(number)))
-        case let number as UInt64: return .value(Int64(exactly: number).map(Value.int) ?? .double(Double(number)))
+        case let number as UInt: return .value(integer(UInt64(number)))
+        case let number as UInt64: return .value(integer(number))
         case let number as Double: return .value(.double(number))
         case let number as Float: return .value(.double(Double(number)))
+        case let number as Decimal: return .value(self.number(number))
         case let date as Date:
             guard ISO8601.canFormat(date) else {
                 return .unsupported("date \(date.timeIntervalSince1970) s after 1970 is outside the years 0000...9999")
@@ -74,19 +75,34 @@ enum ValueConversion {
         switch String(cString: number.objCType) {
         case "c", "B": return .bool(number.boolValue)
         case "f", "d": return .double(number.doubleValue)
-        case "Q", "L", "I", "S": return Int64(exactly: number.uint64Value).map(Value.int) ?? .double(number.doubleValue)
+        case "Q", "L", "I", "S": return integer(number.uint64Value)
         default: return .int(number.int64Value)
         }
     }
 
+    private static func integer(_ number: UInt64) -> Value {
+        Int64(exactly: number).map(Value.int) ?? LargeInteger(text: String(number)).map(Value.largeInteger) ?? .null
+    }
+
+    /// A whole `Decimal` is an integer (large ones exactly); any other is its nearest double (a
+    /// NaN is refused later, like any NaN).
+    static func number(_ number: Decimal) -> Value {
+        let text = number.description
+        if let exact = Int64(text) { return .int(exact) }
+        if let large = LargeInteger(text: text) { return .largeInteger(large) }
+        return .double(NSDecimalNumber(decimal: number).doubleValue)
+    }
+
     /// The plain Swift form of a value: `NSNull` for null, `Int` for integers, `[Any]` and
-    /// `[String: Any]` for containers.
+    /// `[String: Any]` for containers. An integer beyond `Int64` is an exact `Decimal` when it
+    /// has at most 38 significant digits, else its nearest `Double`.
     static func plain(_ value: Value) -> Any {
         switch value {
         case .null: return NSNull()
         case .bool(let flag): return flag
         case .int(let number): return Int(number)
         case .double(let number): return number
+        case .largeInteger(let number): return plain(number)
         case .string(let text): return text
         case .array(let elements): return elements.map(plain)
         case .dictionary(let entries): return entries.mapValues(plain)
@@ -101,11 +117,14 @@ enum ValueConversion {
         case ValueTag.string: return encoded.string ?? NSNull()
         case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: return encoded.integer.map { Int($0) } ?? NSNull()
         case ValueTag.double: return encoded.double ?? NSNull()
+        case ValueTag.largeInteger: return encoded.largeInteger.map(plain) ?? NSNull()
         case ValueTag.trueValue: return true
         case ValueTag.falseValue: return false
         default: return NSNull()
         }
     }
+
+    private static func plain(_ number: LargeInteger) -> Any { number.decimal ?? number.double }
 
     /// The `[String: Any]` form of an encoded dictionary (empty for anything else).
     static func plainDictionary(_ encoded: EncodedValue) -> [String: Any] {

@@ -18,6 +18,7 @@
 /// | `0x0A` | dictionary        | u32 total size, u32 count, count × (u32 key offset, u32 value offset), then keys (varint length + UTF-8) and values |
 /// | `0x0B` | narrow array      | as `0x09` with every u32 field a u16                            |
 /// | `0x0C` | narrow dictionary | as `0x0A` with every u32 field a u16                            |
+/// | `0x0D` | large integer     | varint byte count, then the canonical decimal text (ASCII) of an integer outside `Int64` (see ``LargeInteger``) |
 ///
 /// Offsets are measured from the container's tag byte and "total size" counts the whole container
 /// from its tag, so a container can be copied or skipped without being read, and moved without
@@ -40,6 +41,7 @@ enum ValueTag {
     static let dictionary: UInt8 = 0x0A
     static let narrowArray: UInt8 = 0x0B
     static let narrowDictionary: UInt8 = 0x0C
+    static let largeInteger: UInt8 = 0x0D
 
     /// Bytes of the size and count fields (each) in a wide or narrow container.
     static func fieldWidth(narrow: Bool) -> Int { narrow ? 2 : 4 }
@@ -113,6 +115,7 @@ struct ValueEncoder {
         case .bool(let flag): write(bool: flag)
         case .int(let number): writeInteger(number)
         case .double(let number): try writeDouble(number)
+        case .largeInteger(let number): writeLargeInteger(number)
         case .string(let text): writeString(text)
         case .array(let elements):
             try writeArray(count: elements.count) { encoder, index in try encoder.write(elements[index]) }
@@ -159,6 +162,11 @@ struct ValueEncoder {
             bytes.append(ValueTag.int64)
             appendLittleEndian(number)
         }
+    }
+
+    mutating func writeLargeInteger(_ number: LargeInteger) {
+        bytes.append(ValueTag.largeInteger)
+        appendLengthPrefixed(number.text)
     }
 
     mutating func writeString(_ text: String) {
