@@ -10,7 +10,7 @@ import Testing
 
     @Test func ownRevisionIdsArePackedAndRoundTrip() throws {
         let body = try ValueEncoder.encode(.dictionary(["a": .int(1)]))
-        let revision = RevisionID.make(parent: "41-" + String(repeating: "0f", count: 16), deleted: false, body: body)
+        let revision = try RevisionID.make(parent: "41-" + String(repeating: "0f", count: 16), deleted: false, body: body)
         #expect(RevisionID.packed(revision)?.generation == 42)
         let record = DocumentRecord(isDeleted: false, sequence: 9, expiration: 0, revisionID: revision, body: body)
         #expect(record.encoded().count == 1 + 8 + 4 + 16 + body.count)

@@ -6,11 +6,11 @@ import Testing
 /// compactly (raw 16-byte digests, implicit generations), configurable per database; what
 /// replication sends follows from them.
 @Suite(.tags(.concurrency)) struct RevisionHistoryTests {
-    private func chain(_ length: Int) -> RevisionTree {
+    private func chain(_ length: Int) throws -> RevisionTree {
         var tree = RevisionTree()
         var parent: String?
         for generation in 1...length {
-            let revision = RevisionID.make(parent: parent, deleted: false, body: [UInt8(generation & 0xFF), UInt8(generation >> 8)])
+            let revision = try RevisionID.make(parent: parent, deleted: false, body: [UInt8(generation & 0xFF), UInt8(generation >> 8)])
             tree.add(revision, parent: parent, isDeleted: false, sequence: UInt64(generation))
             parent = revision
         }
@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func aThousandGenerationChainIsStoredInAbout20BytesARevision() throws {
-        let tree = chain(1001)
+        let tree = try chain(1001)
         #expect(tree.nodes.count == 1001)
         let bytes = tree.encoded()
         #expect(bytes.count < 1001 * 21, "\(bytes.count) bytes")
@@ -26,7 +26,7 @@ import Testing
         #expect(decoded == tree)
         // One more: the oldest falls off, 1,000 ancestors stay.
         var longer = tree
-        longer.add(RevisionID.make(parent: tree.winner?.revisionID, deleted: false, body: [1]), parent: tree.winner?.revisionID,
+        longer.add(try RevisionID.make(parent: tree.winner?.revisionID, deleted: false, body: [1]), parent: tree.winner?.revisionID,
                    isDeleted: false, sequence: 2000)
         #expect(longer.nodes.count == 1001 && longer.history(of: longer.winner!.revisionID).count == 1001)
     }
@@ -107,7 +107,7 @@ import Testing
             let body = try ValueEncoder.encode(.dictionary(["n": .int(0)]))
             var history: [String] = []
             for generation in 1...1000 {
-                history.insert(RevisionID.make(parent: history.first, deleted: false, body: body + [UInt8(generation & 0xFF)]), at: 0)
+                history.insert(try RevisionID.make(parent: history.first, deleted: false, body: body + [UInt8(generation & 0xFF)]), at: 0)
             }
             _ = try await mine.graft([GraftedRevision(id: "deep", revisionID: history[0], isDeleted: false, body: body, history: history)])
             let document = try #require(try await mine.document(id: "deep")?.toMutable())

@@ -55,9 +55,9 @@ import Testing
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             let body = try ValueEncoder.encode(.dictionary(["k": .string("v")]))
-            let lone = RevisionID.make(parent: nil, deleted: false, body: body)
-            let parent = RevisionID.make(parent: nil, deleted: false, body: body + [0])
-            let child = RevisionID.make(parent: parent, deleted: false, body: body)
+            let lone = try RevisionID.make(parent: nil, deleted: false, body: body)
+            let parent = try RevisionID.make(parent: nil, deleted: false, body: body + [0])
+            let child = try RevisionID.make(parent: parent, deleted: false, body: body)
             _ = try await collection.graft([
                 GraftedRevision(id: "lone", revisionID: lone, isDeleted: false, body: body, history: [lone]),
                 GraftedRevision(id: "chain", revisionID: child, isDeleted: false, body: body, history: [child, parent]),
@@ -67,7 +67,7 @@ import Testing
             #expect(try storedTree(collection, "chain") != nil)
             #expect(try collection.revisionTree(id: "chain").history(of: child) == [child, parent])
             // A conflicting branch grafted onto the implicit tree keeps both revisions.
-            let rival = RevisionID.make(parent: nil, deleted: false, body: body + [1])
+            let rival = try RevisionID.make(parent: nil, deleted: false, body: body + [1])
             _ = try await collection.graft([GraftedRevision(id: "lone", revisionID: rival, isDeleted: false, body: body, history: [rival])])
             #expect(try Set(collection.revisionTree(id: "lone").liveLeaves.map(\.revisionID)) == [lone, rival])
             try await database.performMaintenance(type: .integrityCheck)

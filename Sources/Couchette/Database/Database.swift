@@ -53,6 +53,11 @@ public actor Database {
 
     /// Closes the database: later calls on it, its collections and documents throw `.notOpen`,
     /// and every stream it feeds finishes. Closing twice does nothing.
+    ///
+    /// Queries running on other threads notice the close at their next row and throw
+    /// `.notOpen`; closing waits for them only that long (one row's evaluation, in which a
+    /// regular expression is cut off after ``FunctionLibrary/regexTimeLimit``), never for a whole
+    /// long query.
     public func close() throws {
         guard core.markClosed() else { return }
         core.sweeper.withLock { $0?.cancel() }

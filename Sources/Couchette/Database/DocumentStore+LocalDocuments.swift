@@ -10,9 +10,11 @@ enum LocalRevisionCondition: Sendable, Equatable {
     /// One past this generation (nil: `0-1`), whatever is stored: a CouchDB client's write.
     case follows(generation: Int?)
 
-    /// The generation of a local revision id `0-N`, or nil when it is not of that form.
+    /// The generation of a local revision id `0-N`, or nil when it is not of that form or N is
+    /// above ``RevisionID/maximumGeneration`` (so the next write's N + 1 cannot overflow).
     static func generation(of revisionID: String) -> Int? {
-        guard revisionID.hasPrefix("0-"), let number = Int(revisionID.dropFirst(2)), number >= 0, number < Int.max else { return nil }
+        guard revisionID.hasPrefix("0-"), let number = Int(revisionID.dropFirst(2)),
+              (0...RevisionID.maximumGeneration).contains(number) else { return nil }
         return number
     }
 }

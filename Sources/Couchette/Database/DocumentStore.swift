@@ -165,7 +165,7 @@ struct DocumentStore: Sendable {
             if existing.isDeleted { return .saved(revisionID: existing.revisionID, sequence: existing.sequence) }
         }
 
-        let revisionID = RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
+        let revisionID = try RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
         let sequence = try context.nextSequence(collection)
         var tree = try existing.map { try revisionTree(context.txn, collection, id, current: $0) } ?? RevisionTree()
         tree.add(revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body,
@@ -196,12 +196,12 @@ struct DocumentStore: Sendable {
         let sequence = try context.nextSequence(collection)
         for leaf in live where leaf.revisionID != resolution.keep {
             // Deterministic: two peers closing the same branch write the same tombstone id.
-            let tombstone = RevisionID.make(parent: leaf.revisionID, deleted: true, body: Document.emptyBody)
+            let tombstone = try RevisionID.make(parent: leaf.revisionID, deleted: true, body: Document.emptyBody)
             tree.add(tombstone, parent: leaf.revisionID, isDeleted: true, sequence: sequence, keeping: historyLimit)
         }
         var written = resolution.keep ?? existing.revisionID
         if let keep = resolution.keep, let body = resolution.body {
-            written = RevisionID.make(parent: keep, deleted: false, body: body)
+            written = try RevisionID.make(parent: keep, deleted: false, body: body)
             tree.add(written, parent: keep, isDeleted: false, sequence: sequence, body: body, keeping: historyLimit)
         }
         try commitTree(&tree, context, collection, resolution.id, replacing: existing, sequence: sequence)

@@ -5,8 +5,19 @@ import CCrypto
 /// The digest is MD5 (as CouchDB uses) over the deleted flag, the parent revision id and the
 /// canonical body bytes, so the same edit made on two peers yields the same revision id.
 enum RevisionID {
-    static func make(parent: String?, deleted: Bool, body: [UInt8]) -> String {
-        let generation = (parent.flatMap(generation(of:)) ?? 0) + 1
+    /// The highest generation accepted or made: what the stored binary form holds (32 bits).
+    /// Ids from peers above it are refused at the door (``generation(of:)`` is nil for them), so a
+    /// peer cannot hand over a revision whose next edit would overflow.
+    static let maximumGeneration = Int(UInt32.max)
+
+    /// The id of a new revision of `parent` (nil: a new document).
+    /// - Throws: `.invalidParameter` when `parent` is already at ``maximumGeneration``.
+    static func make(parent: String?, deleted: Bool, body: [UInt8]) throws -> String {
+        let parentGeneration = parent.flatMap(generation(of:)) ?? 0
+        guard parentGeneration < maximumGeneration else {
+            throw CouchetteError(.invalidParameter, "revision \(parent ?? "") is at generation \(maximumGeneration), the highest: the document cannot be edited further")
+        }
+        let generation = parentGeneration + 1
         var input: [UInt8] = [deleted ? 1 : 0]
         let parentBytes = Array((parent ?? "").utf8)
         input.append(UInt8(truncatingIfNeeded: parentBytes.count))
@@ -15,10 +26,17 @@ enum RevisionID {
         return "\(generation)-" + hex(md5(input))
     }
 
-    /// The generation number (the part before the dash), or nil when `revisionID` is malformed.
+    /// The generation number (the part before the dash), or nil when `revisionID` is malformed:
+    /// not decimal digits, 0, or above ``maximumGeneration``. Every revision id received from a
+    /// peer passes through here before it is stored.
     static func generation(of revisionID: String) -> Int? {
-        guard let dash = revisionID.firstIndex(of: "-") else { return nil }
-        return Int(revisionID[..<dash]).flatMap { $0 > 0 ? $0 : nil }
+        guard let dash = revisionID.utf8.firstIndex(of: UInt8(ascii: "-")) else { return nil }
+        let digits = revisionID.utf8[..<dash]
+        // At most 10 digits (UInt32.max has 10), so the sum below cannot overflow.
+        guard !digits.isEmpty, digits.count <= 10,
+              digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        let number = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        return (1...maximumGeneration).contains(number) ? number : nil
     }
 
     /// The digest part (after the dash).

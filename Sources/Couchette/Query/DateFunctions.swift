@@ -37,19 +37,32 @@ enum DateFunctions {
             return difference(a, b, part)
         }
         strict("DATE_DIFF_MILLIS", 3...3) { values in
-            guard let a = values[0].number, let b = values[1].number, let part = part(values[2]) else { return .null }
-            return difference(Int64(a), Int64(b), part)
+            guard let a = moment(values[0]), let b = moment(values[1]), let part = part(values[2]) else { return .null }
+            return difference(a, b, part)
         }
         strict("DATE_ADD_STR", 3...4) { values in
             guard let start = millis(values[0]), let amount = values[1].number, let part = part(values[2]),
-                  let result = adding(Int64(amount), part, to: start) else { return .null }
+                  let result = adding(amount, part, to: start) else { return .null }
             return format(Double(result), zone: nil, values.count > 3 ? values[3].string : nil)
         }
         strict("DATE_ADD_MILLIS", 3...3) { values in
-            guard let start = values[0].number, let amount = values[1].number, let part = part(values[2]),
-                  let result = adding(Int64(amount), part, to: Int64(start)) else { return .null }
+            guard let start = moment(values[0]), let amount = values[1].number, let part = part(values[2]),
+                  let result = adding(amount, part, to: start) else { return .null }
             return .int(result)
         }
+    }
+
+    /// The moments the date functions handle, in milliseconds since 1970: the years 0000–9999
+    /// that ISO-8601 strings can write. Outside them a date function gives null (as for an
+    /// unparseable date), never a trap converting `1e300` to an integer.
+    static let millisRange: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+
+    /// A number argument as a moment in ``millisRange`` (fractions truncated), or nil.
+    private static func moment(_ value: Datum) -> Int64? {
+        if case .int(let number) = value { return millisRange.contains(number) ? number : nil }
+        guard let number = value.number, number >= Double(millisRange.lowerBound),
+              number <= Double(millisRange.upperBound) else { return nil }
+        return Int64(number.rounded(.towardZero))
     }
 
     enum Part: String {
@@ -93,7 +106,10 @@ enum DateFunctions {
     }
 
     private static func zone(_ value: Datum) -> TimeZone? {
-        if let minutes = value.number { return TimeZone(secondsFromGMT: Int(minutes * 60)) }
+        // Real offsets lie within ±18 hours (what TimeZone accepts).
+        if let minutes = value.number {
+            return abs(minutes) <= 18 * 60 ? TimeZone(secondsFromGMT: Int((minutes * 60).rounded())) : nil
+        }
         return value.string.flatMap { TimeZone(identifier: $0) }
     }
 
@@ -117,15 +133,28 @@ enum DateFunctions {
         return .int(index(first) - index(second))
     }
 
-    private static func adding(_ amount: Int64, _ part: Part, to start: Int64) -> Int64? {
+    /// `start` plus `amount` parts (fractions truncated), or nil when the result leaves
+    /// ``millisRange``.
+    private static func adding(_ amount: Double, _ part: Part, to start: Int64) -> Int64? {
+        // Any amount that moves more than the whole range lands outside it.
+        guard amount.isFinite, abs(amount) <= 1e16 else { return nil }
+        let whole = Int64(amount.rounded(.towardZero))
+        let result: Int64
         if let length = part.fixedLength {
-            let (result, overflow) = amount.multipliedReportingOverflow(by: length)
-            return overflow ? nil : start + result
+            let (offset, overflow) = whole.multipliedReportingOverflow(by: length)
+            let (sum, sumOverflow) = start.addingReportingOverflow(offset)
+            guard !overflow, !sumOverflow else { return nil }
+            result = sum
+        } else {
+            let (months, overflow) = whole.multipliedReportingOverflow(by: part.months)
+            guard !overflow, abs(months) <= 12 * 10_000, let monthCount = Int(exactly: months),
+                  let date = utcCalendar.date(byAdding: .month, value: monthCount,
+                                              to: Date(timeIntervalSince1970: Double(start) / 1000)) else { return nil }
+            let millis = (date.timeIntervalSince1970 * 1000).rounded()
+            guard millis >= Double(millisRange.lowerBound), millis <= Double(millisRange.upperBound) else { return nil }
+            result = Int64(millis)
         }
-        let calendar = utcCalendar
-        guard let months = Int(exactly: amount * part.months),
-              let date = calendar.date(byAdding: .month, value: months, to: Date(timeIntervalSince1970: Double(start) / 1000)) else { return nil }
-        return Int64((date.timeIntervalSince1970 * 1000).rounded())
+        return millisRange.contains(result) ? result : nil
     }
 
     /// Formats a moment in `zone` (nil: UTC, written `Z`), by the example `pattern` if given.

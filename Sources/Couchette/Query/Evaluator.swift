@@ -162,40 +162,61 @@ enum LikePattern {
         }
     }
 
+    /// One element of a LIKE pattern, escapes resolved.
+    private enum Token<Unit: Equatable>: Equatable {
+        case anyRun
+        case anyOne
+        case literal(Unit)
+    }
+
     /// LIKE over any units: `percent` matches any run, `underscore` one unit, `escape` makes the
     /// next unit literal. Characters in general; bytes on the ASCII path (see ``asciiMatch``).
+    ///
+    /// Runs in O(text × pattern) time without recursion: on a mismatch only the most recent `%`
+    /// is retried one unit further on (an earlier `%` never needs a retry, since the later one
+    /// can absorb anything it would have), so `%a%a%a…%b` cannot backtrack exponentially.
     private static func match<Units: Swift.Collection>(_ text: Units, _ pattern: Units,
                                                  percent: Units.Element, underscore: Units.Element,
                                                  escape: Units.Element) -> Bool
-    where Units.SubSequence == Units, Units.Element: Equatable {
-        var text = text, pattern = pattern
-        while let first = pattern.first {
-            switch first {
-            case percent:
-                pattern = pattern.dropFirst()
-                while pattern.first == percent { pattern = pattern.dropFirst() }
-                if pattern.isEmpty { return true }
-                var rest = text
-                while true {
-                    if match(rest, pattern, percent: percent, underscore: underscore, escape: escape) { return true }
-                    guard !rest.isEmpty else { return false }
-                    rest = rest.dropFirst()
-                }
-            case underscore:
-                guard !text.isEmpty else { return false }
-                text = text.dropFirst()
-                pattern = pattern.dropFirst()
-            default:
-                var literal = first
-                if first == escape, pattern.count > 1 {
-                    pattern = pattern.dropFirst()
-                    literal = pattern.first!
-                }
-                guard text.first == literal else { return false }
-                text = text.dropFirst()
-                pattern = pattern.dropFirst()
+    where Units.Element: Equatable {
+        let subject = Array(text)
+        var tokens: [Token<Units.Element>] = []
+        var units = Array(pattern)[...]
+        while let unit = units.popFirst() {
+            switch unit {
+            case percent: if tokens.last != .anyRun { tokens.append(.anyRun) }
+            case underscore: tokens.append(.anyOne)
+            case escape where !units.isEmpty: tokens.append(.literal(units.removeFirst()))
+            default: tokens.append(.literal(unit))
             }
         }
-        return text.isEmpty
+        var position = 0, token = 0
+        // The latest `%` seen, and the text position its current attempt resumes after.
+        var retry: (token: Int, position: Int)?
+        while position < subject.count {
+            if token < tokens.count {
+                switch tokens[token] {
+                case .anyRun:
+                    retry = (token, position)
+                    token += 1
+                    continue
+                case .anyOne:
+                    position += 1
+                    token += 1
+                    continue
+                case .literal(let unit) where unit == subject[position]:
+                    position += 1
+                    token += 1
+                    continue
+                case .literal:
+                    break
+                }
+            }
+            guard let last = retry else { return false }
+            retry = (last.token, last.position + 1)
+            token = last.token + 1
+            position = last.position + 1
+        }
+        return tokens[token...].allSatisfy { $0 == .anyRun }
     }
 }

@@ -39,11 +39,13 @@ struct Executor {
         var matches: Set<String>?
         var rows = try core.read { txn -> [Row] in
             let scanOrder = ScanOrder()
-            let sink = Sink(plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder)
+            let sink = Sink(plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder,
+                            interruption: Interruption(core: core))
             if trackingMatches && MatchTracking.applies(to: plan) { sink.matches = [] }
-            let joined = try plan.stages.map { try prepare($0, txn, core, now, context) }
+            let joined = try plan.stages.map { try prepare($0, txn, core, now, context, sink.interruption) }
             try plan.mainScan.forEach(txn, core: core, now: now, context: context, order: scanOrder,
                                       isSatisfied: { sink.hasAllRows }) { binding in
+                try sink.interruption.check()
                 context.sources[0] = binding
                 if let mainFilter = plan.mainFilter {
                     guard let result = try mainFilter(context), !result.isNull, result.isTruthy else { return true }
@@ -62,11 +64,31 @@ struct Executor {
         return (window.map(\.values), matches)
     }
 
+    /// LIMIT or OFFSET: a number, negative counting as 0; fractions are truncated and numbers
+    /// beyond `Int.max` (1e300) mean "no limit" / "skip everything" rather than trapping.
     private func count(_ evaluator: Evaluator, _ context: EvaluationContext, _ clause: String) throws -> Int {
         switch try evaluator(context) {
         case .int(let number)?: return Int(clamping: max(0, number))
-        case .double(let number)? where number.isFinite: return Int(max(0, number.rounded(.towardZero)))
+        case .double(let number)? where !number.isNaN: return Int(exactly: number.rounded(.towardZero)) ?? (number < 0 ? 0 : .max)
         case let other: throw CouchetteError(.invalidQuery, "\(clause) must be a number, got \(other.map { JSON.string(from: $0.value) } ?? "MISSING")")
+        }
+    }
+
+    /// Stops a running query when its task is cancelled or its database closed: checked once per
+    /// row scanned, joined or unnested, so neither waits longer than one row's evaluation.
+    /// ``Database/close()`` waits for running reads, and this is how it never waits on a long one.
+    final class Interruption {
+        private let core: DatabaseCore
+        private var calls = 0
+        /// Task cancellation is looked up less often than the (atomic) open flag.
+        private static let cancellationInterval = 64
+
+        init(core: DatabaseCore) { self.core = core }
+
+        func check() throws {
+            try core.checkOpen()
+            calls &+= 1
+            if calls % Self.cancellationInterval == 0, Task.isCancelled { throw CancellationError() }
         }
     }
 
@@ -82,7 +104,7 @@ struct Executor {
     }
 
     private func prepare(_ stage: Stage, _ txn: ReadTransaction, _ core: DatabaseCore, _ now: UInt64,
-                         _ context: EvaluationContext) throws -> JoinedSource {
+                         _ context: EvaluationContext, _ interruption: Interruption) throws -> JoinedSource {
         guard case .join(_, let source, let scan, _, let hash) = stage else { return JoinedSource() }
         var joined = JoinedSource()
         if let hash, hash.innerIsDocumentID, case .collection(let spec) = plan.sources[source].kind {
@@ -95,6 +117,7 @@ struct Executor {
             return joined
         }
         try scan.forEach(txn, core: core, now: now, context: context, order: ScanOrder(), isSatisfied: { false }) { binding in
+            try interruption.check()
             joined.bindings.append(binding)
             return true
         }
@@ -119,6 +142,7 @@ struct Executor {
         switch plan.stages[index] {
         case .unnest(let source, let evaluator):
             for element in Operators.members(try evaluator(context)) where !sink.isFull {
+                try sink.interruption.check()
                 context.sources[source] = .element(element)
                 try emit(stage: index + 1, joined, context, sink)
             }
@@ -141,6 +165,7 @@ struct Executor {
             }
             var matched = false
             for candidate in candidates where !sink.isFull {
+                try sink.interruption.check()
                 context.sources[source] = side.bindings[candidate]
                 if let on {
                     guard let result = try on(context), !result.isNull, result.isTruthy else { continue }
@@ -190,15 +215,23 @@ struct Executor {
         /// When tracked: the ids of the documents that passed WHERE; nil once too many.
         var matches: Set<String>?
 
-        init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int, scanOrder: ScanOrder) {
+        let interruption: Interruption
+        /// `offset + limit` (saturating), nil without a LIMIT.
+        private let wanted: Int?
+
+        init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int, scanOrder: ScanOrder,
+             interruption: Interruption) {
+            self.interruption = interruption
             self.plan = plan
             self.context = context
             self.limit = limit
             self.offset = offset
             self.scanOrder = scanOrder
-            if let limit, !plan.order.isEmpty {
+            let (sum, overflow) = offset.addingReportingOverflow(limit ?? 0)
+            wanted = limit == nil ? nil : overflow ? .max : sum
+            if let wanted, !plan.order.isEmpty {
                 let order = plan.order
-                top = TopRows(capacity: offset.addingReportingOverflow(limit).overflow ? .max : offset + limit) { a, b in
+                top = TopRows(capacity: wanted) { a, b in
                     Executor.precedes(a, b, order)
                 }
             }
@@ -206,8 +239,8 @@ struct Executor {
 
         /// True when no later row can change the result (no sort, grouping or DISTINCT pending).
         var isFull: Bool {
-            guard let limit, plan.order.isEmpty, !plan.isAggregating else { return false }
-            return rows.count >= offset + limit
+            guard let wanted, plan.order.isEmpty, !plan.isAggregating else { return false }
+            return rows.count >= wanted
         }
 
         /// True when rows arriving in ORDER BY order can no longer change the result: the

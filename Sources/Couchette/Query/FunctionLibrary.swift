@@ -74,9 +74,13 @@ enum FunctionLibrary {
             strict(name, 1...2) { values in
                 if case .int = values[0], values.count == 1 { return values[0] }
                 guard let number = values[0].number else { return .null }
-                let digits = values.count > 1 ? (values[1].number.map { Int($0) } ?? 0) : 0
+                // A double has no digits beyond 10^±308: more are the same as that many.
+                let digits = values.count > 1 ? min(max(values[1].number.flatMap(wholeNumber) ?? 0, -308), 308) : 0
                 let scale = pow(10, Double(digits))
-                let result = (number * scale).rounded(rule) / scale
+                let scaled = number * scale
+                // Asking for more digits than the double holds leaves it as it is.
+                guard scaled.isFinite else { return .number(number) }
+                let result = scaled.rounded(rule) / scale
                 if digits <= 0, let exact = Int64(exactly: result) { return .int(exact) }
                 return .number(result)
             }
@@ -91,11 +95,29 @@ enum FunctionLibrary {
             return .number(a / b)
         }
         strict("IDIV", 2...2) { values in
-            guard let a = values[0].number, let b = values[1].number else { return .null }
-            let divisor = Int64(b.rounded(.towardZero))
-            guard divisor != 0 else { return .null }
-            return .int(Value.double(a).asInt64 / divisor)
+            // Both operands truncated to whole numbers; integers stay exact. A quotient beyond
+            // Int64 (IDIV(-2^63, -1)) becomes a double, as integer overflow does in N1QL.
+            func whole(_ value: Datum) -> Double? {
+                if case .int(let number) = value { return Double(number) }
+                return value.number.map { $0.rounded(.towardZero) }
+            }
+            guard let a = whole(values[0]), let b = whole(values[1]), b != 0 else { return .null }
+            var dividend = Int64(exactly: a)
+            if case .int(let exact) = values[0] { dividend = exact }
+            if let x = dividend, let y = Int64(exactly: b) {
+                let (quotient, overflow) = x.dividedReportingOverflow(by: y)
+                if !overflow { return .int(quotient) }
+            }
+            let quotient = (a / b).rounded(.towardZero)
+            return Int64(exactly: quotient).map(Datum.int) ?? .number(quotient)
         }
+    }
+
+    /// A number argument used as a count, position or number of digits: truncated toward zero
+    /// and saturated to `Int` (1e300 is `Int.max`), instead of trapping on `Int(1e300)`.
+    static func wholeNumber(_ number: Double) -> Int? {
+        guard !number.isNaN else { return nil }
+        return Int(exactly: number.rounded(.towardZero)) ?? (number < 0 ? .min : .max)
     }
 
     // MARK: - Strings
@@ -304,36 +326,71 @@ enum FunctionLibrary {
 
     // MARK: - Regular expressions
 
+    /// How long one regular-expression function may work on one value. ICU's matcher
+    /// backtracks, so a pattern like `(a+)+b` takes exponential time on a long run of `a`s; ICU
+    /// calls back during long matches (`.reportProgress`), and the callback stops the match once
+    /// this much time has passed.
+    static let regexTimeLimit: Duration = .seconds(1)
+
+    /// The matches of `expression` in `text` (at most `limit`), in order.
+    /// - Throws: `.invalidQuery` when matching takes longer than ``regexTimeLimit``.
+    static func matches(_ expression: NSRegularExpression, in text: String, anchored: Bool = false,
+                        limit: Int = .max, function: String) throws -> [NSTextCheckingResult] {
+        var results: [NSTextCheckingResult] = []
+        guard limit > 0 else { return results }
+        var timedOut = false
+        let deadline = ContinuousClock.now + regexTimeLimit
+        let options: NSRegularExpression.MatchingOptions = anchored ? [.reportProgress, .anchored] : [.reportProgress]
+        expression.enumerateMatches(in: text, options: options, range: NSRange(text.startIndex..., in: text)) { result, _, stop in
+            if let result {
+                results.append(result)
+                if results.count >= limit { stop.pointee = true }
+            }
+            if ContinuousClock.now > deadline {
+                timedOut = true
+                stop.pointee = true
+            }
+        }
+        if timedOut {
+            throw CouchetteError(.invalidQuery, "\(function)(): the regular expression '\(expression.pattern)' took longer than \(regexTimeLimit) on a \(text.utf16.count)-unit string (too much backtracking)")
+        }
+        return results
+    }
+
     private static func addRegex(_ strict: Strict) {
-        func regex(_ name: String, _ arity: ClosedRange<Int>, _ operation: @escaping @Sendable (String, NSRegularExpression, [Datum]) -> Datum) {
+        func regex(_ name: String, _ arity: ClosedRange<Int>,
+                   _ operation: @escaping @Sendable (String, NSRegularExpression, [Datum]) throws -> Datum) {
             strict(name, arity) { values in
                 guard let text = values[0].string, let pattern = values[1].string else { return .null }
                 guard let expression = try? NSRegularExpression(pattern: pattern) else {
                     throw CouchetteError(.invalidQuery, "\(name)(): invalid regular expression '\(pattern)'")
                 }
-                return operation(text, expression, Array(values.dropFirst(2)))
+                return try operation(text, expression, Array(values.dropFirst(2)))
             }
         }
         regex("REGEXP_CONTAINS", 2...2) { text, expression, _ in
-            .bool(expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil)
+            .bool(try !matches(expression, in: text, limit: 1, function: "REGEXP_CONTAINS").isEmpty)
         }
         regex("REGEXP_LIKE", 2...2) { text, expression, _ in
             let range = NSRange(text.startIndex..., in: text)
-            guard let match = expression.firstMatch(in: text, options: [.anchored], range: range) else { return .bool(false) }
+            guard let match = try matches(expression, in: text, anchored: true, limit: 1, function: "REGEXP_LIKE").first else {
+                return .bool(false)
+            }
             return .bool(match.range == range)
         }
         regex("REGEXP_POSITION", 2...2) { text, expression, _ in
-            guard let match = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+            guard let match = try matches(expression, in: text, limit: 1, function: "REGEXP_POSITION").first,
                   let range = Range(match.range, in: text) else { return .int(-1) }
             return .int(Int64(text.distance(from: text.startIndex, to: range.lowerBound)))
         }
         regex("REGEXP_REPLACE", 3...4) { text, expression, rest in
             guard let replacement = rest[0].string else { return .null }
-            var limit = rest.count > 1 ? Int(rest[1].number ?? -1) : -1
+            // The optional count: how many matches to replace; negative or absent, all of them.
+            var limit = rest.count > 1 ? (rest[1].number.flatMap(wholeNumber) ?? -1) : -1
             if limit < 0 { limit = Int.max }
             var result = ""
             var last = text.startIndex
-            for match in expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).prefix(limit) {
+            for match in try matches(expression, in: text, limit: limit, function: "REGEXP_REPLACE") {
                 guard let range = Range(match.range, in: text) else { continue }
                 result += text[last..<range.lowerBound]
                 result += expression.replacementString(for: match, in: text, offset: 0, template: replacement)

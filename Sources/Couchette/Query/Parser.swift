@@ -187,26 +187,75 @@ struct Parser {
 
     // MARK: - Expressions
 
-    mutating func expression() throws -> Expression { try orExpression() }
+    /// The deepest expression tree accepted: `((((1))))` is 5 levels, `1 + 2 + 3` is 3 (a chain
+    /// of operators nests to the left). The compiler, the evaluators and the tree's deallocation
+    /// all recurse once per level, so this bounds their stack use on any thread (SQLite's limit
+    /// is 1,000; a Swift task's stack is far smaller than a main thread's).
+    static let maximumDepth = 256
 
-    private mutating func orExpression() throws -> Expression {
+    /// A parsed expression with its height (1 for a leaf), so depth is checked as the tree grows,
+    /// before a tree too deep to compile, evaluate or even free is ever built.
+    private struct Node {
+        var expression: Expression
+        var height: Int
+    }
+
+    /// Counts the parser's own recursion, which can go deeper than the tree it builds (`+ + 1`).
+    private var nesting = 0
+
+    mutating func expression() throws -> Expression { try node().expression }
+
+    private mutating func node() throws -> Node {
+        nesting += 1
+        defer { nesting -= 1 }
+        guard nesting <= Self.maximumDepth else { throw tooDeep() }
+        return try orExpression()
+    }
+
+    private func tooDeep() -> CouchetteError {
+        CouchetteError(.invalidQuery, "expression nested deeper than \(Self.maximumDepth) levels at offset \(current.offset)")
+    }
+
+    /// Builds a node over `children`, refusing it when it would be deeper than ``maximumDepth``.
+    private func make(_ expression: Expression, _ children: [Node]) throws -> Node {
+        let height = (children.map(\.height).max() ?? 0) + 1
+        guard height <= Self.maximumDepth else { throw tooDeep() }
+        return Node(expression: expression, height: height)
+    }
+
+    private func leaf(_ expression: Expression) -> Node { Node(expression: expression, height: 1) }
+
+    private mutating func orExpression() throws -> Node {
         var result = try andExpression()
-        while accept("OR") { result = .binary(.or, result, try andExpression()) }
+        while accept("OR") {
+            let right = try andExpression()
+            result = try make(.binary(.or, result.expression, right.expression), [result, right])
+        }
         return result
     }
 
-    private mutating func andExpression() throws -> Expression {
+    private mutating func andExpression() throws -> Node {
         var result = try notExpression()
-        while accept("AND") { result = .binary(.and, result, try notExpression()) }
+        while accept("AND") {
+            let right = try notExpression()
+            result = try make(.binary(.and, result.expression, right.expression), [result, right])
+        }
         return result
     }
 
-    private mutating func notExpression() throws -> Expression {
-        if accept("NOT") { return .unary(.not, try notExpression()) }
-        return try comparison()
+    private mutating func notExpression() throws -> Node {
+        // NOT NOT … is a chain: counted here, built without recursion.
+        var count = 0
+        while accept("NOT") {
+            count += 1
+            guard count < Self.maximumDepth else { throw tooDeep() }
+        }
+        var result = try comparison()
+        for _ in 0..<count { result = try make(.unary(.not, result.expression), [result]) }
+        return result
     }
 
-    private mutating func comparison() throws -> Expression {
+    private mutating func comparison() throws -> Node {
         let left = try concatenation()
         if case .symbol(let symbol) = current.kind {
             let comparisons: [String: Expression.BinaryOperator] = [
@@ -215,81 +264,103 @@ struct Parser {
             ]
             if let op = comparisons[symbol] {
                 advance()
-                return .binary(op, left, try concatenation())
+                let right = try concatenation()
+                return try make(.binary(op, left.expression, right.expression), [left, right])
             }
         }
         if accept("IS") {
             let negated = accept("NOT")
-            if accept("NULL") { return .isTest(left, .null, negated: negated) }
-            if accept("MISSING") { return .isTest(left, .missing, negated: negated) }
-            if accept("VALUED") { return .isTest(left, .valued, negated: negated) }
-            throw failure("NULL, MISSING or VALUED after IS\(negated ? " NOT" : "")")
+            let test: Expression.TypeTest
+            if accept("NULL") { test = .null }
+            else if accept("MISSING") { test = .missing }
+            else if accept("VALUED") { test = .valued }
+            else { throw failure("NULL, MISSING or VALUED after IS\(negated ? " NOT" : "")") }
+            return try make(.isTest(left.expression, test, negated: negated), [left])
         }
         let negated = isKeyword("NOT") && (isKeyword("LIKE", ahead: 1) || isKeyword("IN", ahead: 1) || isKeyword("BETWEEN", ahead: 1))
         if negated { advance() }
-        if accept("LIKE") { return .like(left, try concatenation(), negated: negated) }
-        if accept("IN") { return .inArray(left, try concatenation(), negated: negated) }
+        if accept("LIKE") {
+            let pattern = try concatenation()
+            return try make(.like(left.expression, pattern.expression, negated: negated), [left, pattern])
+        }
+        if accept("IN") {
+            let list = try concatenation()
+            return try make(.inArray(left.expression, list.expression, negated: negated), [left, list])
+        }
         if accept("BETWEEN") {
             let low = try concatenation()
             try expect("AND")
-            return .between(left, low, try concatenation(), negated: negated)
+            let high = try concatenation()
+            return try make(.between(left.expression, low.expression, high.expression, negated: negated), [left, low, high])
         }
         return left
     }
 
-    private mutating func concatenation() throws -> Expression {
+    private mutating func concatenation() throws -> Node {
         var result = try additive()
-        while acceptSymbol("||") { result = .binary(.concat, result, try additive()) }
+        while acceptSymbol("||") {
+            let right = try additive()
+            result = try make(.binary(.concat, result.expression, right.expression), [result, right])
+        }
         return result
     }
 
-    private mutating func additive() throws -> Expression {
+    private mutating func additive() throws -> Node {
         var result = try multiplicative()
         while true {
-            if acceptSymbol("+") { result = .binary(.add, result, try multiplicative()) }
-            else if acceptSymbol("-") { result = .binary(.subtract, result, try multiplicative()) }
-            else { return result }
+            let op: Expression.BinaryOperator
+            if acceptSymbol("+") { op = .add } else if acceptSymbol("-") { op = .subtract } else { return result }
+            let right = try multiplicative()
+            result = try make(.binary(op, result.expression, right.expression), [result, right])
         }
     }
 
-    private mutating func multiplicative() throws -> Expression {
+    private mutating func multiplicative() throws -> Node {
         var result = try unary()
         while true {
-            if acceptSymbol("*") { result = .binary(.multiply, result, try unary()) }
-            else if acceptSymbol("/") { result = .binary(.divide, result, try unary()) }
-            else if acceptSymbol("%") { result = .binary(.modulo, result, try unary()) }
+            let op: Expression.BinaryOperator
+            if acceptSymbol("*") { op = .multiply }
+            else if acceptSymbol("/") { op = .divide }
+            else if acceptSymbol("%") { op = .modulo }
             else { return result }
+            let right = try unary()
+            result = try make(.binary(op, result.expression, right.expression), [result, right])
         }
     }
 
-    private mutating func unary() throws -> Expression {
-        if acceptSymbol("-") {
-            let operand = try unary()
-            switch operand {
-            case .literal(.int(let number)) where number != .min: return .literal(.int(-number))
-            case .literal(.double(let number)): return .literal(.double(-number))
-            default: return .unary(.negate, operand)
+    private mutating func unary() throws -> Node {
+        // A run of signs is read in a loop (no recursion), then applied innermost first.
+        var negations: [Bool] = []
+        while true {
+            if acceptSymbol("-") { negations.append(true) } else if acceptSymbol("+") { negations.append(false) } else { break }
+            guard negations.count < Self.maximumDepth else { throw tooDeep() }
+        }
+        var result = try postfix()
+        for negate in negations.reversed() where negate {
+            switch result.expression {
+            case .literal(.int(let number)) where number != .min: result = leaf(.literal(.int(-number)))
+            case .literal(.double(let number)): result = leaf(.literal(.double(-number)))
+            default: result = try make(.unary(.negate, result.expression), [result])
             }
         }
-        if acceptSymbol("+") { return try unary() }
-        return try postfix()
+        return result
     }
 
-    private mutating func postfix() throws -> Expression {
+    private mutating func postfix() throws -> Node {
         var result = try primary()
         while true {
             if acceptSymbol(".") {
                 if acceptSymbol("*") {
-                    result = .allProperties(result)
+                    result = try make(.allProperties(result.expression), [result])
                     continue
                 }
-                result = .member(result, try identifier("a property name after '.'"))
+                result = try make(.member(result.expression, try identifier("a property name after '.'")), [result])
             } else if acceptSymbol("[") {
-                let subscriptValue = try expression()
+                let subscriptValue = try node()
                 try expectSymbol("]")
-                result = .subscripted(result, subscriptValue)
+                result = try make(.subscripted(result.expression, subscriptValue.expression), [result, subscriptValue])
             } else if accept("COLLATE") {
-                result = .collate(result, try collation())
+                result = try make(.collate(result.expression, try collation()), [result])
             } else {
                 return result
             }
@@ -324,61 +395,61 @@ struct Parser {
         }
     }
 
-    private mutating func primary() throws -> Expression {
+    private mutating func primary() throws -> Node {
         let token = current
         switch token.kind {
         case .integer(let number):
             advance()
-            return .literal(.int(number))
+            return leaf(.literal(.int(number)))
         case .largeInteger(let number):
             advance()
-            return .literal(.largeInteger(number))
+            return leaf(.literal(.largeInteger(number)))
         case .double(let number):
             advance()
-            return .literal(.double(number))
+            return leaf(.literal(.double(number)))
         case .string(let text):
             advance()
-            return .literal(.string(text))
+            return leaf(.literal(.string(text)))
         case .parameter(let name):
             advance()
-            return .parameter(name)
+            return leaf(.parameter(name))
         case .quoted(let name):
             advance()
-            return .identifier(name)
+            return leaf(.identifier(name))
         case .symbol("("):
             advance()
-            let first = try expression()
+            let first = try node()
             if acceptSymbol(")") { return first }
             var elements = [first]
-            while acceptSymbol(",") { elements.append(try expression()) }
+            while acceptSymbol(",") { elements.append(try node()) }
             try expectSymbol(")")
-            return .array(elements)
+            return try make(.array(elements.map(\.expression)), elements)
         case .symbol("["):
             advance()
-            var elements: [Expression] = []
+            var elements: [Node] = []
             if !acceptSymbol("]") {
-                repeat { elements.append(try expression()) } while acceptSymbol(",")
+                repeat { elements.append(try node()) } while acceptSymbol(",")
                 try expectSymbol("]")
             }
-            return .array(elements)
+            return try make(.array(elements.map(\.expression)), elements)
         case .symbol("{"):
             advance()
-            var entries: [(String, Expression)] = []
+            var keys: [String] = []
+            var values: [Node] = []
             if !acceptSymbol("}") {
                 repeat {
-                    let key: String
                     switch current.kind {
                     case .string(let text), .quoted(let text), .word(let text):
-                        key = text
+                        keys.append(text)
                         advance()
                     default: throw failure("a string key in an object literal")
                     }
                     try expectSymbol(":")
-                    entries.append((key, try expression()))
+                    values.append(try node())
                 } while acceptSymbol(",")
                 try expectSymbol("}")
             }
-            return .object(entries)
+            return try make(.object(Array(zip(keys, values.map(\.expression)))), values)
         case .word(let word):
             return try wordPrimary(word, token)
         default:
@@ -386,55 +457,64 @@ struct Parser {
         }
     }
 
-    private mutating func wordPrimary(_ word: String, _ token: Token) throws -> Expression {
+    private mutating func wordPrimary(_ word: String, _ token: Token) throws -> Node {
         switch word.uppercased() {
-        case "NULL": advance(); return .literal(.null)
-        case "MISSING": advance(); return .missing
-        case "TRUE": advance(); return .literal(.bool(true))
-        case "FALSE": advance(); return .literal(.bool(false))
+        case "NULL": advance(); return leaf(.literal(.null))
+        case "MISSING": advance(); return leaf(.missing)
+        case "TRUE": advance(); return leaf(.literal(.bool(true)))
+        case "FALSE": advance(); return leaf(.literal(.bool(false)))
         case "CASE": advance(); return try caseExpression()
         case "ANY", "SOME", "EVERY": return try quantified()
         case "EXISTS":
             advance()
-            return .exists(try postfix())
+            nesting += 1
+            defer { nesting -= 1 }
+            guard nesting <= Self.maximumDepth else { throw tooDeep() }
+            let operand = try postfix()
+            return try make(.exists(operand.expression), [operand])
         default: break
         }
         guard !Parser.reserved.contains(word.uppercased()) else { throw failure("an expression") }
         advance()
-        guard acceptSymbol("(") else { return .identifier(word) }
+        guard acceptSymbol("(") else { return leaf(.identifier(word)) }
         if word.uppercased() == "META" {
             let alias = isSymbol(")") ? nil : try identifier("a collection alias in META()")
             try expectSymbol(")")
-            return .meta(alias)
+            return leaf(.meta(alias))
         }
         if acceptSymbol("*") {
             try expectSymbol(")")
-            return .function(name: word.uppercased(), arguments: [], distinct: false, star: true, offset: token.offset)
+            return leaf(.function(name: word.uppercased(), arguments: [], distinct: false, star: true, offset: token.offset))
         }
         let distinct = accept("DISTINCT")
-        var arguments: [Expression] = []
+        var arguments: [Node] = []
         if !acceptSymbol(")") {
-            repeat { arguments.append(try expression()) } while acceptSymbol(",")
+            repeat { arguments.append(try node()) } while acceptSymbol(",")
             guard acceptSymbol(")") else { throw failure("',' or ')' in the arguments of \(word.uppercased())()") }
         }
-        return .function(name: word.uppercased(), arguments: arguments, distinct: distinct, star: false, offset: token.offset)
+        return try make(.function(name: word.uppercased(), arguments: arguments.map(\.expression), distinct: distinct,
+                                  star: false, offset: token.offset), arguments)
     }
 
-    private mutating func caseExpression() throws -> Expression {
-        let subject = isKeyword("WHEN") ? nil : try expression()
+    private mutating func caseExpression() throws -> Node {
+        let subject = isKeyword("WHEN") ? nil : try node()
+        var children = subject.map { [$0] } ?? []
         var whens: [(Expression, Expression)] = []
         while accept("WHEN") {
-            let condition = try expression()
+            let condition = try node()
             try expect("THEN")
-            whens.append((condition, try expression()))
+            let result = try node()
+            whens.append((condition.expression, result.expression))
+            children += [condition, result]
         }
         guard !whens.isEmpty else { throw failure("WHEN") }
-        let otherwise = accept("ELSE") ? try expression() : nil
+        let otherwise = accept("ELSE") ? try node() : nil
+        if let otherwise { children.append(otherwise) }
         try expect("END")
-        return .caseWhen(subject: subject, whens: whens, otherwise: otherwise)
+        return try make(.caseWhen(subject: subject?.expression, whens: whens, otherwise: otherwise?.expression), children)
     }
 
-    private mutating func quantified() throws -> Expression {
+    private mutating func quantified() throws -> Node {
         var quantifier: Expression.Quantifier = .any
         if accept("EVERY") {
             quantifier = .every
@@ -447,10 +527,11 @@ struct Parser {
         }
         let variable = try identifier("a variable name after \(quantifier.rawValue)")
         try expect("IN")
-        let source = try expression()
+        let source = try node()
         try expect("SATISFIES")
-        let condition = try expression()
+        let condition = try node()
         try expect("END")
-        return .quantified(quantifier, variable: variable, source: source, condition: condition)
+        return try make(.quantified(quantifier, variable: variable, source: source.expression, condition: condition.expression),
+                        [source, condition])
     }
 }

@@ -22,6 +22,14 @@ struct QueryCompiler {
     /// Where aggregates may appear: nil when they may, else the clause name for the error.
     private var aggregateBan: String? = nil
     private var expandingAliases: Set<String> = []
+    /// How deep the expression being compiled is nested, and how many expressions were compiled
+    /// so far: result aliases are expanded where they are used, so the compiled tree can be
+    /// deeper than the parsed one (`SELECT 1 AS a, a + a AS b, b + b AS c, …` even doubles it).
+    private var compileDepth = 0
+    private var compiledCount = 0
+
+    /// The most expressions one query compiles to, counting each use of a result alias afresh.
+    static let maximumCompiledExpressions = 100_000
 
     init(databaseName: String, lookup: @escaping CollectionLookup) {
         self.databaseName = databaseName
@@ -399,7 +407,23 @@ struct QueryCompiler {
         }
     }
 
+    /// Compiles one expression, within ``Parser/maximumDepth`` levels and
+    /// ``maximumCompiledExpressions`` expressions: evaluators recurse once per level, at run time
+    /// on whatever thread executes the query.
     mutating func compileExpression(_ value: Expression) throws -> Evaluator {
+        compileDepth += 1
+        compiledCount += 1
+        defer { compileDepth -= 1 }
+        guard compileDepth <= Parser.maximumDepth else {
+            throw invalid("expression nested deeper than \(Parser.maximumDepth) levels (counting the result aliases it uses)")
+        }
+        guard compiledCount <= Self.maximumCompiledExpressions else {
+            throw invalid("query too large: more than \(Self.maximumCompiledExpressions) expressions (counting each use of a result alias)")
+        }
+        return try compileNode(value)
+    }
+
+    private mutating func compileNode(_ value: Expression) throws -> Evaluator {
         switch value {
         case .literal(let literal):
             let datum = Datum(literal)
@@ -628,7 +652,9 @@ struct QueryCompiler {
                 case .dynamic(let evaluator):
                     switch try evaluator(context) {
                     case .int(let position)?: next = current.element(Int(clamping: position))
-                    case .double(let position)? where position == position.rounded(): next = current.element(Int(position))
+                    // A whole double beyond Int (a[1e300]) is out of range like any other: MISSING.
+                    case .double(let position)? where position == position.rounded():
+                        next = Int(exactly: position).flatMap { current.element($0) }
                     case .string(let key)?: next = current.member(key)
                     default: next = nil
                     }

@@ -2,13 +2,25 @@
 ///
 /// Looking up one property costs a binary search over the dictionary's offset table; nothing else
 /// of the body is decoded. Reads are bounds-checked: damaged bytes read as MISSING, never crash.
+///
+/// Every value knows how deep it sits: the encoder never nests deeper than
+/// ``ValueEncoder/maximumDepth``, so containers below that depth can only come from damaged bytes
+/// and read as empty. Everything that walks a value recursively (decoding, comparing, hashing,
+/// converting) is thereby bounded, whatever the bytes say.
 struct EncodedValue: Sendable {
     let bytes: [UInt8]
     let offset: Int
+    /// Nesting level: 0 for the value the bytes were opened at.
+    let depth: Int
 
     init(bytes: [UInt8], offset: Int = 0) {
+        self.init(bytes: bytes, offset: offset, depth: 0)
+    }
+
+    private init(bytes: [UInt8], offset: Int, depth: Int) {
         self.bytes = bytes
         self.offset = offset
+        self.depth = depth
     }
 
     var tag: UInt8? { offset >= 0 && offset < bytes.count ? bytes[offset] : nil }
@@ -23,7 +35,7 @@ struct EncodedValue: Sendable {
     /// capped at the number of offset slots the bytes can hold.
     var count: Int {
         let dictionary = isDictionary
-        guard dictionary || isArray else { return 0 }
+        guard dictionary || isArray, depth < ValueEncoder.maximumDepth else { return 0 }
         let width = ValueTag.fieldWidth(narrow: isNarrow)
         guard let stored = unsigned(at: offset + 1 + width, width: width) else { return 0 }
         let entrySize = width * (dictionary ? 2 : 1)
@@ -96,7 +108,7 @@ struct EncodedValue: Sendable {
     }
 
     private func child(at relative: Int) -> EncodedValue {
-        EncodedValue(bytes: bytes, offset: offset + relative)
+        EncodedValue(bytes: bytes, offset: offset + relative, depth: depth + 1)
     }
 
     /// The bytes of a length-prefixed string starting at `position` (the varint).

@@ -4,7 +4,8 @@
 /// are written as CouchDB 3 writes them, so a body reads the same from either (see
 /// ``writeDouble(_:to:)``): integers as digits (any size), doubles always as doubles.
 enum JSON {
-    static let maximumDepth = 512
+    /// Shared with the binary encoding, so any JSON that parses can be stored.
+    static let maximumDepth = ValueEncoder.maximumDepth
 
     // MARK: - Writing
 

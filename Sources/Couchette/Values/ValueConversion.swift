@@ -10,10 +10,14 @@ enum ValueConversion {
     }
 
     /// Converts a Swift value. `nil` and `NSNull` become null; `Date` becomes an ISO-8601 string
-    /// (years 0000–9999 only); Couchette's own containers are copied. Unsupported types are
-    /// reported, not trapped.
-    static func convert(_ any: Any?) -> Converted {
+    /// (years 0000–9999 only); Couchette's own containers are copied. Unsupported types and
+    /// arrays or dictionaries nested deeper than ``ValueEncoder/maximumDepth`` (which could not be
+    /// stored, and would exhaust the stack converting) are reported, not trapped.
+    static func convert(_ any: Any?, depth: Int = 0) -> Converted {
         guard let any else { return .value(.null) }
+        guard depth <= ValueEncoder.maximumDepth else {
+            return .unsupported("nested deeper than \(ValueEncoder.maximumDepth) levels")
+        }
         // An NSNumber (what JSONSerialization returns) is matched by its class first: the Swift
         // casts below would bridge NSNumber(0) and NSNumber(1) to Bool, and 2.0 to Int.
         if type(of: any) is NSNumber.Type, let number = any as? NSNumber { return .value(convert(number)) }
@@ -51,7 +55,7 @@ enum ValueConversion {
             var elements: [Value] = []
             elements.reserveCapacity(array.count)
             for (index, element) in array.enumerated() {
-                switch convert(element) {
+                switch convert(element, depth: depth + 1) {
                 case .value(let value): elements.append(value)
                 case .unsupported(let reason): return .unsupported("[\(index)]: \(reason)")
                 }
@@ -60,7 +64,7 @@ enum ValueConversion {
         case let dictionary as [String: Any?]:
             var entries: [String: Value] = [:]
             for (key, element) in dictionary {
-                switch convert(element) {
+                switch convert(element, depth: depth + 1) {
                 case .value(let value): entries[key] = value
                 case .unsupported(let reason): return .unsupported("\(key): \(reason)")
                 }
