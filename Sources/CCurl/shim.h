@@ -51,3 +51,15 @@ static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption optio
 static const size_t ccurl_writefunc_pause = CURL_WRITEFUNC_PAUSE;
 static const int ccurl_pause_continue = CURLPAUSE_CONT;
 static const int ccurl_error_size = CURL_ERROR_SIZE;
+
+typedef CURLcode (*ccurl_ssl_ctx_callback)(CURL *handle, void *sslContext, void *context);
+
+static inline CURLcode ccurl_easy_setopt_ssl_ctx_callback(CURL *handle, CURLoption option, ccurl_ssl_ctx_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// Sets a blob option (certificate or key bytes) with CURL_BLOB_COPY: libcurl keeps its own copy.
+static inline CURLcode ccurl_easy_setopt_blob_copy(CURL *handle, CURLoption option, const void *bytes, size_t length) {
+    struct curl_blob blob = { (void *)bytes, length, CURL_BLOB_COPY };
+    return curl_easy_setopt(handle, option, &blob);
+}

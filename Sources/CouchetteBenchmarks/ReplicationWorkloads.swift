@@ -66,7 +66,9 @@ extension Workload {
         let local = try await CouchetteEngine(directory: folder + "/local", durable: false)
         let remote = try await CouchetteEngine(directory: folder + "/remote", durable: false)
         try await local.insertAll(DocumentGenerator().documents(count: min(context.size, 1000)))
-        let listener = URLEndpointListener(config: URLEndpointListenerConfiguration(collections: [remote.collection]))
+        var listenerConfig = URLEndpointListenerConfiguration(collections: [remote.collection])
+        listenerConfig.disableTLS = true   // the CouchDB-style proxy speaks plain HTTP
+        let listener = URLEndpointListener(config: listenerConfig)
         try await listener.start()
         guard var url = listener.urls.first, let port = listener.port else { throw BenchmarkError.engine("the listener reports no URL") }
         let proxy = throughCouchDBStyleProxy ? try CouchDBStyleProxy(upstreamPort: port) : nil
@@ -123,7 +125,9 @@ extension Workload {
             var listener: URLEndpointListener?
             var endpoint: any Endpoint = DatabaseEndpoint(database: remote.database)
             if overHTTP {
-                let server = URLEndpointListener(config: URLEndpointListenerConfiguration(collections: [remote.collection]))
+                var listenerConfig = URLEndpointListenerConfiguration(collections: [remote.collection])
+                listenerConfig.disableTLS = true   // replicate-http measures plain HTTP
+                let server = URLEndpointListener(config: listenerConfig)
                 try await server.start()
                 guard let url = server.urls.first else { throw BenchmarkError.engine("the listener reports no URL") }
                 endpoint = URLEndpoint(url: url)

@@ -26,6 +26,10 @@ enum ReplicateCommand {
             .collection,
             .init(name: "user", valueName: "U", help: "HTTP Basic user name"),
             .init(name: "password", valueName: "P", help: "the password for --user"),
+            .init(name: "pin", valueName: "SHA256", help: "accept only the server certificate with this SHA-256 (as couchette serve prints it)"),
+            .init(name: "cacert", valueName: "FILE", help: "trust the PEM certificates in FILE instead of the system's"),
+            .init(name: "client-cert", valueName: "FILE", help: "present the PEM certificate in FILE (with --client-key)"),
+            .init(name: "client-key", valueName: "FILE", help: "the PEM private key for --client-cert"),
         ]
     ) { arguments in
         let push = arguments.flags.contains("push"), pull = arguments.flags.contains("pull")
@@ -45,8 +49,38 @@ enum ReplicateCommand {
                 config.maxAttemptWaitTime = 5
             }
             if let (user, password) = credentials { config.authenticator = BasicAuthenticator(username: user, password: password) }
+            try configureTLS(&config, arguments)
             try await run(try Replicator(config: config), continuous: config.continuous)
         }
+    }
+
+    /// `--pin`, `--cacert`, `--client-cert` and `--client-key`.
+    static func configureTLS(_ config: inout ReplicatorConfiguration, _ arguments: ParsedArguments) throws {
+        if let pin = arguments.options["pin"] {
+            let hex = pin.lowercased().filter { $0 != ":" }
+            guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else {
+                throw UsageError("--pin takes a SHA-256 fingerprint (64 hex digits), got '\(pin)'")
+            }
+            config.pinnedServerCertificateSHA256 = hex
+        }
+        if let file = arguments.options["cacert"] {
+            let pem = try readFile(file, "--cacert")
+            config.trustedRootCertificates = try TLSIdentity.certificates(pem: pem)
+        }
+        switch (arguments.options["client-cert"], arguments.options["client-key"]) {
+        case (nil, nil): break
+        case (let certificate?, let key?):
+            if config.authenticator != nil { throw UsageError("--client-cert and --user exclude each other") }
+            let identity = try TLSIdentity.identity(certificatePEM: try readFile(certificate, "--client-cert"),
+                                                    privateKeyPEM: try readFile(key, "--client-key"))
+            config.authenticator = ClientCertificateAuthenticator(identity: identity)
+        default: throw UsageError("--client-cert and --client-key go together")
+        }
+    }
+
+    static func readFile(_ path: String, _ option: String) throws -> Data {
+        guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("\(option): cannot read '\(path)'") }
+        return data
     }
 
     /// Runs `replicator`, drawing its status, until a one-shot run stops or an interrupt.

@@ -1,7 +1,7 @@
 import Couchette
 import Foundation
 
-/// `couchette serve DB [--port N] [--host ADDR] [--collections A,B] [--user U --password P] [--read-only]`
+/// `couchette serve DB [--port N] [--host ADDR] [--collections A,B] [--user U --password P] [--read-only] [--no-tls | --cert FILE --key FILE]`
 enum ServeCommand {
     static let command = Command(
         name: "serve", arguments: [.database],
@@ -14,6 +14,9 @@ enum ServeCommand {
             database and the named collections are created when missing. Ctrl-C (SIGINT) or
             SIGTERM closes every connection and exits.
 
+            Serves HTTPS by default, with a self-signed certificate made at start (or --cert and
+            --key), and prints its SHA-256 fingerprint: give it to couchette replicate --pin.
+
             Example: couchette serve todo --port 5984 --user alice --password secret
             """,
         options: [
@@ -23,6 +26,9 @@ enum ServeCommand {
             .init(name: "user", valueName: "U", help: "require HTTP Basic authentication as U"),
             .init(name: "password", valueName: "P", help: "the password for --user"),
             .init(name: "read-only", valueName: nil, help: "refuse document writes (pulling still works)"),
+            .init(name: "no-tls", valueName: nil, help: "serve plain HTTP instead of HTTPS"),
+            .init(name: "cert", valueName: "FILE", help: "serve HTTPS with the PEM certificate (chain) in FILE (with --key)"),
+            .init(name: "key", valueName: "FILE", help: "the PEM private key for --cert"),
         ]
     ) { arguments in
         var port: UInt16 = 0
@@ -40,6 +46,15 @@ enum ServeCommand {
             config.port = port
             config.networkInterface = arguments.options["host"]
             config.readOnly = arguments.flags.contains("read-only")
+            config.disableTLS = arguments.flags.contains("no-tls")
+            switch (arguments.options["cert"], arguments.options["key"]) {
+            case (nil, nil): break
+            case (let certificate?, let key?):
+                guard !config.disableTLS else { throw UsageError("--cert and --no-tls exclude each other") }
+                config.tlsIdentity = try TLSIdentity.identity(certificatePEM: try ReplicateCommand.readFile(certificate, "--cert"),
+                                                              privateKeyPEM: try ReplicateCommand.readFile(key, "--key"))
+            default: throw UsageError("--cert and --key go together")
+            }
             if let (user, password) = credentials {
                 config.authenticator = ListenerPasswordAuthenticator { $0 == user && $1 == password }
             }
@@ -49,6 +64,9 @@ enum ServeCommand {
             try await listener.start()
             print("Serving \(database.name) on port \(listener.port ?? 0)\(config.readOnly ? " (read-only)" : ""):")
             for url in listener.urls { print("  \(url.absoluteString)") }
+            if let identity = listener.tlsIdentity {
+                print("TLS certificate SHA-256: \(identity.sha256Fingerprint)")
+            }
             Terminal.flushStandardOutput()
             for await _ in interrupted.received { break }
             await listener.stop()

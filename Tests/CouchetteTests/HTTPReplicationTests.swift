@@ -129,7 +129,7 @@ import Testing
     @Test func aListenerStoppedMidReplicationIsWaitedForThenCompletes() async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(60, prefix: "k", in: try local.defaultCollection())
-            var listenerConfig = URLEndpointListenerConfiguration(collections: [try remote.defaultCollection()])
+            var listenerConfig = plainHTTPListenerConfiguration([try remote.defaultCollection()])
             let first = URLEndpointListener(config: listenerConfig)
             try await first.start()
             let port = try #require(first.port)
@@ -259,7 +259,7 @@ private struct ServeProcess {
             _ = FileManager.default.createFile(atPath: output, contents: nil)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
-            process.arguments = ["serve", path, "--port", String(port)]
+            process.arguments = ["serve", path, "--port", String(port), "--no-tls"]
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             process.standardError = FileHandle.nullDevice
             try await startProcess(process)

@@ -284,7 +284,7 @@ import Testing
 
     @Test func stopClosesOpenFeedsAndConnections() async throws {
         try await withDatabase("db") { db, _ in
-            let listener = URLEndpointListener(config: URLEndpointListenerConfiguration(collections: [try db.defaultCollection()]))
+            let listener = URLEndpointListener(config: plainHTTPListenerConfiguration([try db.defaultCollection()]))
             try await listener.start()
             let base = "http://127.0.0.1:\(listener.port!)"
             // A continuous feed with no timeout holds a connection open until stop().
@@ -308,7 +308,7 @@ import Testing
             let empty = URLEndpointListener(config: URLEndpointListenerConfiguration(collections: []))
             await expectCouchetteError(.invalidParameter) { try await empty.start() }
             try await withListener([try db.defaultCollection()]) { listener, _ in
-                var config = URLEndpointListenerConfiguration(collections: [try db.defaultCollection()])
+                var config = plainHTTPListenerConfiguration([try db.defaultCollection()])
                 config.port = listener.port!
                 let second = URLEndpointListener(config: config)
                 await expectCouchetteError(.io) { try await second.start() }

@@ -8,7 +8,7 @@ import Testing
 @Suite(.serialized, .tags(.concurrency)) struct OfflineProbeTests {
     @Test func aRestartedListenerIsNoticedWithoutWaitingOutTheBackoff() async throws {
         try await withTwoDatabases { local, remote in
-            var listenerConfig = URLEndpointListenerConfiguration(collections: [try remote.defaultCollection()])
+            var listenerConfig = plainHTTPListenerConfiguration([try remote.defaultCollection()])
             let first = URLEndpointListener(config: listenerConfig)
             try await first.start()
             let port = try #require(first.port)

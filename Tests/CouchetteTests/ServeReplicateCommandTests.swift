@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// `couchette serve` and `couchette replicate`, as two processes talking HTTP on loopback.
+/// `couchette serve` and `couchette replicate`, as two processes talking HTTPS on loopback (the
+/// client pins the fingerprint the server prints).
 @Suite(.tags(.concurrency)) struct ServeReplicateCommandTests {
     @Test func replicateThroughAServedDatabaseThenStopOnInterrupt() async throws {
         let directory = try TemporaryDirectory()
@@ -20,24 +21,33 @@ import Testing
         defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
         let output = { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
         let deadline = Date().addingTimeInterval(20)
-        while !output().contains("http://"), Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        let url = try #require(output().split(separator: "\n").first { $0.contains("http://") }).trimmingCharacters(in: .whitespaces)
+        while !output().contains("SHA-256: "), Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let url = try #require(output().split(separator: "\n").first { $0.contains("https://") }).trimmingCharacters(in: .whitespaces)
         #expect(url.hasSuffix("/served"))
+        let fingerprintLine = try #require(output().split(separator: "\n").first { $0.hasPrefix("TLS certificate SHA-256: ") })
+        let pin = String(fingerprintLine.dropFirst("TLS certificate SHA-256: ".count))
+        #expect(pin.count == 64)
 
-        let refused = try await CLI.run(["replicate", source, url, "--push", "--user", "ann", "--password", "wrong"])
+        // Without the pin the self-signed certificate is untrusted; with another pin it is refused.
+        let unpinned = try await CLI.run(["replicate", source, url, "--push", "--user", "ann", "--password", "pw"])
+        #expect(unpinned.status == 1 && unpinned.stderr.contains("untrusted"), "\(unpinned.stderr)")
+        let wrongPin = try await CLI.run(["replicate", source, url, "--push", "--pin", String(repeating: "ab", count: 32), "--user", "ann", "--password", "pw"])
+        #expect(wrongPin.status == 1 && wrongPin.stderr.contains("wrong pin"), "\(wrongPin.stderr)")
+
+        let refused = try await CLI.run(["replicate", source, url, "--push", "--pin", pin, "--user", "ann", "--password", "wrong"])
         #expect(refused.status == 1 && refused.stderr.contains("(unauthorized)"), "\(refused.stderr)")
         #expect(!refused.stderr.contains("wrong"))
 
-        let pushed = try await CLI.run(["replicate", source, url, "--push", "--user", "ann", "--password", "pw"])
+        let pushed = try await CLI.run(["replicate", source, url, "--push", "--pin", pin, "--user", "ann", "--password", "pw"])
         #expect(pushed.status == 0, "\(pushed.stderr)")
         #expect(pushed.stdout.hasPrefix("Pushed 2 documents, pulled 0, skipped 0 in "), "\(pushed.stdout)")
         #expect(pushed.stderr.contains("2/2 documents"))
 
         // Both ways now: the pull meets the two documents it pushed before; echoes are not counted.
-        let again = try await CLI.run(["replicate", source, url, "--user", "ann", "--password", "pw"])
+        let again = try await CLI.run(["replicate", source, url, "--pin", pin, "--user", "ann", "--password", "pw"])
         #expect(again.status == 0 && again.stdout.hasPrefix("Pushed 0 documents, pulled 0, skipped 0 in "), "\(again.stdout)")
 
-        let pulled = try await CLI.run(["replicate", copy, url, "--pull", "--user", "ann", "--password", "pw"])
+        let pulled = try await CLI.run(["replicate", copy, url, "--pull", "--pin", pin, "--user", "ann", "--password", "pw"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
         #expect(pulled.stdout.hasPrefix("Pushed 0 documents, pulled 2, skipped 0 in "), "\(pulled.stdout)")
         #expect(try await CLI.run(["get", copy, "pear"]).stdout.contains(#""color":"green""#))
@@ -48,7 +58,7 @@ import Testing
         #expect(output().hasSuffix("Stopped.\n"))
 
         // Nobody listens any more: a clear error after the retries, exit status 1.
-        let down = try await CLI.run(["replicate", source, url, "--push"])
+        let down = try await CLI.run(["replicate", source, url, "--push", "--pin", pin])
         #expect(down.status == 1 && down.stderr.contains("cannot reach"), "\(down.stderr)")
         #expect(try await CLI.run(["replicate", source, url, "--push", "--pull"]).status == 2)
         #expect(try await CLI.run(["replicate", source, "ftp://x/y"]).status == 2)

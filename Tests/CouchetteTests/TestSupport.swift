@@ -241,10 +241,18 @@ func rawExchange(port: UInt16, _ bytes: [UInt8]) async -> String {
     }
 }
 
+/// A listener configuration serving plain HTTP: the listener's default is HTTPS, and the suites
+/// written before TLS talk `http://` to it (TLSListenerTests cover HTTPS).
+func plainHTTPListenerConfiguration(_ collections: [Collection]) -> URLEndpointListenerConfiguration {
+    var config = URLEndpointListenerConfiguration(collections: collections)
+    config.disableTLS = true
+    return config
+}
+
 /// Runs `body` with a started listener serving `collections`, stopping it afterwards.
 nonisolated(nonsending) func withListener<R>(_ collections: [Collection], configure: (inout URLEndpointListenerConfiguration) -> Void = { _ in },
                                              _ body: (URLEndpointListener, String) async throws -> R) async throws -> R {
-    var config = URLEndpointListenerConfiguration(collections: collections)
+    var config = plainHTTPListenerConfiguration(collections)
     configure(&config)
     let listener = URLEndpointListener(config: config)
     try await listener.start()

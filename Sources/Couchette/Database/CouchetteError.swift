@@ -39,6 +39,9 @@ public struct CouchetteError: Error, Sendable, Equatable, CustomStringConvertibl
         case unauthorized
         /// An HTTP peer answered with this status.
         case http(status: Int)
+        /// A TLS certificate was refused (untrusted, wrong pin, expired, client certificate
+        /// refused) or a TLS identity could not be made. Never retried.
+        case tls
 
         public var description: String {
             switch self {
@@ -54,6 +57,7 @@ public struct CouchetteError: Error, Sendable, Equatable, CustomStringConvertibl
             case .unsupported: "unsupported"
             case .unauthorized: "unauthorized"
             case .http(let status): "http(\(status))"
+            case .tls: "tls"
             }
         }
     }

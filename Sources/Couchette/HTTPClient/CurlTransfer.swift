@@ -1,3 +1,4 @@
+import CCrypto
 import CCurl
 import Foundation
 
@@ -22,6 +23,8 @@ final class CurlTransfer {
     /// Headers of the response being received (a `1xx` answer's are dropped).
     private var headers: [String: String] = [:]
     private let method: String
+    /// The pinned / self-signed check of the server's certificate, when the request asks for one.
+    private var certificateCheck: ServerCertificateCheck?
 
     /// Makes the easy handle for `request`.
     /// - Throws: `.invalidParameter` when libcurl refuses an option (a malformed URL, say).
@@ -64,7 +67,7 @@ final class CurlTransfer {
         try check(ccurl_easy_setopt_progress_callback(easy, CURLOPT_XFERINFOFUNCTION, curlTransferProgress), CURLOPT_XFERINFOFUNCTION)
         try check(ccurl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context), CURLOPT_XFERINFODATA)
         try set(CURLOPT_NOPROGRESS, 0)
-        // TLS options (CA file, pinned key, client certificate) are set here when requests carry them.
+        if let tls = request.tls { try configureTLS(tls) }
 
         switch (request.method, request.body) {
         case ("GET", nil): try set(CURLOPT_HTTPGET, 1)
@@ -97,6 +100,38 @@ final class CurlTransfer {
             headerList = appended
         }
         try check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), CURLOPT_HTTPHEADER)
+    }
+
+    private func configureTLS(_ tls: HTTPClientTLS) throws {
+        // TLS 1.2 at most for these peer-to-peer modes: under TLS 1.3 a server refusing our client
+        // certificate says so after the handshake, and its alert races with it closing the
+        // connection (the request then fails as a plain broken pipe, retried forever); under
+        // TLS 1.2 the refusal is part of the handshake and always reported.
+        try set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2) | Int(CURL_SSLVERSION_MAX_TLSv1_2))
+        if let roots = tls.trustedRoots {
+            var pem = Data()
+            for root in roots { pem += try OpenSSLCertificate(der: root).pem() }
+            try pem.withUnsafeBytes { try check(ccurl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count), CURLOPT_CAINFO_BLOB) }
+            try set(CURLOPT_SSL_VERIFYHOST, 2)
+        }
+        if tls.checksCertificateItself {
+            let certificateCheck = ServerCertificateCheck(tls)
+            self.certificateCheck = certificateCheck
+            try check(ccurl_easy_setopt_ssl_ctx_callback(easy, CURLOPT_SSL_CTX_FUNCTION, curlInstallServerCertificateCheck), CURLOPT_SSL_CTX_FUNCTION)
+            try check(ccurl_easy_setopt_pointer(easy, CURLOPT_SSL_CTX_DATA, Unmanaged.passUnretained(certificateCheck).toOpaque()), CURLOPT_SSL_CTX_DATA)
+            try set(CURLOPT_SSL_VERIFYHOST, 0)   // the certificate itself is checked: a pinned one may name any host
+            // A resumed TLS session skips the certificate: every handshake of this transfer shows it.
+            try set(CURLOPT_SSL_SESSIONID_CACHE, 0)
+            if let pinned = tls.pinnedCertificate {
+                try set(CURLOPT_PINNEDPUBLICKEY, try ServerCertificateCheck.publicKeyPin(of: pinned))
+            }
+        }
+        if let certificate = tls.clientCertificatePEM, let key = tls.clientKeyPEM {
+            try set(CURLOPT_SSLCERTTYPE, "PEM")
+            try certificate.withUnsafeBytes { try check(ccurl_easy_setopt_blob_copy(easy, CURLOPT_SSLCERT_BLOB, $0.baseAddress, $0.count), CURLOPT_SSLCERT_BLOB) }
+            try set(CURLOPT_SSLKEYTYPE, "PEM")
+            try key.withUnsafeBytes { try check(ccurl_easy_setopt_blob_copy(easy, CURLOPT_SSLKEY_BLOB, $0.baseAddress, $0.count), CURLOPT_SSLKEY_BLOB) }
+        }
     }
 
     private func set(_ option: CURLoption, _ value: Int) throws {
@@ -147,9 +182,43 @@ final class CurlTransfer {
         let detail = String(cString: errorBuffer)
         let summary = String(cString: curl_easy_strerror(code))
         let message = detail.isEmpty || detail == summary ? summary : "\(summary) (\(detail))"
-        // No CURLOPT_TIMEOUT is set (the idle limit is ``expire()``), so a timeout is the connect one.
-        let neverConnected = [CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_OPERATION_TIMEDOUT].contains(code)
-        transfer.finish(.failure(neverConnected ? HTTPConnectError(message: message) : CouchetteError(.io, message)))
+        if let reason = Self.certificateFailure(code, detail: detail, refusal: certificateCheck?.refusal) {
+            transfer.finish(.failure(CouchetteError(.tls, "\(reason) [\(message)]")))
+        } else {
+            // No CURLOPT_TIMEOUT is set (the idle limit is ``expire()``), so a timeout is the connect one.
+            let neverConnected = [CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_OPERATION_TIMEDOUT].contains(code)
+            transfer.finish(.failure(neverConnected ? HTTPConnectError(message: message) : CouchetteError(.io, message)))
+        }
+    }
+
+    /// The reason a failed transfer is a certificate failure (never worth retrying), or nil for
+    /// network trouble. A server that refuses our client certificate answers with a TLS alert,
+    /// which TLS 1.3 delivers after the handshake: on the first read, not while connecting.
+    static func certificateFailure(_ code: CURLcode, detail: String, refusal: String?) -> String? {
+        if let refusal { return refusal }
+        let text = detail.lowercased()
+        switch code {
+        case CURLE_PEER_FAILED_VERIFICATION:
+            return text.contains("expired") ? "the server's certificate has expired" : "untrusted: the server's certificate is not trusted"
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return "wrong pin: the server's public key is not the pinned certificate's"
+        case CURLE_SSL_CERTPROBLEM:
+            return "the client certificate could not be used"
+        case CURLE_SSL_CONNECT_ERROR, CURLE_RECV_ERROR, CURLE_SEND_ERROR:
+            if text.contains("alert") && (text.contains("certificate") || text.contains("unknown ca")) {
+                return "client certificate refused by the server"
+            }
+            // What a server requiring a client certificate answers a client that sent none.
+            if text.contains("alert handshake failure") {
+                return "client certificate refused by the server (none presented, or no cipher in common)"
+            }
+            if text.contains("wrong version number") || text.contains("packet length too long") {
+                return "the server does not speak TLS on this port"
+            }
+            return nil
+        default:
+            return nil
+        }
     }
 
     /// Fails the transfer after `idleTimeout` without a byte.

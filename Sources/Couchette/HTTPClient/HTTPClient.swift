@@ -17,17 +17,22 @@ import Foundation
 /// for try await chunk in feed { … }
 /// ```
 ///
-/// A server that cannot be reached at all throws ``HTTPConnectError``; timeouts and broken
-/// connections throw `CouchetteError(.io)`; an HTTP error status is an answer like any other. Cancelling the calling task throws
+/// A refused certificate (untrusted, wrong pin, expired, client certificate refused) throws
+/// `CouchetteError(.tls)`; a server that cannot be reached at all throws ``HTTPConnectError``;
+/// timeouts and broken connections throw `CouchetteError(.io)`; an HTTP error status is an
+/// answer like any other. Cancelling the calling task throws
 /// `CancellationError` at once and removes the transfer from libcurl.
 final class HTTPClient: Sendable {
     /// A client for tests and one-off requests, never released.
     static let shared = HTTPClient()
 
     private let loop: CurlLoop
+    /// Used by every request that carries no TLS settings of its own.
+    private let tls: HTTPClientTLS?
 
-    init() {
+    init(tls: HTTPClientTLS? = nil) {
         loop = CurlLoop()
+        self.tls = tls
     }
 
     deinit {
@@ -40,6 +45,8 @@ final class HTTPClient: Sendable {
     ///   long), `.invalidParameter`
     ///   (a URL or header libcurl refuses), `CancellationError`.
     func data(for request: HTTPClientRequest, maxBodyBytes: Int = 1 << 30) async throws -> HTTPClientResponse {
+        var request = request
+        if request.tls == nil { request.tls = tls }
         let transfer = HTTPTransfer(id: loop.makeID(), mode: .collect(maxBytes: maxBodyBytes), loop: loop)
         return try await withTaskCancellationHandler {
             loop.start(transfer, request)
@@ -55,6 +62,8 @@ final class HTTPClient: Sendable {
     ///   catches up (the server then waits on TCP flow control).
     /// - Throws: as ``data(for:maxBodyBytes:)``, until the head arrived.
     func stream(for request: HTTPClientRequest, bufferLimit: Int = 1 << 20) async throws -> HTTPClientStream {
+        var request = request
+        if request.tls == nil { request.tls = tls }
         let transfer = HTTPTransfer(id: loop.makeID(), mode: .stream(bufferLimit: bufferLimit), loop: loop)
         return try await withTaskCancellationHandler {
             loop.start(transfer, request)

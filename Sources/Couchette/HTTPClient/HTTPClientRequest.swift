@@ -23,6 +23,8 @@ struct HTTPClientRequest: Sendable {
     var body: Data?
     var connectTimeout: Duration = .seconds(15)
     var idleTimeout: Duration = .seconds(60)
+    /// Server trust and client certificate for `https://` URLs; nil: the system trust store.
+    var tls: HTTPClientTLS?
 
     init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Data? = nil) {
         self.method = method

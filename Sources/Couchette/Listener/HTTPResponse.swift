@@ -50,7 +50,7 @@ struct HTTPResponse: Sendable {
         case .unsupported: return (501, "not_implemented")
         case .notOpen, .busy: return (503, "service_unavailable")
         case .http(let status): return (status, "error")
-        case .corruption, .io: return (500, "internal_server_error")
+        case .corruption, .io, .tls: return (500, "internal_server_error")
         case .full: return (507, "insufficient_storage")
         }
     }

@@ -43,16 +43,25 @@ final class HTTPServer: Sendable {
 
     // MARK: - Starting and stopping
 
-    /// Binds `host:port` (port 0: any free port) and returns the bound port.
-    /// - Throws: `.io` when civetweb cannot bind, `.busy` when already running.
-    func start(host: String, port: UInt16, threads: Int) throws -> UInt16 {
+    /// What the server needs for HTTPS: its identity and, to require client certificates, the
+    /// roots (DER) they must chain to.
+    struct TLSSetup: Sendable {
+        var identity: TLSIdentity
+        var clientRoots: [Data]?
+    }
+
+    /// Binds `host:port` (port 0: any free port), serving HTTPS when `tls` is given, and returns
+    /// the bound port.
+    /// - Throws: `.io` when civetweb cannot bind, `.tls` when it cannot set up TLS, `.busy` when
+    ///   already running.
+    func start(host: String, port: UInt16, threads: Int, tls: TLSSetup? = nil) throws -> UInt16 {
         try state.withLock { state in
             guard state.context == nil else { throw CouchetteError(.busy, "the listener is already running") }
             state.stopping = false
         }
         let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        let options = [
-            "listening_ports", address,
+        var options = [
+            "listening_ports", tls == nil ? address : address + "s",   // "s": this port speaks TLS
             "num_threads", String(threads),
             "enable_keep_alive", "yes",
             "keep_alive_timeout_ms", "15000",
@@ -60,16 +69,50 @@ final class HTTPServer: Sendable {
             "max_request_size", "65536",
             "tcp_nodelay", "1",   // else Nagle holds the body behind the headers for a delayed ACK (~40 ms)
         ]
+        // civetweb reads certificates and keys from files, once, in mg_start: they are written to a
+        // private directory (0700, files 0600) that is deleted as soon as mg_start returns.
+        if tls != nil, let problem = CivetWebTLS.problem {
+            throw CouchetteError(.tls, "cannot serve HTTPS on \(address): \(problem)")
+        }
+        let files = try tls.map { try TLSFiles($0) }
+        defer { files?.remove() }
+        if let files {
+            options += [
+                "ssl_certificate", files.identityPath,
+                "ssl_protocol_version", "4",   // TLS 1.2 and newer only
+            ]
+            if let rootsPath = files.rootsPath {
+                options += [
+                    "ssl_verify_peer", "yes",   // a client without an accepted certificate fails the handshake
+                    "ssl_ca_file", rootsPath,
+                    "ssl_default_verify_paths", "no",   // only the configured roots, not the system's CAs
+                ]
+            }
+        }
         var callbacks = HTTPServer.callbacks()
         // The context holds this pointer until mg_stop returns; the retain is released in stop().
         let userData = Unmanaged.passRetained(self).toOpaque()
+        var errorText = [CChar](repeating: 0, count: 512)
         let context: OpaquePointer? = withCStringArray(options) { optionPointers in
-            mg_start(&callbacks, userData, optionPointers)
+            errorText.withUnsafeMutableBufferPointer { text in
+                withUnsafePointer(to: &callbacks) { callbackPointer in
+                    var initData = mg_init_data(callbacks: callbackPointer, user_data: userData,
+                                                configuration_options: UnsafeMutablePointer(mutating: optionPointers))
+                    var errorData = mg_error_data(code: nil, text: text.baseAddress, text_buffer_size: text.count)
+                    return mg_start2(&initData, &errorData)
+                }
+            }
         }
         guard let context else {
             Unmanaged<HTTPServer>.fromOpaque(userData).release()
-            throw CouchetteError(.io, "could not listen on \(address) (address in use or not available)")
+            let reason = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if tls != nil, reason.lowercased().contains("ssl") || reason.contains("lib") {
+                // Debian's civetweb dlopen()s "libssl.so" and "libcrypto.so", which libssl-dev provides.
+                throw CouchetteError(.tls, "could not serve HTTPS on \(address): \(reason) (civetweb loads libssl.so at run time: install libssl-dev)")
+            }
+            throw CouchetteError(.io, "could not listen on \(address) (\(reason.isEmpty ? "address in use or not available" : reason))")
         }
+        if tls != nil { CivetWebTLS.repair() }
         var ports = [mg_server_port](repeating: mg_server_port(), count: 4)
         let found = mg_get_server_ports(context, Int32(ports.count), &ports)
         state.withLock { $0.context = Context(pointer: context) }
@@ -263,6 +306,51 @@ final class HTTPServer: Sendable {
         return .request(HTTPRequest(method: info.request_method.map { String(cString: $0) } ?? "GET",
                                     path: path, rawQuery: query, headers: headers, body: body))
     }
+}
+
+/// The PEM files civetweb reads while starting, in a directory only this user can read.
+private struct TLSFiles {
+    let directory: String
+    let identityPath: String
+    let rootsPath: String?
+
+    init(_ setup: HTTPServer.TLSSetup) throws {
+        var template = Array((FileManager.default.temporaryDirectory.path + "/couchette-tls-XXXXXX").utf8CString)
+        guard let created = mkdtemp(&template) else {
+            throw CouchetteError(.io, "could not create a private directory for the listener's TLS files (errno \(errno))")
+        }
+        directory = String(cString: created)
+        identityPath = directory + "/identity.pem"
+        do {
+            // The key first, then the chain: civetweb loads both from this one file.
+            try Self.write(setup.identity.privateKeyPEM + setup.identity.certificatePEM, to: identityPath)
+            if let roots = setup.clientRoots {
+                guard !roots.isEmpty else {
+                    throw CouchetteError(.invalidParameter, "ListenerCertificateAuthenticator needs at least one root certificate")
+                }
+                var pem = Data()
+                for root in roots { pem += try OpenSSLCertificate(der: root).pem() }
+                rootsPath = directory + "/client-roots.pem"
+                try Self.write(pem, to: rootsPath!)
+            } else {
+                rootsPath = nil
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            if let error = error as? CouchetteError, error.code == .tls {
+                throw CouchetteError(.invalidParameter, "a root certificate of ListenerCertificateAuthenticator is not a DER certificate")
+            }
+            throw error
+        }
+    }
+
+    private static func write(_ data: Data, to path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw CouchetteError(.io, "could not write the listener's TLS file \(path)")
+        }
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
 }
 
 /// Calls `body` with a NULL-terminated array of C strings that live for the call.

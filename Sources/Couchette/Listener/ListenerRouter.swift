@@ -42,8 +42,9 @@ final class ListenerRouter: Sendable {
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        if request.pathComponents == ["_session"] { return session(request, config.authenticator) }
-        if let authenticator = config.authenticator {
+        let passwords = config.authenticator as? ListenerPasswordAuthenticator
+        if request.pathComponents == ["_session"] { return session(request, passwords) }
+        if let authenticator = passwords {
             switch credentials(request, authenticator) {
             case .user: break
             case .anonymous, .wrongPassword:

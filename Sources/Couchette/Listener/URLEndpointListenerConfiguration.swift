@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a ``URLEndpointListener`` serves and how: collections, port, interface, access.
 ///
 /// Each collection is served under its keyspace: the database name for the default collection
@@ -24,9 +26,17 @@ public struct URLEndpointListenerConfiguration: Sendable {
     /// When true, requests that would change documents get `403 forbidden`; reads, `_changes`
     /// and replication checkpoints (`_local` documents) still work, so others can pull.
     public var readOnly = false
-    /// Credentials every request must carry — HTTP Basic, or the `AuthSession` cookie that
-    /// `POST /_session` hands out for them; nil allows anonymous access.
-    public var authenticator: ListenerPasswordAuthenticator?
+    /// Who may connect: a ``ListenerPasswordAuthenticator`` (HTTP Basic, or the `AuthSession`
+    /// cookie that `POST /_session` hands out for the credentials) or a
+    /// ``ListenerCertificateAuthenticator`` (a client certificate that chains to its roots; needs
+    /// TLS); nil allows anonymous access.
+    public var authenticator: (any ListenerAuthenticator)?
+    /// Serve plain HTTP instead of HTTPS. Default false: the listener serves HTTPS, with
+    /// ``tlsIdentity`` or, when that is nil, an anonymous self-signed identity made at start
+    /// (read it from ``URLEndpointListener/tlsIdentity`` to pin it in clients).
+    public var disableTLS = false
+    /// The certificate and key served over HTTPS; nil makes an anonymous self-signed one at start.
+    public var tlsIdentity: TLSIdentity?
     /// Larger request bodies get `413 too_large` (default 32 MiB).
     public var maximumRequestBodySize = 32 * 1024 * 1024
     /// Civetweb worker threads: the most requests served at once (each open `_changes` feed holds
@@ -41,6 +51,10 @@ public struct URLEndpointListenerConfiguration: Sendable {
     }
 }
 
+/// How a ``URLEndpointListener`` decides who may connect: ``ListenerPasswordAuthenticator`` or
+/// ``ListenerCertificateAuthenticator``.
+public protocol ListenerAuthenticator: Sendable {}
+
 /// Checks HTTP Basic credentials for a ``URLEndpointListener``.
 ///
 /// ```swift
@@ -48,11 +62,29 @@ public struct URLEndpointListenerConfiguration: Sendable {
 ///     user == "alice" && password == "secret"
 /// }
 /// ```
-public struct ListenerPasswordAuthenticator: Sendable {
+public struct ListenerPasswordAuthenticator: ListenerAuthenticator {
     let authenticate: @Sendable (_ user: String, _ password: String) -> Bool
 
     /// `authenticate` runs for every request; return true to accept the credentials.
     public init(_ authenticate: @escaping @Sendable (_ user: String, _ password: String) -> Bool) {
         self.authenticate = authenticate
+    }
+}
+
+/// Requires every client of an HTTPS ``URLEndpointListener`` to present a certificate that chains
+/// to one of `rootCertificates` (DER); the TLS handshake fails for any other client. A self-signed
+/// client certificate may be its own root.
+///
+/// ```swift
+/// let client = try TLSIdentity.createIdentity(commonName: "phone")
+/// config.authenticator = ListenerCertificateAuthenticator(rootCertificates: [client.certificates[0]])
+/// // the replicator: config.authenticator = ClientCertificateAuthenticator(identity: client)
+/// ```
+public struct ListenerCertificateAuthenticator: ListenerAuthenticator {
+    /// The trusted roots, DER. Only these: the system's certificate authorities are not trusted.
+    public let rootCertificates: [Data]
+
+    public init(rootCertificates: [Data]) {
+        self.rootCertificates = rootCertificates
     }
 }

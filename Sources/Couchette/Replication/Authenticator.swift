@@ -1,3 +1,5 @@
+import Foundation
+
 /// Credentials a ``Replicator`` presents to a ``URLEndpoint`` server. They never appear in logs,
 /// status errors or replication ids.
 public protocol Authenticator: Sendable {}
@@ -33,5 +35,21 @@ public struct SessionAuthenticator: Authenticator {
     public init(sessionID: String, cookieName: String = "SyncGatewaySession") {
         self.sessionID = sessionID
         self.cookieName = cookieName
+    }
+}
+
+/// Presents a client certificate in the TLS handshake with an HTTPS server, such as a
+/// ``URLEndpointListener`` configured with ``ListenerCertificateAuthenticator``. A server that
+/// refuses it stops the replicator with `CouchetteError(.tls)` ("client certificate refused").
+///
+/// ```swift
+/// let identity = try TLSIdentity.identity(certificatePEM: certPEM, privateKeyPEM: keyPEM)
+/// config.authenticator = ClientCertificateAuthenticator(identity: identity)
+/// ```
+public struct ClientCertificateAuthenticator: Authenticator {
+    public let identity: TLSIdentity
+
+    public init(identity: TLSIdentity) {
+        self.identity = identity
     }
 }

@@ -17,7 +17,7 @@ final class RemotePeer: ReplicationPeer {
     let base: String
     /// Sent with every request; `Cookie` is updated when the server renews a session cookie.
     private let headers: Locked<[String: String]>
-    let client = HTTPClient()
+    let client: HTTPClient
     /// Silence after which a request is given up (long polls: their wait plus this).
     private let requestTimeout: Duration
     /// The open `feed=continuous` `_changes` stream of a continuous replication, if any.
@@ -38,8 +38,10 @@ final class RemotePeer: ReplicationPeer {
     ///   - url: `http(s)://host:port/db`; `user:password@` in it becomes HTTP Basic credentials.
     ///   - headers: extra headers for every request (`Authorization`, `Cookie`, custom ones).
     ///   - requestTimeout: seconds without a byte after which a request fails with `.io`.
+    ///   - tls: server trust and client certificate for `https://` (nil: the system trust store).
     /// - Throws: `.invalidParameter` when `url` is not an http(s) URL naming a database.
-    init(url: URL, headers: [String: String] = [:], requestTimeout: TimeInterval = 60) throws {
+    init(url: URL, headers: [String: String] = [:], requestTimeout: TimeInterval = 60, tls: HTTPClientTLS? = nil) throws {
+        client = HTTPClient(tls: tls)
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               components.host?.isEmpty == false else {

@@ -29,5 +29,5 @@ func makeRemotePeer(url: URL, remoteName: String, config: ReplicatorConfiguratio
     default:
         break
     }
-    return try RemotePeer(url: peerURL, headers: headers, requestTimeout: config.requestTimeout)
+    return try RemotePeer(url: peerURL, headers: headers, requestTimeout: config.requestTimeout, tls: config.clientTLS)
 }

@@ -22,6 +22,7 @@ public struct ReplicatorConfiguration: Sendable {
     public var replicatorType: ReplicatorType = .pushAndPull
     /// false (default): replicate what there is, then stop. true: keep going and wait for changes.
     public var continuous = false
+    /// Credentials: ``BasicAuthenticator``, ``SessionAuthenticator`` or ``ClientCertificateAuthenticator``.
     public var authenticator: (any Authenticator)?
     /// Extra HTTP headers sent with every request to a ``URLEndpoint``.
     public var headers: [String: String] = [:]
@@ -33,6 +34,26 @@ public struct ReplicatorConfiguration: Sendable {
     /// The longest wait between two attempts, in seconds (default 300). Waits double from one
     /// second up to this.
     public var maxAttemptWaitTime: TimeInterval = 300
+    /// The server's certificate (DER, e.g. ``TLSIdentity/certificates```[0]` of a listener):
+    /// HTTPS connections accept exactly this certificate, without checking the host name or a
+    /// certificate authority. Any other certificate stops the replicator with `.tls` ("wrong pin").
+    ///
+    /// ```swift
+    /// config.pinnedServerCertificate = listener.tlsIdentity?.certificates.first
+    /// ```
+    public var pinnedServerCertificate: Data?
+    /// The SHA-256 of the server's certificate (``TLSIdentity/sha256Fingerprint``; hex, case and
+    /// colons ignored), an alternative to ``pinnedServerCertificate`` for pins given as text, such
+    /// as the fingerprint `couchette serve` prints.
+    public var pinnedServerCertificateSHA256: String?
+    /// Accept any self-signed server certificate (and nothing else) instead of checking the
+    /// system trust store; the host name is not checked. For peers serving Couchette's anonymous
+    /// identity when pinning is impractical; pinning is safer.
+    public var acceptOnlySelfSignedServerCertificate = false
+    /// Root certificates (DER) trusted instead of the system trust store for HTTPS (what
+    /// `couchette replicate --cacert` sets); the host name is checked against the server's
+    /// certificate. Nil (default): the system trust store.
+    public var trustedRootCertificates: [Data]?
     /// How many changes one batch carries (internal: tests use small batches).
     var batchSize = 500
     /// Seconds an HTTP request may stay silent (no byte either way) before it fails with `.io`
@@ -41,6 +62,18 @@ public struct ReplicatorConfiguration: Sendable {
 
     public init(target: any Endpoint) {
         self.target = target
+    }
+
+    /// The HTTPS settings of this configuration for the HTTP client; nil when there are none.
+    var clientTLS: HTTPClientTLS? {
+        let identity = (authenticator as? ClientCertificateAuthenticator)?.identity
+        guard pinnedServerCertificate != nil || pinnedServerCertificateSHA256 != nil || acceptOnlySelfSignedServerCertificate || trustedRootCertificates != nil || identity != nil else {
+            return nil
+        }
+        let fingerprint = pinnedServerCertificateSHA256.map { $0.lowercased().filter(\.isHexDigit) }
+        return HTTPClientTLS(pinnedCertificate: pinnedServerCertificate, pinnedFingerprint: fingerprint, acceptOnlySelfSigned: acceptOnlySelfSignedServerCertificate,
+                             trustedRoots: trustedRootCertificates, clientCertificatePEM: identity?.certificatePEM,
+                             clientKeyPEM: identity?.privateKeyPEM)
     }
 
     /// Adds `collection` (with its own filters and resolver), or replaces its configuration.
