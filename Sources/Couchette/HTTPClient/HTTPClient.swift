@@ -45,14 +45,8 @@ final class HTTPClient: Sendable {
     ///   long), `.invalidParameter`
     ///   (a URL or header libcurl refuses), `CancellationError`.
     func data(for request: HTTPClientRequest, maxBodyBytes: Int = 1 << 30) async throws -> HTTPClientResponse {
-        var request = request
-        if request.tls == nil { request.tls = tls }
-        let transfer = HTTPTransfer(id: loop.makeID(), mode: .collect(maxBytes: maxBodyBytes), loop: loop)
-        return try await withTaskCancellationHandler {
-            loop.start(transfer, request)
-            return try await transfer.response()
-        } onCancel: {
-            transfer.cancel()
+        try await run(request, mode: .collect(maxBytes: maxBodyBytes)) { transfer in
+            try await transfer.response()
         }
     }
 
@@ -62,12 +56,21 @@ final class HTTPClient: Sendable {
     ///   catches up (the server then waits on TCP flow control).
     /// - Throws: as ``data(for:maxBodyBytes:)``, until the head arrived.
     func stream(for request: HTTPClientRequest, bufferLimit: Int = 1 << 20) async throws -> HTTPClientStream {
+        try await run(request, mode: .stream(bufferLimit: bufferLimit)) { transfer in
+            HTTPClientStream(head: try await transfer.head(), transfer: transfer, client: self)
+        }
+    }
+
+    /// Starts `request` (with the client's TLS options unless it has its own) as one transfer
+    /// and waits for `outcome`; cancelling the waiting task cancels the transfer at once.
+    private func run<Outcome: Sendable>(_ request: HTTPClientRequest, mode: HTTPTransfer.Mode,
+                                        _ outcome: (HTTPTransfer) async throws -> Outcome) async throws -> Outcome {
         var request = request
         if request.tls == nil { request.tls = tls }
-        let transfer = HTTPTransfer(id: loop.makeID(), mode: .stream(bufferLimit: bufferLimit), loop: loop)
+        let transfer = HTTPTransfer(id: loop.makeID(), mode: mode, loop: loop)
         return try await withTaskCancellationHandler {
             loop.start(transfer, request)
-            return HTTPClientStream(head: try await transfer.head(), transfer: transfer, client: self)
+            return try await outcome(transfer)
         } onCancel: {
             transfer.cancel()
         }
