@@ -90,4 +90,19 @@ import Testing
             ("DATE_ADD_MILLIS(0, 1e300, 'day')", "null"),
         ])
     }
+
+    @Test func oddFormatsAndAmountsGiveDefaultsOrNull() async throws {
+        try await check([
+            ("MILLIS_TO_UTC(0, '')", #""1970-01-01T00:00:00Z""#), ("MILLIS_TO_UTC(0, 'Z')", #""1970-01-01T00:00:00Z""#),
+            ("MILLIS_TO_UTC(0, '%')", #""1970-01-01T00:00:00Z""#), ("MILLIS_TO_UTC(0, '+00:00')", #""1970-01-01T00:00:00Z""#),
+            ("MILLIS_TO_UTC(0, '.111')", #""1970-01-01T00:00:00Z""#), ("MILLIS_TO_UTC(0, 5)", #""1970-01-01T00:00:00Z""#),
+            ("MILLIS_TO_UTC(0, '%T')", #""00:00:00""#), ("MILLIS_TO_UTC(1, '%F %T%s')", #""1970-01-01 00:00:00.001""#),
+            ("DATE_ADD_STR('2018-01-01', 9223372036854775807, 'month')", "null"),
+            ("DATE_ADD_STR('2018-01-01', -9223372036854775808, 'millisecond')", "null"),
+            ("DATE_ADD_MILLIS(253402300799999, 1, 'millisecond')", "null"),
+            ("DATE_DIFF_MILLIS(-62167219200000, 253402300799999, 'millisecond')", "-315569519999999"),
+            ("STR_TO_MILLIS('2018-10-23T18:33:01+1900')", "null"), ("STR_TO_MILLIS('2018-10-23T18:33:01+07')", "1540294381000"),
+            ("STR_TO_MILLIS('2018-10-23T24:00')", "null"), ("STR_TO_MILLIS('2018-10-23T')", "null"),
+        ])
+    }
 }

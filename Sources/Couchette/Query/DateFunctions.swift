@@ -81,7 +81,7 @@ enum DateFunctions {
     /// A whole number of parts to add (fractions truncated); nil beyond what can move a date
     /// within ``millisRange``.
     private static func amount(_ value: Datum) -> Int64? {
-        if case .int(let number) = value { return abs(number) <= 1_000_000_000_000_000 ? number : nil }
+        if case .int(let number) = value { return number.magnitude <= 1_000_000_000_000_000 ? number : nil }
         guard let number = value.number, number.isFinite, abs(number) <= 1e18 else { return nil }
         return Int64(number.rounded(.towardZero))
     }
