@@ -105,4 +105,42 @@ import Testing
             ("STR_TO_MILLIS('2018-10-23T24:00')", "null"), ("STR_TO_MILLIS('2018-10-23T')", "null"),
         ])
     }
+
+    /// Random near-dates and near-formats through every string-taking date function: each gives
+    /// a string, a number or null, never a trap.
+    @Test func randomDateAndFormatTextNeverTraps() async throws {
+        try await withDatabase { db, _ in
+            var random = ValueEncodingTests.SeededGenerator(seed: 18)
+            let alphabet = Array("0123456789-:T Z+.%YmdHMSsFEz/1111")
+            let samples = ["2018-10-23T18:33:01.5+07:00", "1111-11-11T11:11:11.111Z", "%Y-%m-%dT%H:%M:%S%Ez"]
+            var texts: [String] = []
+            for index in 0..<400 {
+                var characters = Array(samples[index % samples.count])
+                for _ in 0..<Int.random(in: 0...4, using: &random) where !characters.isEmpty {
+                    let position = Int.random(in: 0..<characters.count, using: &random)
+                    switch Int.random(in: 0..<3, using: &random) {
+                    case 0: characters.remove(at: position)
+                    case 1: characters[position] = alphabet.randomElement(using: &random)!
+                    default: characters.insert(alphabet.randomElement(using: &random)!, at: position)
+                    }
+                }
+                texts.append(String(characters))
+            }
+            let document = MutableDocument(id: "d")
+            document.setValue(texts, forKey: "texts")
+            try await db.defaultCollection().save(document: document)
+            let rows = try await db.createQuery("""
+                SELECT STR_TO_UTC(t, t) AS a, STR_TO_TZ(t, 330, t) AS b, DATE_ADD_STR(t, 13, 'month', t) AS c,
+                       DATE_DIFF_STR(t, '2018-01-01', 'week') AS d, MILLIS_TO_UTC(STR_TO_MILLIS(t), t) AS e
+                FROM _ AS doc UNNEST doc.texts AS t
+                """).execute().allResults()
+            #expect(rows.count == texts.count)
+            for row in rows {
+                for column in ["a", "b", "c", "d", "e"] {
+                    let value = row.value(forKey: column)
+                    #expect(value == nil || value is String || value is Int || value is NSNull, "\(column): \(String(describing: value))")
+                }
+            }
+        }
+    }
 }
