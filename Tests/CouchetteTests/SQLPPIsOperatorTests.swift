@@ -55,4 +55,16 @@ import Testing
             await expectCouchetteError(.invalidQuery) { _ = try db.createQuery("SELECT 1 FROM _ WHERE callsign IS") }
         }
     }
+
+    @Test func isWithAValueUsesAnIndexLikeEquality() async throws {
+        try await withAirlines { (db: Database) async throws in
+            try await db.defaultCollection().createIndex(withName: "byCallsign", config: ValueIndexConfiguration(["callsign"]))
+            let query = try db.createQuery("SELECT META().id AS id FROM _ WHERE callsign IS 'ANA'")
+            #expect(try await query.explain().contains("byCallsign"))
+            #expect(try await query.execute().compactMap { $0.string(forKey: "id") } == ["airline_1"])
+            // IS NULL and IS MISSING keep their own tests; IS NOT is not an index range.
+            #expect(try await SQLPP.ids(db, where: "callsign IS NOT 'ANA'") == ["airline_2", "airline_3", "airline_4"])
+            #expect(try await SQLPP.ids(db, where: "callsign IS MISSING") == ["airline_3"])
+        }
+    }
 }
