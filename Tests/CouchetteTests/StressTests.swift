@@ -49,7 +49,7 @@ struct StressTests {
         let database = try Database(name: "writers", config: config)
         let collection = try database.defaultCollection()
         let observed = Observed()
-        let token = database.core.observers.add { observed.append($0) }
+        let token = database.observation.observers.add { observed.append($0) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for writer in 0..<16 {
                 group.addTask {
@@ -60,7 +60,7 @@ struct StressTests {
             }
             try await group.waitForAll()
         }
-        database.core.observers.remove(token)
+        database.observation.observers.remove(token)
         #expect(try await collection.count == 3200)
         #expect(observed.ids.count == 3200)
         #expect(observed.all.count <= 3200)

@@ -22,6 +22,8 @@ public final class Collection: Sendable, Hashable {
     }
 
     var core: DatabaseCore { database.core }
+    /// The read seam the layers above Database/ use (``StoreReader``).
+    var reader: StoreReader { database.reader }
 
     /// The collection's name.
     public var name: String { spec.name }

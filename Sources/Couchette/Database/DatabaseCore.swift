@@ -12,11 +12,6 @@ final class DatabaseCore: Sendable {
     let indexes: IndexRegistry
     let catalog = Catalog()
     let observers = CommitObservers()
-    let externalChanges = ExternalChanges()
-    /// The live queries of this database, shared by subscribers with the same text and parameters.
-    let liveQueries = LiveQueryRegistry()
-    /// The task group live-query evaluations run in.
-    let observationTasks = ObservationTasks()
     let expirationSignal = WakeSignal()
     private let isOpen = Atomic<Bool>(true)
     private let queue = Locked<[PendingWrite]>([])
