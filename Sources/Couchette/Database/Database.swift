@@ -20,6 +20,8 @@ public actor Database {
     nonisolated let reader: StoreReader
     /// Change streams, live queries and the monitor of other processes' commits.
     nonisolated let observation: DatabaseObservation
+    /// Purges expired documents in the background.
+    nonisolated let sweeper = ExpirationSweeper()
     private nonisolated let writer: WriterExecutor
     private var groupCommit = GroupCommitPacing()
 
@@ -40,13 +42,13 @@ public actor Database {
         reader = StoreReader(core: core)
         observation = DatabaseObservation(reader: reader, observers: core.observers)
         writer = WriterExecutor(name: name)
-        ExpirationSweeper.start(for: self)
+        sweeper.start(for: self)
     }
 
     deinit {
         writer.stop()
         if core.markClosed() {
-            core.sweeper.withLock { $0?.cancel() }
+            sweeper.cancel()
             core.observers.close()
             EnvironmentRegistry.shared.release(core.environment)
         }
@@ -66,7 +68,7 @@ public actor Database {
     /// long query.
     public func close() throws {
         guard core.markClosed() else { return }
-        core.sweeper.withLock { $0?.cancel() }
+        sweeper.cancel()
         for write in core.takeQueued() {
             write.complete(.failure(CouchetteError(.notOpen, "database '\(name)' is closed")))
         }

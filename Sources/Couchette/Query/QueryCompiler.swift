@@ -159,7 +159,11 @@ struct QueryCompiler {
 
         // The joined sources' scans are made once every expression is compiled: a source's
         // deleted documents become visible when any of them reads META(alias).deleted.
-        var stageParts: [(source: Int, kind: JoinClause.Kind?, condition: Evaluator?, hash: HashCondition?)] = []
+        enum CompiledJoin {
+            case join(JoinClause.Kind, source: Int, on: Evaluator?, hash: HashCondition?)
+            case unnest(source: Int, Evaluator)
+        }
+        var compiledJoins: [CompiledJoin] = []
         for (index, join) in pendingStages {
             switch join {
             case .join(let kind, _, let on):
@@ -170,16 +174,20 @@ struct QueryCompiler {
                     condition = try compileExpression(on)
                     hash = try hashCondition(on, joined: index)
                 }
-                stageParts.append((index, kind, condition, hash))
+                compiledJoins.append(.join(kind, source: index, on: condition, hash: hash))
             case .unnest(let value, _):
                 clause = .unnest
-                stageParts.append((index, nil, try compileExpression(value), nil))
+                compiledJoins.append(.unnest(source: index, try compileExpression(value)))
             }
         }
-        let stages = stageParts.map { part -> Stage in
-            guard let kind = part.kind, let spec = collections[part.source] else { return .unnest(source: part.source, part.condition!) }
-            let scan = CollectionScan(collection: spec, includeDeleted: sources[part.source].includeDeleted)
-            return .join(kind, source: part.source, scan: scan, on: part.condition, hash: part.hash)
+        let stages = compiledJoins.map { compiled -> Stage in
+            switch compiled {
+            case .join(let kind, let source, let on, let hash):
+                let scan = CollectionScan(collection: collections[source]!, includeDeleted: sources[source].includeDeleted)
+                return .join(kind, source: source, scan: scan, on: on, hash: hash)
+            case .unnest(let source, let evaluator):
+                return .unnest(source: source, evaluator)
+            }
         }
         let columnNames = try uniqueColumnNames(names)
         let aggregating = !groupKeys.isEmpty || !aggregates.isEmpty
