@@ -72,6 +72,22 @@ import Testing
             #expect(try await db.createQuery(sql).explain().contains("byV"))
             #expect(try await queryJSON(db, sql) == [#"{"id":"1"}"#, #"{"id":"2"}"#])
             #expect(try await SQLPP.ids(db, where: "ANY x IN v SATISFIES x = 2 END") == ["1"])
+
+            // An array index stored before scalars were members is left unused (its entries lack
+            // document 2) until createIndex rebuilds it.
+            let environment = collection.core.environment
+            let key = StoreLayout.indexDefinitionKey(collection.spec.number, "byV")
+            try environment.write { txn in
+                let stored = try #require(try txn.get(environment.tables.indexes, key: key))
+                var definition = try IndexDefinition(decoding: Array(stored.dropFirst()))
+                definition.membersIncludeScalars = nil
+                try txn.put(environment.tables.indexes, key: key, value: [1] + (try definition.encoded()))
+            }
+            #expect(try await db.createQuery(sql).explain().hasPrefix("SCAN"))
+            #expect(try await queryJSON(db, sql) == [#"{"id":"1"}"#, #"{"id":"2"}"#])
+            try await collection.createIndex(withName: "byV", config: ArrayIndexConfiguration(path: "v"))
+            #expect(try await db.createQuery(sql).explain().contains("byV"))
+            #expect(try await queryJSON(db, sql) == [#"{"id":"1"}"#, #"{"id":"2"}"#])
         }
     }
 

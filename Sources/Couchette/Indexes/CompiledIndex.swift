@@ -115,7 +115,8 @@ final class CompiledIndex: Sendable {
         // The rows UNNEST makes of the value (a scalar is one member), so an array index serves
         // UNNEST queries whatever the value; ANY over a scalar is false, and the query's own
         // condition, evaluated on every candidate, drops such a document again.
-        let members = Operators.unnested(try arrayPath(context))
+        let value = try arrayPath(context)
+        let members = definition.entriesAreCurrent ? Operators.unnested(value) : Operators.members(value)
         guard !members.isEmpty else { return [] }
         let memberContext = EvaluationContext(sourceCount: 1, variableCount: memberVariables, parameters: [:])
         var keys: Set<[UInt8]> = []
