@@ -38,11 +38,31 @@ public actor Replicator {
         public let progress: Progress
         /// The failure that stopped the replicator, or the one it is retrying while `.offline`.
         public let error: (any Error)?
+        /// The server of a ``URLEndpoint`` in use: the one of ``URLEndpoint/urls`` (without
+        /// user and password) that answered last in this run; it changes when the replicator
+        /// fails over to another server. Nil until a server answered, and for a
+        /// ``DatabaseEndpoint``.
+        ///
+        /// ```swift
+        /// for await change in replicator.changes() {
+        ///     print(change.status.activity, change.status.serverURL?.absoluteString ?? "-")
+        /// }
+        /// ```
+        public let serverURL: URL?
+
+        init(activity: ActivityLevel, progress: Progress, error: (any Error)?, serverURL: URL? = nil) {
+            self.activity = activity
+            self.progress = progress
+            self.error = error
+            self.serverURL = serverURL
+        }
     }
 
     /// The configuration this replicator was created with.
     public nonisolated let config: ReplicatorConfiguration
     nonisolated let state = ReplicatorState()
+    /// The servers of a ``URLEndpoint`` and the one in use; nil for a ``DatabaseEndpoint``.
+    nonisolated let servers: ServerSelection?
     /// Wraps each peer (tests count and break calls through it).
     private nonisolated let wrapPeer: @Sendable (any ReplicationPeer) -> any ReplicationPeer
     private var run: Task<Void, Never>?
@@ -84,15 +104,32 @@ public actor Replicator {
                 throw CouchetteError(.invalidParameter, "a database cannot replicate with itself ('\(first.database.name)')")
             }
         case let endpoint as URLEndpoint:
-            guard let scheme = endpoint.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-                throw CouchetteError(.invalidParameter, "replication URL '\(endpoint.url.absoluteString)' must use http or https")
+            guard !endpoint.urls.isEmpty else {
+                throw CouchetteError(.invalidParameter, "URLEndpoint(urls:) was given no URL")
             }
-            _ = try RemoteDatabaseNames.resolve(url: endpoint.url, collections: config.collections, configs: config.collectionConfigs)
+            var names: [String]?
+            for url in endpoint.urls {
+                guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                    throw CouchetteError(.invalidParameter, "replication URL '\(RemotePeer.redacted(url))' must use http or https")
+                }
+                let resolved = try RemoteDatabaseNames.resolve(url: url, collections: config.collections, configs: config.collectionConfigs)
+                if let names, names != resolved {
+                    throw CouchetteError(.invalidParameter, """
+                        the URLs of one URLEndpoint must be servers of one database: '\(RemotePeer.redacted(url))' names \
+                        '\(resolved[0])', '\(RemotePeer.redacted(endpoint.urls[0]))' names '\(names[0])'
+                        """)
+                }
+                names = resolved
+            }
         default:
             throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
         }
         self.config = config
         self.wrapPeer = wrapPeer
+        servers = (config.target as? URLEndpoint).map { ServerSelection(urls: $0.urls) }
+        servers?.observe { [weak self] url in
+            if let self { self.state.setServerURL(self, url) }
+        }
         for database in databases {
             let token = database.core.observers.add(nil, onClose: { [weak self] in
                 guard let self else { return }
@@ -123,6 +160,7 @@ public actor Replicator {
         state.begin(self)
         run = Task.detached { [self] in
             await previous?.value
+            servers?.restart()   // each run starts with the first server that answers
             let error = await self.execute(reset: reset, generation: current)
             await self.finished(error: error, generation: current)
         }
@@ -190,8 +228,9 @@ public actor Replicator {
             switch config.target {
             case let endpoint as DatabaseEndpoint:
                 remote = try LocalPeer(collection: try await Self.counterpart(of: collection, in: endpoint.database, remoteName: collectionConfig.remoteName))
-            case let endpoint as URLEndpoint:
-                remote = try makeRemotePeer(url: endpoint.url, remoteName: remoteNames?[index] ?? "", config: config)
+            case is URLEndpoint:
+                guard let servers else { throw CouchetteError(.invalidParameter, "a URLEndpoint replicator has no server list") }
+                remote = try makeRemotePeer(servers: servers, remoteName: remoteNames?[index] ?? "", config: config)
             default:
                 throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
             }
