@@ -41,6 +41,11 @@ import Testing
         }
     }
 
+    private func stop(_ backlog: FullBacklog, _ silent: ScriptedServer) {
+        backlog.stop()
+        silent.stop()
+    }
+
     private func request(_ url: String, connectTimeout: Duration) -> HTTPClientRequest {
         var request = HTTPClientRequest(method: "GET", url: url + "/db")
         request.connectTimeout = connectTimeout
@@ -52,12 +57,8 @@ import Testing
 
     @Test(arguments: ["tcp", "tls"])
     func theConnectTimeoutFiresWithAClearError(_ stage: String) async throws {
-        let backlog = try FullBacklog()
-        let silent = try silentServer()
-        defer {
-            backlog.stop()
-            silent.stop()
-        }
+        let (backlog, silent) = try (FullBacklog(), silentServer())
+        defer { stop(backlog, silent) }
         let url = stage == "tcp" ? backlog.url : silent.url.replacingOccurrences(of: "http://", with: "https://")
         let started = ContinuousClock.now
         do {
@@ -98,12 +99,8 @@ import Testing
     /// (not after the 60 s connect timeout), and the client goes on working.
     @Test(arguments: ["connecting", "handshake", "sending"])
     func cancellingBeforeTheServerAnswersEndsAtOnce(_ stage: String) async throws {
-        let backlog = try FullBacklog()
-        let silent = try silentServer()
-        defer {
-            backlog.stop()
-            silent.stop()
-        }
+        let (backlog, silent) = try (FullBacklog(), silentServer())
+        defer { stop(backlog, silent) }
         var request = request(stage == "connecting" ? backlog.url : silent.url, connectTimeout: .seconds(60))
         switch stage {
         case "handshake":
