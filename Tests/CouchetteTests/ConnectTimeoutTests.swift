@@ -49,7 +49,7 @@ import Testing
     private func request(_ url: String, connectTimeout: Duration) -> HTTPClientRequest {
         var request = HTTPClientRequest(method: "GET", url: url + "/db")
         request.connectTimeout = connectTimeout
-        request.idleTimeout = .seconds(120)   // far longer: only the connect timeout may end it
+        request.idleTimeout = .seconds(300)   // far longer: only the connect timeout may end it
         request.tls = HTTPClientTLS(pinnedCertificate: nil, pinnedFingerprint: nil, acceptOnlySelfSigned: true, trustedRoots: nil,
                                     clientCertificatePEM: nil, clientKeyPEM: nil)
         return request
@@ -67,8 +67,10 @@ import Testing
         } catch let error as HTTPConnectError {
             #expect(error.message.lowercased().contains("timed out") || error.message.lowercased().contains("timeout"), "\(error.message)")
         }
+        // About 0.5 s alone; generous, as the caller resumes on a cooperative thread that the
+        // parallel suite can keep busy for seconds — yet far below the 300 s idle limit.
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(400) && elapsed < .seconds(10), "\(elapsed)")
+        #expect(elapsed >= .milliseconds(400) && elapsed < .seconds(60), "\(elapsed)")
         if stage == "tls" { #expect(silent.accepted == 1, "the TCP connection was made; the handshake never ended") }
 
         // Through the replication peer: a short request timeout bounds connecting too, and the
@@ -95,8 +97,8 @@ import Testing
     }
 
     /// Cancelling while TCP connects, while the TLS handshake waits, and while a body is being
-    /// sent to a server that does not read it: the caller gets `CancellationError` within seconds
-    /// (not after the 60 s connect timeout), and the client goes on working.
+    /// sent to a server that does not read it: the caller gets `CancellationError` at once (not
+    /// after the 60 s connect timeout), and the client goes on working.
     @Test(arguments: ["connecting", "handshake", "sending"])
     func cancellingBeforeTheServerAnswersEndsAtOnce(_ stage: String) async throws {
         let (backlog, silent) = try (FullBacklog(), silentServer())
@@ -118,8 +120,9 @@ import Testing
         let cancelled = ContinuousClock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { _ = try await task.value }
+        // Well under a second alone; generous for a loaded machine, far below the 60 s timeout.
         let elapsed = ContinuousClock.now - cancelled
-        #expect(elapsed < .seconds(5), "\(elapsed)")
+        #expect(elapsed < .seconds(20), "\(elapsed)")
 
         let answering = try ScriptedServer { connection in
             while connection.readRequest() != nil {
