@@ -87,9 +87,9 @@ import Testing
             var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: backlog.url + "/remote")!))
             config.addCollection(try db.defaultCollection())
             config.maxAttempts = 1
-            config.requestTimeout = 0.5
             let started = ContinuousClock.now
-            let last = try #require(await runToCompletion(try Replicator(config: config)).last)
+            let replicator = try Replicator(config: config, options: ReplicationOptions(requestTimeout: 0.5), peers: EndpointPeers())
+            let last = try #require(await runToCompletion(replicator).last)
             let error = try #require(last.error as? CouchetteError)
             #expect(error.code == .io && error.message.contains("cannot reach"), "\(error)")
             #expect(ContinuousClock.now - started < .seconds(15))

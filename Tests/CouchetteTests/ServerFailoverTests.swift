@@ -31,7 +31,7 @@ import Testing
             config.continuous = true
             config.heartbeat = 2
             let calls = ChangesCalls()
-            let replicator = try Replicator(config: config, wrapPeer: calls.wrap)
+            let replicator = try Replicator(config: config, wrap: calls.wrap)
             let shown = Locked<[URL]>([])
             let watcher = Task {
                 for await change in replicator.changes() {

@@ -29,7 +29,7 @@ extension SessionAuthenticator {
             throw CouchetteError(.invalidParameter, "logging in needs a URLEndpoint target")
         }
         let peer = try RemotePeer(urls: endpoint.urls, selection: ServerSelection(urls: endpoint.urls), headers: config.headers,
-                                  requestTimeout: config.requestTimeout, tls: config.clientTLS)
+                                  requestTimeout: ReplicationOptions().requestTimeout, tls: config.clientTLS)
         let body: Value = .dictionary(["name": .string(username), "password": .string(password)])
         let (_, response) = try await peer.exchange("POST", "/_session", body: body, atRoot: true)
         let cookieName = "AuthSession"
