@@ -16,9 +16,11 @@ extension Database {
         try core.checkOpen()
         let statement = try Parser.parse(query)
         let core = self.core
-        let plan = try QueryCompiler.compile(statement, databaseName: name) { scope, name in
+        let plan = try QueryCompiler.compile(statement, databaseName: name, lookup: { scope, name in
             try core.spec(scope: scope, name: name)
-        }
+        }, fullTextLookup: { spec, index in
+            try core.read { txn in try core.indexes.definitions(txn, spec).first { $0.name == index }?.definition }
+        })
         return Query(core: core, text: query, plan: plan)
     }
 }

@@ -11,7 +11,9 @@ struct QueryCompiler {
 
     private let databaseName: String
     private let lookup: CollectionLookup
-    private var sources: [SourcePlan] = []
+    var sources: [SourcePlan] = []
+    /// MATCH terms of the WHERE and how to find full-text indexes (see QueryCompiler+FullText).
+    var fullText = FullTextCompilation()
     private var variables: [(name: String, slot: Int)] = []
     private var variableCount = 0
     private var aggregates: [AggregatePlan] = []
@@ -36,8 +38,10 @@ struct QueryCompiler {
         self.lookup = lookup
     }
 
-    static func compile(_ statement: SelectStatement, databaseName: String, lookup: @escaping CollectionLookup) throws -> QueryPlan {
+    static func compile(_ statement: SelectStatement, databaseName: String, lookup: @escaping CollectionLookup,
+                        fullTextLookup: FullTextCompilation.Lookup? = nil) throws -> QueryPlan {
         var compiler = QueryCompiler(databaseName: databaseName, lookup: lookup)
+        compiler.fullText.lookup = fullTextLookup
         return try compiler.compile(statement)
     }
 
@@ -70,6 +74,7 @@ struct QueryCompiler {
         var pendingStages: [(Int, JoinClause)] = []
         for (offset, join) in statement.joins.enumerated() { pendingStages.append((offset + 1, join)) }
 
+        try registerFullTextMatches(statement.whereClause, collection: main.spec, alias: sources[0].alias)
         aggregateBan = "WHERE"
         var filter: Evaluator?, mainFilter: Evaluator?
         if let condition = statement.whereClause {
@@ -163,6 +168,7 @@ struct QueryCompiler {
                                                && !statement.distinct && statement.limit != nil)
             if !analysis.isEmpty { mainScan = IndexedScan(collection: main.spec, analysis: analysis) }
         }
+        if let scan = fullTextScan(statement, collection: main.spec, aggregating: aggregating) { mainScan = scan }
 
         var explanation = [" AS \(sources[0].alias)"]
         for stage in stages {
@@ -714,6 +720,7 @@ struct QueryCompiler {
             return { context in context.aggregates[slot] }
         }
         guard !star, !distinct else { throw invalid("\(name)(\(star ? "*" : "DISTINCT …")) is only allowed for aggregates (offset \(offset))") }
+        if let fullText = try compileFullTextFunction(name, arguments, offset: offset) { return fullText }
         guard let function = FunctionLibrary.functions[name] else {
             throw invalid("unknown function \(name)() at offset \(offset)")
         }
