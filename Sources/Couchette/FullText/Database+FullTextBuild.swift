@@ -3,15 +3,13 @@ extension Database {
     /// on meanwhile, indexing their own documents), and each batch's postings are written in one
     /// short write transaction, term by term in key order.
     func buildFullText(_ name: String, _ definition: IndexDefinition, in spec: CollectionSpec) async throws {
-        let indexes = core.indexes
         let index = try CompiledIndex(name: name, definition: definition, collection: spec)
         var position: [UInt8]?
         while true {
-            try core.checkUsable(spec)
+            try reader.checkUsable(spec)
             let after = position
-            let batch = try core.read { txn in try indexes.collectFullText(txn, spec, index, after: after) }
-            let current = try core.environment.write { txn -> Bool in
-                try Catalog.checkCurrent(spec, in: txn, tables: core.environment.tables)
+            let batch = try reader.read { try $0.collectFullText(spec, index, after: after) }
+            let current = try writeIndexes(in: spec) { txn, indexes -> Bool in
                 // The index may have been dropped or replaced meanwhile: then there is nothing to do.
                 guard try indexes.definitions(txn, spec).first(where: { $0.name == name })?.definition == definition else {
                     return false

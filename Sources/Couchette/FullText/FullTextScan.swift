@@ -24,8 +24,8 @@ struct FullTextScan: DocumentScan {
         "FULL-TEXT SCAN \(collection.fullName) USING " + matches.map(\.indexName).joined(separator: " AND ")
     }
 
-    func explain(_ txn: ReadTransaction, core: DatabaseCore, context: EvaluationContext) throws -> String {
-        let indexes = try core.indexes.indexes(txn, collection, readyOnly: true)
+    func explain(_ snapshot: StoreSnapshot, context: EvaluationContext) throws -> String {
+        let indexes = try snapshot.indexes(collection, readyOnly: true)
         let parts = matches.map { match -> String in
             let summary = indexes.first { $0.name == match.indexName }?.definition.summary ?? "(missing)"
             let search = (try? match.search(context)).flatMap { $0?.string }.map { " MATCH \(JSON.string(from: .string($0)))" } ?? ""
@@ -36,18 +36,15 @@ struct FullTextScan: DocumentScan {
     }
 
     /// The documents every MATCH finds, with one score per slot.
-    private func hits(_ txn: ReadTransaction, _ core: DatabaseCore, _ context: EvaluationContext) throws -> (documents: [UInt64], scores: [[Double]]) {
-        let indexes = try core.indexes.indexes(txn, collection, readyOnly: true)
+    private func hits(_ snapshot: StoreSnapshot, _ context: EvaluationContext) throws -> (documents: [UInt64], scores: [[Double]]) {
+        let indexes = try snapshot.indexes(collection, readyOnly: true)
         var documents: [UInt64] = []
         var scores = Array(repeating: [Double](), count: (matches.map(\.slot).max() ?? 0) + 1)
         for (position, match) in matches.enumerated() {
             guard let index = indexes.first(where: { $0.name == match.indexName && $0.definition.kind == .fullText }) else {
                 throw CouchetteError(.invalidQuery, "MATCH: collection \(collection.fullName) has no full-text index '\(match.indexName)' (deleted, or still being built)")
             }
-            let query = try Self.parse(match, index, context)
-            let store = core.indexes.fullTextStore(index.definition)
-            let found = try FullTextEvaluator(source: StoredPostings(txn: txn, store: store),
-                                              statistics: try store.statistics(txn)).evaluate(query)
+            let found = try snapshot.fullTextSearch(index, try Self.parse(match, index, context))
             if position == 0 {
                 documents = found.documents
                 scores[match.slot] = found.scores
@@ -77,17 +74,13 @@ struct FullTextScan: DocumentScan {
         return try FullTextQuery.parse(text, tokenizer: try index.makeTokenizer())
     }
 
-    func forEach(_ txn: ReadTransaction, core: DatabaseCore, now: UInt64, context: EvaluationContext,
+    func forEach(_ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
                  order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
-        let (documents, scores) = try hits(txn, core, context)
-        let tables = core.store.tables
+        let (documents, scores) = try hits(snapshot, context)
         func binding(_ index: Int) throws -> SourceBinding? {
             let sequence = documents[index]
-            guard let entry = try txn.get(tables.sequences, key: StoreLayout.sequenceKey(collection.number, sequence)),
-                  entry.first == 0 else { return nil }
-            let id = String(decoding: entry[1...], as: UTF8.self)
-            guard let value = try txn.get(tables.documents, key: StoreLayout.documentKey(collection.number, id)),
-                  let found = try CollectionScan.binding(id, value, now: now, includeDeleted: false),
+            guard let id = try snapshot.liveDocumentID(collection, sequence: sequence),
+                  let found = try CollectionScan.lookup(snapshot, collection, id, now: now, includeDeleted: false),
                   found.sequence == sequence else { return nil }
             return found
         }

@@ -13,14 +13,14 @@ extension Database {
     /// - Throws: `.invalidQuery` with the position and what was expected for a malformed query,
     ///   naming the collection when it does not exist; `.notOpen` when the database is closed.
     public nonisolated func createQuery(_ query: String) throws -> Query {
-        try core.checkOpen()
+        try reader.checkOpen()
         let statement = try Parser.parse(query)
-        let core = self.core
+        let reader = self.reader
         let plan = try QueryCompiler.compile(statement, databaseName: name, lookup: { scope, name in
-            try core.spec(scope: scope, name: name)
+            try reader.spec(scope: scope, name: name)
         }, fullTextLookup: { spec, index in
-            try core.read { txn in try core.indexes.definitions(txn, spec).first { $0.name == index }?.definition }
+            try reader.read { try $0.indexDefinitions(spec).first { $0.name == index }?.definition }
         })
-        return Query(core: core, text: query, plan: plan)
+        return Query(database: self, text: query, plan: plan)
     }
 }
