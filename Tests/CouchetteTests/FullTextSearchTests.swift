@@ -308,5 +308,14 @@ import Testing
         #expect(terms("'quoted' -dash- ...") == ["quoted", "dash"])
         let offsets = tokenizer.terms(ofSearchText: "a b  c").map(\.offset)
         #expect(offsets == [0, 1, 2])
+        // ASCII text takes a byte-level path; a non-ASCII word sends the same text down the scalar path.
+        let english = try FullTextTokenizer(ignoreAccents: true, algorithm: "en")
+        let ascii = "The Running dogs' e.g. x'y .a. a.b.c 1.a 3,14; don't STOP__it _x_ " + String(repeating: "z", count: 250)
+        for tokenizer in [tokenizer, english] {
+            let byBytes = tokenizer.terms(ofSearchText: ascii)
+            let byScalars = tokenizer.terms(ofSearchText: ascii + " é")
+            #expect(byBytes.map(\.term) + ["e"] == byScalars.map(\.term) || byBytes.map(\.term) + ["é"] == byScalars.map(\.term))
+            #expect(byBytes.map(\.offset) == byScalars.dropLast().map(\.offset))
+        }
     }
 }

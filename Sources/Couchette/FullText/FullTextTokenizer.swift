@@ -40,11 +40,77 @@ final class FullTextTokenizer {
     @discardableResult
     func forEachTerm(in text: String, from start: Int = 0, _ body: (String, Int) throws -> Void) rethrows -> Int {
         var offset = start
+        var text = text
+        text.makeContiguousUTF8()
+        // ASCII text (most text an index sees) is cut and folded on its bytes; the rules are the
+        // same as ``forEachWord(in:_:)``'s for ASCII.
+        let done = try text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+            try forEachASCIIWord(bytes) { word in
+                if let term = asciiTerm(word) { try body(term, offset) }
+                offset += 1
+            }
+            return true
+        }
+        if done == true { return offset }
         try Self.forEachWord(in: text) { word in
             if let term = term(of: word) { try body(term, offset) }
             offset += 1
         }
         return offset
+    }
+
+    private func forEachASCIIWord(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+        func kind(_ byte: UInt8) -> Kind {
+            switch byte {
+            case 0x30...0x39: return .digit
+            case 0x41...0x5A, 0x61...0x7A, 0x5F: return .letter
+            case 0x27, 0x2E: return .midBoth
+            case 0x2C, 0x3B: return .midNumber
+            default: return .other
+            }
+        }
+        var start = -1
+        var last = Kind.other
+        var index = 0
+        while index < bytes.count {
+            let current = kind(bytes[index])
+            switch current {
+            case .letter, .digit:
+                if start < 0 { start = index }
+                last = current
+            case .midBoth, .midNumber:
+                if start >= 0 {
+                    if index + 1 < bytes.count {
+                        let following = kind(bytes[index + 1])
+                        if (current == .midBoth && last == .letter && following == .letter) || (last == .digit && following == .digit) {
+                            index += 1
+                            continue
+                        }
+                    }
+                    try body(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                    start = -1
+                }
+            default:
+                if start >= 0 {
+                    try body(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                    start = -1
+                }
+            }
+            index += 1
+        }
+        if start >= 0 { try body(UnsafeBufferPointer(rebasing: bytes[start..<bytes.count])) }
+    }
+
+    /// The term of an ASCII word as ``fold(_:stem:)`` makes it: lowercased, nil for a stop word, stemmed, cut.
+    private func asciiTerm(_ word: UnsafeBufferPointer<UInt8>) -> String? {
+        scratch.removeAll(keepingCapacity: true)
+        for byte in word { scratch.append(byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte) }
+        var text = String(decoding: scratch, as: UTF8.self)
+        if !stopWords.isEmpty && stopWords.contains(text) { return nil }
+        if let stemmer { text = String(decoding: stemmer.stem(scratch), as: UTF8.self) }
+        text = Self.cut(text)
+        return text.isEmpty ? nil : text
     }
 
     /// The term a search word stands for; nil for a stop word.
