@@ -60,7 +60,7 @@ import Testing
     @Test func couchetteOnlyWorkloadsShowLatenciesAndNoBaselines() throws {
         #expect(Workload.all.filter(\.isCouchetteOnly).map(\.name) == ["changes-latency", "live-query-latency", "live-queries-8",
                                                                          "idle-cpu", "replicate-in-process", "replicate-in-process-pull",
-                                                                         "replicate-http", "replicate-http-pull", "revision-history-1000",
+                                                                         "replicate-http", "replicate-http-pull", "replicate-https", "revision-history-1000",
                                                                          "idle-replicator-cpu", "idle-replicator-cpu-longpoll"])
         let entry = BenchmarkRunner.Entry(workload: "changes-latency", engine: "couchette", median_s: 0.0001, min_s: 0.0001,
                                           max_s: 0.0001, ops: 1000, peak_rss_bytes: 0, p99_s: 0.0004)
