@@ -44,9 +44,14 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // libstemmer ships no pkg-config file: the module map links `stemmer` directly.
+        .systemLibrary(
+            name: "CStemmer",
+            providers: [.apt(["libstemmer-dev"])]
+        ),
         .target(
             name: "Couchette",
-            dependencies: ["CLMDB", "CCrypto", "CCivetWeb", "CCurl"]
+            dependencies: ["CLMDB", "CCrypto", "CCivetWeb", "CCurl", "CStemmer"]
         ),
         .executableTarget(
             name: "CouchetteCLI",

@@ -64,7 +64,7 @@ extension SQLiteEngine: QueryBenchmarkEngine {
 }
 
 /// A statement finalized when the last closure holding it goes away.
-private final class PreparedStatement {
+final class PreparedStatement {
     let handle: OpaquePointer?
 
     init(_ engine: SQLiteEngine, _ sql: String) throws { handle = try engine.prepareStatement(sql) }

@@ -51,4 +51,23 @@ import Testing
             #expect(try await origins(local, "SELECT n FROM _ WHERE n >= 0 ORDER BY n") == [30])
         }
     }
+
+    @Test func pulledDocumentsReachTheFullTextIndex() async throws {
+        try await withTwoDatabases { local, remote in
+            let collection = try local.defaultCollection()
+            try await collection.createIndex(withName: "text", config: FullTextIndexConfiguration(["text"], language: "en"))
+            let query = try local.createQuery("SELECT meta().id AS id FROM _ WHERE MATCH(text, 'jumping') ORDER BY meta().id")
+            let remoteCollection = try remote.defaultCollection()
+            try await remoteCollection.save(document: MutableDocument(id: "a").setString("The fox jumps", forKey: "text"))
+            try await remoteCollection.save(document: MutableDocument(id: "b").setString("A dog sleeps", forKey: "text"))
+            try await remoteCollection.save(document: MutableDocument(id: "c").setString("Jumped over", forKey: "text"))
+            _ = await runToCompletion(try Replicator(config: makeConfig(local, remote, .pull)))
+            #expect(try await query.execute().map { $0.string(forKey: "id") } == ["a", "c"])
+
+            try await remoteCollection.delete(document: try #require(try await remoteCollection.document(id: "a")))
+            try await remoteCollection.save(document: MutableDocument(id: "b").setString("A dog jumps", forKey: "text"))
+            _ = await runToCompletion(try Replicator(config: makeConfig(local, remote, .pull)))
+            #expect(try await query.execute().map { $0.string(forKey: "id") } == ["b", "c"])
+        }
+    }
 }

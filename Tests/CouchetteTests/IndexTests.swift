@@ -61,6 +61,8 @@ import Testing
         switch definition.kind {
         case .value: return ValueIndexConfiguration(definition.expressions, where: definition.whereClause)
         case .array: return ArrayIndexConfiguration(path: definition.path ?? "", expressions: definition.expressions.isEmpty ? nil : definition.expressions)
+        case .fullText: return FullTextIndexConfiguration(definition.expressions, where: definition.whereClause,
+                                                          ignoreAccents: definition.ignoreAccents ?? false, language: definition.language)
         }
     }
 

@@ -11,18 +11,9 @@ import Testing
             try await collection.save(document: MutableDocument(id: "a").setBoolean(false, forKey: "done"))
 
             let outputPath = directory.path + "/watch.out"
-            _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
-            child.arguments = ["watch", directory.path + "/shared",
-                               "SELECT meta().id AS id FROM _default WHERE done = false ORDER BY meta().id",
-                               "--collection", "_default"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["NO_COLOR"] = "1"
-            child.environment = environment
-            child.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-            child.standardError = FileHandle.nullDevice
-            try await startProcess(child)
+            let child = try await Self.startWatch([directory.path + "/shared",
+                                                   "SELECT meta().id AS id FROM _default WHERE done = false ORDER BY meta().id",
+                                                   "--collection", "_default"], outputPath: outputPath)
             defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
             let output = { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 
@@ -44,5 +35,20 @@ import Testing
             #expect(text.components(separatedBy: "results at").count == 3, "c leaves the results equal: no re-print")
             #expect(text.contains("changed in _default._default: b\n"))
         }
+    }
+
+    /// Starts `couchette watch ARGUMENTS` (without colours) printing into a new file at `outputPath`.
+    static func startWatch(_ arguments: [String], outputPath: String) async throws -> Process {
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
+        child.arguments = ["watch"] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = "1"
+        child.environment = environment
+        child.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        child.standardError = FileHandle.nullDevice
+        try await startProcess(child)
+        return child
     }
 }

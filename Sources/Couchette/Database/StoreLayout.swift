@@ -18,6 +18,7 @@ import Foundation
 /// | `meta`        | `"next-index"`                             | next index number (u32)            |
 /// | `indexes`     | collection, index name                     | ``IndexDefinition`` (JSON)         |
 /// | `index-entries` (dupsort) | index number (u32), ``IndexKey`` tuple (≤ 500 bytes) | document id (one value per document) |
+/// | `full-text`   | index number (u32), term, `00`, first document sequence (u64) | posting block (see ``FullTextStore``) |
 ///
 /// (\*) Only for documents with more history than their current revision: a document without an
 /// entry has the one-revision tree its record describes (see ``DocumentStore/revisionTree(_:_:_:)``).

@@ -90,6 +90,25 @@ struct StoreSnapshot {
         try indexRegistry.definitions(txn, collection)
     }
 
+    /// The documents a full-text query finds in `index`, with their BM25 scores.
+    func fullTextSearch(_ index: CompiledIndex, _ query: FullTextQuery) throws -> FullTextHits {
+        let store = indexRegistry.fullTextStore(index.definition)
+        return try FullTextEvaluator(source: StoredPostings(txn: txn, store: store),
+                                     statistics: try store.statistics(txn)).evaluate(query)
+    }
+
+    /// Reads and tokenizes documents for a full-text index build (see ``IndexRegistry/collectFullText(_:_:_:after:)``).
+    func collectFullText(_ collection: CollectionSpec, _ index: CompiledIndex, after: [UInt8]?) throws -> IndexRegistry.FullTextBatch {
+        try indexRegistry.collectFullText(txn, collection, index, after: after)
+    }
+
+    /// The id of the document whose current sequence is `sequence` (nil: none, or a tombstone).
+    func liveDocumentID(_ collection: CollectionSpec, sequence: UInt64) throws -> String? {
+        guard let entry = try txn.get(store.tables.sequences, key: StoreLayout.sequenceKey(collection.number, sequence)),
+              entry.first == 0 else { return nil }
+        return String(decoding: entry[1...], as: UTF8.self)
+    }
+
     /// Calls `visit` with the key and document id of every index entry in `lower..<upper`, in key
     /// order (or reverse order, `descending`), until it returns false.
     func forEachIndexEntry(from lower: [UInt8], to upper: [UInt8]?, descending: Bool = false,

@@ -58,6 +58,7 @@ extension Database {
     /// Indexes the existing documents batch by batch; other writes may commit between batches
     /// (they maintain the index for what they touch, so both orders give the same entries).
     private func build(_ name: String, _ definition: IndexDefinition, in spec: CollectionSpec) async throws {
+        if definition.kind == .fullText { return try await buildFullText(name, definition, in: spec) }
         var position: [UInt8]?
         repeat {
             try reader.checkUsable(spec)

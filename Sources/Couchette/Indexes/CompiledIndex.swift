@@ -17,6 +17,8 @@ final class CompiledIndex: Sendable {
     let pathKey: String?
     /// The partial index's condition, split at AND; nil when a conjunct has no key (never usable).
     let whereKeys: [String]?
+    /// A full-text index's Snowball algorithm (nil: no stemming).
+    let fullTextAlgorithm: String?
 
     static let documentAlias = " document"
 
@@ -39,11 +41,16 @@ final class CompiledIndex: Sendable {
         }
 
         let property: (String) -> ExpressionKey.Root = { _ in .property }
-        columnKeys = definition.kind == .array && expressions.isEmpty
+        let isFullText = definition.kind == .fullText
+        fullTextAlgorithm = isFullText ? try SnowballStemmer.algorithm(forLanguage: definition.language) : nil
+        // A full-text index answers MATCH only: no column or condition key, so the planner never picks it.
+        columnKeys = isFullText ? expressions.map { _ in nil } : definition.kind == .array && expressions.isEmpty
             ? [""] : expressions.map { ExpressionKey.make($0, resolve: property)?.text }
         columnCount = columnKeys.count
         pathKey = path.flatMap { ExpressionKey.make($0, resolve: property)?.text }
-        if let condition {
+        if isFullText {
+            whereKeys = nil
+        } else if let condition {
             let keys = Self.conjuncts(condition).map { ExpressionKey.make($0, resolve: property)?.text }
             whereKeys = keys.contains(nil) ? nil : keys.compactMap { $0 }
         } else {
@@ -51,11 +58,11 @@ final class CompiledIndex: Sendable {
         }
 
         // The document-level part: value columns (or the array path) and the condition.
-        let documentResults = definition.kind == .value ? expressions : (path.map { [$0] } ?? [])
+        let documentResults = definition.kind != .array ? expressions : (path.map { [$0] } ?? [])
         let documentPlan = try Self.compile(documentResults, condition, collection, name)
         filter = documentPlan.filter
         documentVariables = documentPlan.variableCount
-        if definition.kind == .value {
+        if definition.kind != .array {
             columns = documentPlan.columns
             arrayPath = nil
             memberVariables = 0
@@ -104,13 +111,7 @@ final class CompiledIndex: Sendable {
     /// fails the partial condition, or its first column is MISSING; one per distinct member tuple
     /// for an array index.
     func entryKeys(id: String, record: DocumentRecord) throws -> Set<[UInt8]> {
-        guard !record.isDeleted else { return [] }
-        let context = EvaluationContext(sourceCount: 1, variableCount: documentVariables, parameters: [:])
-        context.sources[0] = SourceBinding(id: id, sequence: record.sequence, revisionID: record.revisionID, isDeleted: false,
-                                           expiration: record.expiration, body: Datum(EncodedValue(bytes: record.body)))
-        if let filter {
-            guard let result = try filter(context), !result.isNull, result.isTruthy else { return [] }
-        }
+        guard let context = try documentContext(id: id, record: record) else { return [] }
         guard let arrayPath else { return tuple(context).map { [$0] } ?? [] }
         // The rows UNNEST makes of the value (a scalar is one member), so an array index serves
         // UNNEST queries whatever the value; ANY over a scalar is false, and the query's own
@@ -125,6 +126,37 @@ final class CompiledIndex: Sendable {
             if let key = tuple(memberContext) { keys.insert(key) }
         }
         return keys
+    }
+
+    /// The evaluation context of a stored document, or nil when it is deleted or fails the
+    /// partial condition.
+    private func documentContext(id: String, record: DocumentRecord) throws -> EvaluationContext? {
+        guard !record.isDeleted else { return nil }
+        return try documentContext(SourceBinding(id: id, sequence: record.sequence, revisionID: record.revisionID, isDeleted: false,
+                                                 expiration: record.expiration, body: Datum(EncodedValue(bytes: record.body))))
+    }
+
+    private func documentContext(_ binding: SourceBinding) throws -> EvaluationContext? {
+        let context = EvaluationContext(sourceCount: 1, variableCount: documentVariables, parameters: [:])
+        context.sources[0] = binding
+        if let filter {
+            guard let result = try filter(context), !result.isNull, result.isTruthy else { return nil }
+        }
+        return context
+    }
+
+    /// The values of a full-text index's expressions for a stored document (nil when it is
+    /// deleted or fails the partial condition).
+    func expressionValues(id: String, record: DocumentRecord) throws -> [Datum?]? {
+        guard !record.isDeleted else { return nil }
+        return try expressionValues(SourceBinding(id: id, sequence: record.sequence, revisionID: record.revisionID, isDeleted: false,
+                                                  expiration: record.expiration, body: Datum(EncodedValue(bytes: record.body))))
+    }
+
+    /// The same for a document a query is looking at.
+    func expressionValues(_ binding: SourceBinding) throws -> [Datum?]? {
+        guard !binding.isDeleted, let context = try documentContext(binding) else { return nil }
+        return columns.map { column in (try? column(context)) ?? nil }
     }
 
     private func tuple(_ context: EvaluationContext) -> [UInt8]? {

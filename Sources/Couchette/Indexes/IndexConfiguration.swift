@@ -1,3 +1,3 @@
 /// Describes an index to create with ``Collection/createIndex(withName:config:)``:
-/// ``ValueIndexConfiguration`` or ``ArrayIndexConfiguration``.
+/// ``ValueIndexConfiguration``, ``ArrayIndexConfiguration`` or ``FullTextIndexConfiguration``.
 public protocol IndexConfiguration: Sendable {}

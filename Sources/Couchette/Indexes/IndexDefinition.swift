@@ -3,7 +3,7 @@ import Foundation
 /// An index as stored in the `indexes` table: what to index, and the number its entries are
 /// stored under in `index-entries`.
 struct IndexDefinition: Codable, Sendable, Equatable {
-    enum Kind: String, Codable, Sendable { case value, array }
+    enum Kind: String, Codable, Sendable { case value, array, fullText }
 
     var number: UInt32
     var kind: Kind
@@ -14,6 +14,9 @@ struct IndexDefinition: Codable, Sendable, Equatable {
     /// nil for ones stored before, which queries therefore leave unused (their entries lack
     /// those documents) until `createIndex` rebuilds them.
     var membersIncludeScalars: Bool?
+    /// Full-text indexes only (absent from other kinds' stored JSON).
+    var ignoreAccents: Bool?
+    var language: String?
 
     init(number: UInt32, configuration: any IndexConfiguration) throws {
         self.number = number
@@ -33,6 +36,16 @@ struct IndexDefinition: Codable, Sendable, Equatable {
             if array.expressions?.isEmpty == true {
                 throw CouchetteError(.invalidQuery, "an array index's expressions must be nil or non-empty")
             }
+        case let fullText as FullTextIndexConfiguration:
+            kind = .fullText
+            expressions = fullText.expressions
+            whereClause = fullText.whereClause
+            ignoreAccents = fullText.ignoreAccents
+            language = fullText.language?.isEmpty == true ? nil : fullText.language
+            guard (1...255).contains(expressions.count) else {
+                throw CouchetteError(.invalidQuery, "a full-text index needs 1 to 255 expressions, got \(expressions.count)")
+            }
+            _ = try SnowballStemmer.algorithm(forLanguage: language)
         default:
             throw CouchetteError(.unsupported, "index configuration \(type(of: configuration)) is not supported")
         }
@@ -41,10 +54,11 @@ struct IndexDefinition: Codable, Sendable, Equatable {
     /// True when both describe the same index (whatever their numbers).
     func sameConfiguration(as other: IndexDefinition) -> Bool {
         kind == other.kind && expressions == other.expressions && whereClause == other.whereClause && path == other.path
+            && ignoreAccents == other.ignoreAccents && language == other.language
     }
 
     /// Whether the stored entries follow the current rules, so that queries may read them.
-    var entriesAreCurrent: Bool { kind == .value || membersIncludeScalars == true }
+    var entriesAreCurrent: Bool { kind != .array || membersIncludeScalars == true }
 
     func encoded() throws -> [UInt8] { Array(try JSONEncoder().encode(self)) }
 
@@ -62,6 +76,10 @@ struct IndexDefinition: Codable, Sendable, Equatable {
         switch kind {
         case .value: text = "(" + expressions.joined(separator: ", ") + ")"
         case .array: text = "ARRAY \(path ?? "")" + (expressions.isEmpty ? "" : " (" + expressions.joined(separator: ", ") + ")")
+        case .fullText:
+            text = "FULLTEXT (" + expressions.joined(separator: ", ") + ")"
+            if let language { text += " LANGUAGE \(language)" }
+            if ignoreAccents == true { text += " IGNORING ACCENTS" }
         }
         if let whereClause { text += " WHERE \(whereClause)" }
         return text

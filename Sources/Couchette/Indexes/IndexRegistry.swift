@@ -85,6 +85,10 @@ final class IndexRegistry: DocumentIndexing {
         guard !indexes.isEmpty else { return }
         let value = Array(id.utf8)
         for index in indexes {
+            if index.definition.kind == .fullText {
+                try updateFullText(txn, index, id, old: old, new: new)
+                continue
+            }
             let before = try old.map { try index.entryKeys(id: id, record: $0) } ?? []
             let after = try new.map { try index.entryKeys(id: id, record: $0) } ?? []
             let prefix = StoreLayout.indexEntriesPrefix(index.definition.number)
@@ -102,6 +106,7 @@ final class IndexRegistry: DocumentIndexing {
     // MARK: - Definitions
 
     private func remove(_ txn: WriteTransaction, _ collection: CollectionSpec, _ stored: Stored) throws {
+        if stored.definition.kind == .fullText { try fullTextStore(stored.definition).deleteAll(txn) }
         try txn.deleteAll(tables.indexEntries, prefix: StoreLayout.indexEntriesPrefix(stored.definition.number))
         try txn.delete(tables.indexes, key: StoreLayout.indexDefinitionKey(collection.number, stored.name))
     }
@@ -128,6 +133,7 @@ final class IndexRegistry: DocumentIndexing {
         try txn.put(tables.meta, key: StoreLayout.nextIndexKey, value: StoreLayout.encodeUInt32(number + 1))
         definition.number = number
         try store(txn, collection, name, definition, ready: false)
+        if definition.kind == .fullText { try startFullText(txn, collection, definition) }
         return definition
     }
 
@@ -163,6 +169,11 @@ final class IndexRegistry: DocumentIndexing {
         return last
     }
 
+    /// Marks a built index ready for queries.
+    func markReady(_ txn: WriteTransaction, _ collection: CollectionSpec, _ name: String, _ definition: IndexDefinition) throws {
+        try store(txn, collection, name, definition, ready: true)
+    }
+
     /// Deletes the index `name`; false when there was none.
     func delete(_ txn: WriteTransaction, _ collection: CollectionSpec, _ name: String) throws -> Bool {
         guard let existing = try definitions(txn, collection).first(where: { $0.name == name }) else { return false }
@@ -175,6 +186,7 @@ final class IndexRegistry: DocumentIndexing {
         guard let existing = try definitions(txn, collection).first(where: { $0.name == name }) else { return nil }
         try txn.deleteAll(tables.indexEntries, prefix: StoreLayout.indexEntriesPrefix(existing.definition.number))
         try store(txn, collection, name, existing.definition, ready: false)
+        if existing.definition.kind == .fullText { try startFullText(txn, collection, existing.definition) }
         return existing.definition
     }
 }

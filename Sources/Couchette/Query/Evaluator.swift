@@ -29,6 +29,10 @@ final class EvaluationContext {
     var variables: [Datum?]
     var aggregates: [Datum?] = []
     let parameters: [String: Datum]
+    /// Set by a ``FullTextScan`` for the rows it delivers: every MATCH of the WHERE holds for
+    /// them, and `fullTextRanks[slot]` is the BM25 score of MATCH number `slot`.
+    var fullTextMatched = false
+    var fullTextRanks: [Double] = []
 
     init(sourceCount: Int, variableCount: Int, parameters: [String: Datum]) {
         sources = Array(repeating: nil, count: sourceCount)

@@ -18,6 +18,9 @@ enum MatchTracking {
 
     static func applies(to plan: QueryPlan) -> Bool {
         guard plan.sources.count == 1, plan.stages.isEmpty, case .collection = plan.sources[0].kind else { return false }
+        // RANK() depends on every indexed document (their count and lengths), not only on
+        // those that match: a full-text query re-runs after each commit to its collection.
+        if plan.mainScan is FullTextScan { return false }
         return true
     }
 }

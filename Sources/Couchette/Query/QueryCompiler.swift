@@ -11,7 +11,9 @@ struct QueryCompiler {
 
     private let databaseName: String
     private let lookup: CollectionLookup
-    private var sources: [SourcePlan] = []
+    var sources: [SourcePlan] = []
+    /// MATCH terms of the WHERE and how to find full-text indexes (see QueryCompiler+FullText).
+    var fullText = FullTextCompilation()
     private var variables: [(name: String, slot: Int)] = []
     private var variableCount = 0
     private var aggregates: [AggregatePlan] = []
@@ -43,8 +45,10 @@ struct QueryCompiler {
     /// every evaluator and reads the main collection by a full scan; ``planMainScan(_:_:)`` then
     /// lets indexes replace that scan where the statement allows. What `explain()` prints is
     /// derived from the finished plan (``QueryPlan/explanationTail``).
-    static func compile(_ statement: SelectStatement, databaseName: String, lookup: @escaping CollectionLookup) throws -> QueryPlan {
+    static func compile(_ statement: SelectStatement, databaseName: String, lookup: @escaping CollectionLookup,
+                        fullTextLookup: FullTextCompilation.Lookup? = nil) throws -> QueryPlan {
         var compiler = QueryCompiler(databaseName: databaseName, lookup: lookup)
+        compiler.fullText.lookup = fullTextLookup
         var plan = try compiler.compileStatement(statement)
         try compiler.planMainScan(statement, &plan)
         return plan
@@ -101,6 +105,7 @@ struct QueryCompiler {
         var pendingStages: [(Int, JoinClause)] = []
         for (offset, join) in statement.joins.enumerated() { pendingStages.append((offset + 1, join)) }
 
+        try registerFullTextMatches(statement.whereClause, collection: main.spec, alias: sources[0].alias)
         clause = .whereClause
         var filter: Evaluator?, mainFilter: Evaluator?
         if let condition = statement.whereClause {
@@ -208,6 +213,10 @@ struct QueryCompiler {
     /// (``IndexedScan``), when the parameters are known.
     private mutating func planMainScan(_ statement: SelectStatement, _ plan: inout QueryPlan) throws {
         guard !plan.sources[0].includeDeleted, case .collection(let spec) = plan.sources[0].kind else { return }
+        if let scan = fullTextScan(statement, collection: spec, aggregating: plan.isAggregating) {
+            plan.mainScan = scan
+            return
+        }
         let orderUsable = statement.joins.isEmpty && !plan.isAggregating && !statement.distinct && statement.limit != nil
         let analysis = try analyzeIndexUse(statement, orderUsable: orderUsable)
         if !analysis.isEmpty { plan.mainScan = IndexedScan(collection: spec, analysis: analysis) }
@@ -761,6 +770,7 @@ struct QueryCompiler {
             return { context in context.aggregates[slot] }
         }
         guard !star, !distinct else { throw invalid("\(name)(\(star ? "*" : "DISTINCT …")) is only allowed for aggregates (offset \(offset))") }
+        if let fullText = try compileFullTextFunction(name, arguments, offset: offset) { return fullText }
         if name == "CONTAINS", arguments.count == 2, case let collation = collationOf(arguments[0], arguments[1]), !collation.isBinary {
             return try compileContains(arguments[0], arguments[1], collation)
         }

@@ -54,8 +54,10 @@ final class StorageEnvironment: @unchecked Sendable {
         let indexes: Table
         /// Sorted duplicates (`MDB_DUPSORT`): one key can hold many values, kept in byte order.
         let indexEntries: Table
+        /// Full-text indexes: statistics and posting blocks (see ``FullTextStore``).
+        let fullText: Table
 
-        static let names = ["meta", "documents", "sequences", "revisions", "expirations", "indexes", "index-entries"]
+        static let names = ["meta", "documents", "sequences", "revisions", "expirations", "indexes", "index-entries", "full-text"]
         /// Tables opened with `MDB_DUPSORT`.
         static let duplicateSorted: Set<String> = ["index-entries"]
     }
@@ -129,7 +131,7 @@ final class StorageEnvironment: @unchecked Sendable {
         try StorageError.check(mdb_txn_commit(txn), "opening tables")
         return Tables(meta: handles[0], documents: handles[1], sequences: handles[2],
                       revisions: handles[3], expirations: handles[4], indexes: handles[5],
-                      indexEntries: handles[6])
+                      indexEntries: handles[6], fullText: handles[7])
     }
 
     // MARK: - Transactions
