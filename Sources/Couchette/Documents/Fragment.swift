@@ -25,6 +25,8 @@ public struct Fragment {
     public var boolean: Bool { bool }
     public var number: NSNumber? { Coercion.number(value) }
     public var date: Date? { Coercion.date(value) }
+    /// The value as a ``Blob`` (see ``DictionaryProtocol/blob(forKey:)``).
+    public var blob: Blob? { Coercion.blob(value) }
     public var array: ArrayObject? { value as? ArrayObject }
     public var dictionary: DictionaryObject? { value as? DictionaryObject }
 
@@ -102,6 +104,11 @@ public struct MutableFragment {
     public var number: NSNumber? { Coercion.number(value) }
     public var date: Date? {
         get { Coercion.date(value) }
+        nonmutating set { value = newValue }
+    }
+    /// The value as a ``Blob``; setting one stores it (its content is saved with the document).
+    public var blob: Blob? {
+        get { Coercion.blob(value) }
         nonmutating set { value = newValue }
     }
     public var array: MutableArrayObject? {

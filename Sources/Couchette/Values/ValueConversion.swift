@@ -49,6 +49,11 @@ enum ValueConversion {
         case let text as NSString: return .value(.string(text as String))
         case let array as ArrayObject: return .value(array.encoded.decode())
         case let dictionary as DictionaryObject: return .value(dictionary.encoded.decode())
+        case let blob as Blob:
+            guard blob.digest != nil else {
+                return .unsupported("a Blob must be saved (with setBlob on a document, or Database.saveBlob) before it is used here")
+            }
+            return .value(blob.value)
         case let array as MutableArrayObject: return array.toValue()
         case let dictionary as MutableDictionaryObject: return dictionary.toValue()
         case let array as [Any?]:
