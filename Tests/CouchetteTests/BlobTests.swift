@@ -168,13 +168,14 @@ import Testing
     @Test func integrityCheckFindsMissingAndDamagedContent() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
-            let blob = Blob(contentType: "text/plain", data: hello)
+            // Content no other test uses: blobs read from documents find content in any open database.
+            let blob = Blob(contentType: "text/plain", data: Data("hello, damaged".utf8))
             try await collection.save(document: MutableDocument(id: "doc").setBlob(blob, forKey: "x"))
             try await database.performMaintenance(type: .integrityCheck)
             let digest = try #require(blob.digest)
             let path = try #require(database.core.blobs.path(for: digest))
 
-            try Data("hello, BLOB".utf8).write(to: URL(fileURLWithPath: path))  // same length, other bytes
+            try Data("HELLO, DAMAGED".utf8).write(to: URL(fileURLWithPath: path))  // same length, other bytes
             let damaged = await expectCouchetteError(.corruption) { try await database.performMaintenance(type: .integrityCheck) }
             #expect(damaged?.contains("does not match its digest") == true)
             #expect(damaged?.contains("'doc'") == true)
