@@ -198,8 +198,10 @@ import Testing
                 try batch.save(document: MutableDocument(id: "batched").setBlob(blob, forKey: "x"), in: collection)
                 try batch.save(document: MutableDocument(id: "other").setString("no blob", forKey: "x"), in: collection)
             }
-            let query = try database.createQuery("SELECT META().id, x FROM _ WHERE x = $blob")
+            let query = try database.createQuery("SELECT META().id, x FROM _ WHERE x.digest = $blob.digest")
             query.parameters = Parameters().setBlob(blob, forName: "blob")
+            let parameter = try #require(query.parameters?.value(forName: "blob") as? [String: Any])
+            #expect(parameter["digest"] as? String == blob.digest && parameter["@type"] as? String == "blob")
             let rows = try await query.execute().allResults()
             #expect(rows.map { $0.string(forKey: "id") } == ["batched"])
             #expect(try await rows.first?.blob(forKey: "x")?.content() == hello)

@@ -41,8 +41,9 @@ enum DocumentEncoder {
     /// - Throws: `.invalidParameter` when a value cannot be stored (naming its key path) or when
     ///   the model does not encode as a keyed container.
     /// `Blob` properties are stored in `blobs` as they are met (nil: only saved blobs are accepted).
-    static func encode<T: Encodable>(_ model: T, blobs: BlobStore? = nil) throws -> Output {
-        let context = EncodingContext(blobs: blobs)
+    /// `revisionPosition`: the generation of the revision being written (`revpos` of new blobs).
+    static func encode<T: Encodable>(_ model: T, blobs: BlobStore? = nil, revisionPosition: Int64? = nil) throws -> Output {
+        let context = EncodingContext(blobs: blobs, revisionPosition: revisionPosition)
         do {
             let properties = try run(model, isDocumentRoot: true, context: context)
             guard case .dictionary = properties else {
@@ -58,7 +59,7 @@ enum DocumentEncoder {
 
     /// Encodes any `Encodable` value (no document root: `@DocumentID`s are written as strings).
     static func encodeValue<T: Encodable>(_ value: T) throws -> Value {
-        try run(value, isDocumentRoot: false, context: EncodingContext(blobs: nil))
+        try run(value, isDocumentRoot: false, context: EncodingContext(blobs: nil, revisionPosition: nil))
     }
 
     private static func run<T: Encodable>(_ value: T, isDocumentRoot: Bool, context: EncodingContext) throws -> Value {
@@ -87,9 +88,13 @@ final class EncodingContext {
     private(set) var documentIDs: [DocumentID] = []
     /// Where `Blob` properties are stored; nil when only saved blobs can be encoded.
     let blobs: BlobStore?
+    let revisionPosition: Int64?
     private(set) var heldBlobs: [String] = []
 
-    init(blobs: BlobStore?) { self.blobs = blobs }
+    init(blobs: BlobStore?, revisionPosition: Int64?) {
+        self.blobs = blobs
+        self.revisionPosition = revisionPosition
+    }
 
     /// The stored dictionary of `blob`, storing its content first when a store is given.
     func store(_ blob: Blob, at path: String) throws -> Value {
@@ -103,7 +108,7 @@ final class EncodingContext {
         guard blob.digest != nil else {
             throw CouchetteError(.invalidParameter, "Blob at '\(path)' is not saved: save it with Database.saveBlob(blob:) first")
         }
-        return blob.value
+        return blob.storedValue(revisionPosition: revisionPosition)
     }
     /// A misuse met in a method that cannot throw (mixing container kinds); reported at the end.
     private(set) var failure: CouchetteError?

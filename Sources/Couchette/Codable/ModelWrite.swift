@@ -66,7 +66,9 @@ struct ModelWrite {
         let output: DocumentEncoder.Output
         let body: [UInt8]
         do {
-            output = try DocumentEncoder.encode(model, blobs: blobs)
+            let base = DocumentIDLocator.wrappers(in: model).first?.binding?.revisionID
+            output = try DocumentEncoder.encode(model, blobs: blobs,
+                                                revisionPosition: base.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1)
             do {
                 body = try ValueEncoder.encode(output.properties)
             } catch {

@@ -34,6 +34,9 @@ public final class Blob: Sendable, Hashable, Codable {
     /// The content's size in bytes.
     public let length: UInt64
     let source: Source
+    /// CouchDB's `revpos` from the stored dictionary this blob was read from: kept when the blob
+    /// is written back, so an unchanged blob is not sent to peers again.
+    let revisionPosition: Int64?
     /// The digest (once saved) and the store that holds the content (when known).
     private let state: Locked<(digest: String?, store: BlobStore?)>
 
@@ -42,6 +45,7 @@ public final class Blob: Sendable, Hashable, Codable {
         self.contentType = contentType
         self.length = UInt64(data.count)
         self.source = .data(data)
+        self.revisionPosition = nil
         self.state = Locked((nil, nil))
     }
 
@@ -60,14 +64,16 @@ public final class Blob: Sendable, Hashable, Codable {
         self.contentType = contentType
         self.length = UInt64(status.st_size)
         self.source = .file(fileURL)
+        self.revisionPosition = nil
         self.state = Locked((nil, nil))
     }
 
     /// A blob described by a stored blob dictionary (content in `store`, or found by digest).
-    init(contentType: String, length: UInt64, digest: String, store: BlobStore?) {
+    init(contentType: String, length: UInt64, digest: String, store: BlobStore?, revisionPosition: Int64? = nil) {
         self.contentType = contentType
         self.length = length
         self.source = .stored
+        self.revisionPosition = revisionPosition
         self.state = Locked((digest, store))
     }
 
@@ -76,7 +82,7 @@ public final class Blob: Sendable, Hashable, Codable {
         guard Blob.isBlob(properties: properties) || Blob.isAttachment(properties: properties),
               let digest = properties[Key.digest] as? String, let length = Blob.length(properties[Key.length]) else { return nil }
         self.init(contentType: properties[Key.contentType] as? String ?? Blob.defaultContentType,
-                  length: length, digest: digest, store: store)
+                  length: length, digest: digest, store: store, revisionPosition: (properties[Key.revpos] as? Int).map(Int64.init))
     }
 
     enum Key {
@@ -84,6 +90,7 @@ public final class Blob: Sendable, Hashable, Codable {
         static let digest = "digest"
         static let length = "length"
         static let contentType = "content_type"
+        static let revpos = "revpos"
     }
     static let typeName = "blob"
     static let defaultContentType = "application/octet-stream"
@@ -106,6 +113,14 @@ public final class Blob: Sendable, Hashable, Codable {
         var entries: [String: Value] = [Key.type: .string(Blob.typeName), Key.contentType: .string(contentType),
                                         Key.length: .int(Int64(clamping: length))]
         if let digest { entries[Key.digest] = .string(digest) }
+        return .dictionary(entries)
+    }
+
+    /// The dictionary stored in a document body: ``value`` plus `revpos` (this blob's own, else
+    /// `revisionPosition`, the generation of the revision being written).
+    func storedValue(revisionPosition current: Int64?) -> Value {
+        guard case .dictionary(var entries) = value, let position = revisionPosition ?? current else { return value }
+        entries[Key.revpos] = .int(position)
         return .dictionary(entries)
     }
 

@@ -7,13 +7,16 @@ import Foundation
 enum BlobSearch {
     /// A blob met in a stored body: where it sits and what its dictionary says.
     struct Reference: Sendable, Equatable {
-        /// The property path, such as `photos[1].image`, for error messages and attachment names.
+        /// Where it sits: a JSON pointer such as `/photos/1/image` for a blob property (what the
+        /// `blob_/photos/1/image` attachment name carries), the name for an `_attachments` entry.
         let path: String
         let digest: String
         let length: UInt64?
         let contentType: String?
         /// True for an entry of CouchDB's `_attachments` rather than a blob property.
         let isAttachment: Bool
+        /// CouchDB's `revpos`: the generation that introduced the content (nil when unknown).
+        let revisionPosition: Int64?
     }
 
     // MARK: - Caller values
@@ -73,7 +76,8 @@ enum BlobSearch {
             attachments.forEachEntry { name, entry in
                 guard let digest = entry.value(forKey: Blob.Key.digest)?.string else { return }
                 found.append(Reference(path: name, digest: digest, length: length(entry),
-                                       contentType: entry.value(forKey: Blob.Key.contentType)?.string, isAttachment: true))
+                                       contentType: entry.value(forKey: Blob.Key.contentType)?.string, isAttachment: true,
+                                       revisionPosition: entry.value(forKey: Blob.Key.revpos)?.integer))
             }
         }
         return found
@@ -92,13 +96,33 @@ enum BlobSearch {
             }
             value.forEachEntry { key, child in
                 if path.isEmpty && key == "_attachments" { return }
-                walk(child, path: path.isEmpty ? key : path + "." + key, into: &found)
+                walk(child, path: path + "/" + pointerToken(key), into: &found)
             }
         } else if value.isArray {
             for index in 0..<value.count {
-                if let child = value.element(at: index) { walk(child, path: path + "[\(index)]", into: &found) }
+                if let child = value.element(at: index) { walk(child, path: path + "/\(index)", into: &found) }
             }
         }
+    }
+
+    /// A key as a JSON-pointer token (RFC 6901: `~` → `~0`, `/` → `~1`).
+    static func pointerToken(_ key: String) -> String {
+        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    }
+
+    /// The value at a JSON pointer (`/a/0/b`) in `root`, or nil.
+    static func value(at pointer: String, in root: Value) -> Value? {
+        guard pointer.hasPrefix("/") else { return nil }
+        var current = root
+        for token in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            switch current {
+            case .dictionary(let entries): guard let next = entries[key] else { return nil }; current = next
+            case .array(let elements): guard let index = Int(key), elements.indices.contains(index) else { return nil }; current = elements[index]
+            default: return nil
+            }
+        }
+        return current
     }
 
     /// The reference of a blob dictionary (`@type: "blob"` and a string digest), else nil.
@@ -106,7 +130,8 @@ enum BlobSearch {
         guard value.value(forKey: Blob.Key.type)?.string == Blob.typeName,
               let digest = value.value(forKey: Blob.Key.digest)?.string else { return nil }
         return Reference(path: path, digest: digest, length: length(value),
-                         contentType: value.value(forKey: Blob.Key.contentType)?.string, isAttachment: false)
+                         contentType: value.value(forKey: Blob.Key.contentType)?.string, isAttachment: false,
+                         revisionPosition: value.value(forKey: Blob.Key.revpos)?.integer)
     }
 
     private static func length(_ value: EncodedValue) -> UInt64? {

@@ -108,6 +108,7 @@ public final class MutableDocument: DictionaryProtocol {
     func encodeBody(lenient: Bool = false) throws -> [UInt8] {
         var encoder = ValueEncoder()
         encoder.lenient = lenient
+        encoder.blobRevisionPosition = revisionID.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1
         do {
             try root.encode(into: &encoder)
         } catch let failure as EncodingFailure {

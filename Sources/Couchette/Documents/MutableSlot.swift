@@ -132,7 +132,7 @@ enum MutableSlot {
                 try encoder.unstorable("a Blob is stored by saving its document (or Database.saveBlob) first")
                 return
             }
-            try encoder.write(blob.value)
+            try encoder.write(blob.storedValue(revisionPosition: encoder.blobRevisionPosition))
         case .invalid(let reason): try encoder.unstorable(reason)
         }
     }

@@ -56,9 +56,11 @@ final class BlobWriter {
 
     /// Syncs and files the content. Blobs made here are filed under their SHA-1 digest; with
     /// `expected` (a digest a peer sent: `sha1-…` or `md5-…`) the content must match it and is
-    /// filed under it.
+    /// filed under it. One exception, `couchDBLength`: CouchDB stores compressible attachments
+    /// gzipped and names them by the MD5 of the gzipped bytes, which cannot be recomputed from
+    /// the content; such an `md5-` digest is accepted when the length is the one CouchDB declared.
     /// - Throws: `.invalidParameter` when the content does not match `expected`, `.io` on file errors.
-    func finish(expecting expected: String? = nil) throws -> Stored {
+    func finish(expecting expected: String? = nil, couchDBLength: UInt64? = nil) throws -> Stored {
         guard descriptor >= 0 else { throw CouchetteError(.io, "blob writer for \(temporaryPath) is closed") }
         let synced = fsync(descriptor) == 0
         let reason = String(cString: strerror(errno))
@@ -72,7 +74,8 @@ final class BlobWriter {
         let computed = digest.finish()
         var name = computed.sha1
         if let expected {
-            guard expected == computed.sha1 || expected == computed.md5 else {
+            let couchDBNamed = expected.hasPrefix("md5-") && couchDBLength == digest.length
+            guard expected == computed.sha1 || expected == computed.md5 || couchDBNamed else {
                 unlink(temporaryPath)
                 store.forgetTemporary(temporaryPath)
                 throw CouchetteError(.invalidParameter,
