@@ -34,9 +34,9 @@ extension Workload {
             try await replicateAttachments(context)
         },
         Workload(name: "blob-500mb-memory",
-                 summary: "anonymous memory (RssAnon, sampled) a 500 MB blob adds while it is saved from a file, read back by stream and replicated in process",
+                 summary: "anonymous memory (RssAnon, sampled) a 500 MB blob adds while it is saved from a file, read back by stream and replicated in process (4 MB below N = 1,000)",
                  isCouchetteOnly: true, runsOnce: true) { _, context in
-            try await largeBlobMemory(context, megabytes: 500)
+            try await largeBlobMemory(context, megabytes: context.size >= 1000 ? 500 : 4)
         },
     ]
 
@@ -53,6 +53,7 @@ extension Workload {
     private static func blobThroughput(_ context: WorkloadContext, reading: Bool) async throws -> WorkloadResult {
         let contents = blobContents(min(context.size, 64))
         var samples: [Sample] = []
+        var captured: [String: String]?
         for run in 0..<context.runs {
             let engine = try await CouchetteEngine(directory: try freshFolder(context, run), durable: false)
             let write = {
@@ -77,9 +78,10 @@ extension Workload {
             } else {
                 samples.append(Sample(seconds: try await time(write), ops: contents.count))
             }
+            if context.captureContents { captured = try await engine.contents() }
             try await engine.close()
         }
-        return WorkloadResult(samples: samples, contents: nil)
+        return WorkloadResult(samples: samples, contents: captured)
     }
 
     /// The files baseline: what writing (temporary file, fsync, rename) and reading the same
@@ -116,12 +118,14 @@ extension Workload {
                 samples.append(Sample(seconds: try await time { try write() }, ops: contents.count))
             }
         }
-        return WorkloadResult(samples: samples, contents: nil)
+        let written = context.captureContents ? Dictionary(uniqueKeysWithValues: contents.indices.map { ("blob-\($0)", "\(blobSize) bytes") }) : nil
+        return WorkloadResult(samples: samples, contents: written)
     }
 
     private static func replicateAttachments(_ context: WorkloadContext) async throws -> WorkloadResult {
         let contents = blobContents(min(context.size, 32))
         var samples: [Sample] = []
+        var captured: [String: String]?
         for run in 0..<context.runs {
             let folder = try freshFolder(context, run)
             let source = try await CouchetteEngine(directory: folder + "/source", durable: false)
@@ -145,10 +149,11 @@ extension Workload {
                 throw BenchmarkError.engine("the last attachment did not arrive intact")
             }
             samples.append(Sample(seconds: seconds, ops: contents.count))
+            if context.captureContents && run == context.runs - 1 { captured = try await target.contents() }
             try await source.close()
             try await target.close()
         }
-        return WorkloadResult(samples: samples, contents: nil)
+        return WorkloadResult(samples: samples, contents: captured)
     }
 
     /// Saves a `megabytes` MB blob from a file, streams it back and replicates it to another
@@ -182,8 +187,9 @@ extension Workload {
             }
         }
         let peak = sampler.stop()
+        let captured = context.captureContents ? try await target.contents() : nil
         try await source.close()
         try await target.close()
-        return WorkloadResult(samples: [Sample(seconds: seconds, ops: 1, bytes: UInt64(max(0, peak - start)))], contents: nil)
+        return WorkloadResult(samples: [Sample(seconds: seconds, ops: 1, bytes: UInt64(max(0, peak - start)))], contents: captured)
     }
 }
