@@ -45,21 +45,3 @@ public struct DatabaseConfiguration: Sendable {
         self.maximumSize = nil
     }
 }
-
-/// How a save or delete treats a document that changed since it was read.
-public enum ConcurrencyControl: Sendable {
-    /// Overwrite: the write becomes the newest revision regardless.
-    case lastWriteWins
-    /// Refuse: the call returns `false` (or a batch throws `.conflict`) and nothing is written.
-    case failOnConflict
-}
-
-/// Housekeeping that ``Database/performMaintenance(type:)`` can run.
-public enum MaintenanceType: Sendable {
-    /// Rewrites the file without free pages, returning space to the file system.
-    case compact
-    /// Rebuilds every index from the documents.
-    case reindex
-    /// Reads every document, revision tree and sequence entry and checks that they agree.
-    case integrityCheck
-}

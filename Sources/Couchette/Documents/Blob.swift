@@ -261,6 +261,17 @@ public final class Blob: Sendable, Hashable, Codable {
     }
 }
 
+extension Blob: ValueConvertible {
+    /// A saved blob converts to its blob dictionary; an unsaved one cannot be stored outside a
+    /// document's setBlob (there is no content to reference yet).
+    func toValue() -> ValueConversion.Converted {
+        guard digest != nil else {
+            return .unsupported("a Blob must be saved (with setBlob on a document, or Database.saveBlob) before it is used here")
+        }
+        return .value(value)
+    }
+}
+
 extension Blob: CustomStringConvertible {
     public var description: String { "Blob(\(contentType), \(length) bytes, \(digest ?? "unsaved"))" }
 }

@@ -1,7 +1,3 @@
-/// Describes an index to create with ``Collection/createIndex(withName:config:)``:
-/// ``ValueIndexConfiguration`` or ``ArrayIndexConfiguration``.
-public protocol IndexConfiguration: Sendable {}
-
 /// An index over one or more SQL++ expressions of each document, kept in expression order.
 ///
 /// Queries that filter with `=`, `<`, `<=`, `>`, `>=`, `IN`, `BETWEEN`, `LIKE 'prefix%'`,
@@ -24,27 +20,5 @@ public struct ValueIndexConfiguration: IndexConfiguration, Equatable {
     public init(_ expressions: [String], where whereClause: String? = nil) {
         self.expressions = expressions
         self.whereClause = whereClause
-    }
-}
-
-/// An index with one entry per member of an array property (or per value of a dictionary), so
-/// that `ANY x IN path SATISFIES …` and `UNNEST path` find their documents without a full scan.
-///
-/// With no `expressions`, the members themselves are indexed; otherwise each expression is
-/// evaluated on each member (`"type"` reads the member's `type` property).
-///
-/// ```swift
-/// try await people.createIndex(withName: "byTag", config: ArrayIndexConfiguration(path: "tags"))
-/// let query = try db.createQuery("SELECT name FROM people WHERE ANY t IN tags SATISFIES t = 'admin' END")
-/// ```
-public struct ArrayIndexConfiguration: IndexConfiguration, Equatable {
-    /// The property path of the array, e.g. `"contacts"` or `"profile.phones"`.
-    public let path: String
-    /// Expressions on each member, or nil for the member itself.
-    public let expressions: [String]?
-
-    public init(path: String, expressions: [String]? = nil) {
-        self.path = path
-        self.expressions = expressions
     }
 }

@@ -1,0 +1,11 @@
+import Foundation
+
+/// Housekeeping that ``Database/performMaintenance(type:)`` can run.
+public enum MaintenanceType: Sendable {
+    /// Rewrites the file without free pages, returning space to the file system.
+    case compact
+    /// Rebuilds every index from the documents.
+    case reindex
+    /// Reads every document, revision tree and sequence entry and checks that they agree.
+    case integrityCheck
+}

@@ -1,0 +1,17 @@
+import Foundation
+
+/// Presents a client certificate in the TLS handshake with an HTTPS server, such as a
+/// ``URLEndpointListener`` configured with ``ListenerCertificateAuthenticator``. A server that
+/// refuses it stops the replicator with `CouchetteError(.tls)` ("client certificate refused").
+///
+/// ```swift
+/// let identity = try TLSIdentity.identity(certificatePEM: certPEM, privateKeyPEM: keyPEM)
+/// config.authenticator = ClientCertificateAuthenticator(identity: identity)
+/// ```
+public struct ClientCertificateAuthenticator: Authenticator {
+    public let identity: TLSIdentity
+
+    public init(identity: TLSIdentity) {
+        self.identity = identity
+    }
+}
