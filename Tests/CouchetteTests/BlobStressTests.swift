@@ -17,26 +17,10 @@ import Testing
         var reportedTotal = 0
         for round in 0..<20 {
             let log = directory.path + "/round-\(round).log"
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-            let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: tool)
-            child.arguments = ["write-loop", directory.path, "blobcrash", "--prefix", "round\(round)", "--blobs"]
-            child.standardOutput = output
-            child.standardError = output
-            try await startProcess(child)
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline, !((try? String(contentsOfFile: log, encoding: .utf8))?.contains("saved ") ?? false) {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...200, using: &generator)))
-            kill(child.processIdentifier, SIGKILL)
-            await waitForExit(child)
-            try output.close()
-            #expect(child.terminationReason == .uncaughtSignal)
-
-            let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-            let reported = lines.compactMap { $0.hasPrefix("saved ") ? String($0.dropFirst(6)) : nil }
+            let started = try await CrashTests.killWriter(tool, ["write-loop", directory.path, "blobcrash", "--prefix", "round\(round)", "--blobs"],
+                                                          log: log, after: .milliseconds(Int.random(in: 0...200, using: &generator)))
+            try #require(started, "round \(round): the writer never reported a save")
+            let reported = try CrashTests.reportedIDs(in: log)
             reportedTotal += reported.count
             let database = try directory.open("blobcrash")
             // Every referenced blob exists with its length and digest (the integrity check reads them all).
