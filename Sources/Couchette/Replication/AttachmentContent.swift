@@ -24,7 +24,7 @@ enum AttachmentContent: Sendable {
     /// ``BlobWriter/finish(expecting:couchDBLength:)``). The digest is held until the caller
     /// releases it.
     func install(into store: BlobStore, digest: String, length: UInt64?) throws {
-        let writer = try store.makeWriter()
+        let writer = try store.makeWriter(expecting: digest)
         switch self {
         case .data(let data):
             try writer.append(data)

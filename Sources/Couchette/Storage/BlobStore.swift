@@ -101,13 +101,15 @@ final class BlobStore: Sendable {
 
     // MARK: - Writing
 
-    /// A writer for new content; ``BlobWriter/finish(expecting:)`` moves it into place.
-    func makeWriter() throws -> BlobWriter {
+    /// A writer for new content; ``BlobWriter/finish(expecting:couchDBLength:)`` moves it into
+    /// place. `expecting`: the digest the content will be checked against, if known (an `md5-`
+    /// one makes the writer compute MD5 as well as SHA-1).
+    func makeWriter(expecting expected: String? = nil) throws -> BlobWriter {
         try ensureDirectory()
         let name = Self.temporaryPrefix + UUID().uuidString
         inFlight.withLock { _ = $0.temporaries.insert(name) }
         do {
-            return try BlobWriter(store: self, temporaryPath: directory + "/" + name)
+            return try BlobWriter(store: self, temporaryPath: directory + "/" + name, computingMD5: expected?.hasPrefix("md5-") == true)
         } catch {
             inFlight.withLock { _ = $0.temporaries.remove(name) }
             throw error

@@ -20,10 +20,10 @@ final class BlobWriter {
     private var descriptor: Int32
     private let digest: ContentDigest
 
-    init(store: BlobStore, temporaryPath: String) throws {
+    init(store: BlobStore, temporaryPath: String, computingMD5: Bool) throws {
         self.store = store
         self.temporaryPath = temporaryPath
-        self.digest = try ContentDigest()
+        self.digest = try ContentDigest(md5: computingMD5)
         descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw CouchetteError(.io, "cannot create \(temporaryPath): \(String(cString: strerror(errno)))")

@@ -11,12 +11,13 @@ final class ContentDigest {
     private var md5Context: OpaquePointer?
     private(set) var length: UInt64 = 0
 
-    init() throws {
+    /// `md5`: also compute MD5 (needed only to check content a peer named by an `md5-` digest).
+    init(md5: Bool = true) throws {
         guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha1(), nil) == 1 else {
             throw CouchetteError(.io, "OpenSSL cannot compute SHA-1 digests")
         }
         sha1 = context
-        if let context = EVP_MD_CTX_new() {
+        if md5, let context = EVP_MD_CTX_new() {
             if EVP_DigestInit_ex(context, EVP_md5(), nil) == 1 { md5Context = context } else { EVP_MD_CTX_free(context) }
         }
     }
@@ -47,7 +48,7 @@ final class ContentDigest {
 
     /// The digest of `data` in one call.
     static func sha1(of data: Data) throws -> String {
-        let digest = try ContentDigest()
+        let digest = try ContentDigest(md5: false)
         data.withUnsafeBytes { digest.update($0) }
         return digest.finish().sha1
     }
