@@ -228,6 +228,18 @@ import Testing
         }
     }
 
+    @Test func copiedDatabaseKeepsItsBlobs() async throws {
+        try await withDatabase("original") { database, directory in
+            try await database.defaultCollection().save(document: MutableDocument(id: "doc").setBlob(Blob(contentType: "text/plain", data: hello), forKey: "x"))
+            try Database.copy(fromPath: database.path, toDatabase: "copy", withConfig: directory.configuration)
+            try await database.delete()
+            let copy = try directory.open("copy")
+            #expect(try await copy.defaultCollection().document(id: "doc")?.blob(forKey: "x")?.content() == hello)
+            try await copy.performMaintenance(type: .integrityCheck)
+            try await copy.close()
+        }
+    }
+
     @Test func unsavedBlobOutsideADocumentIsReported() throws {
         let blob = Blob(contentType: "text/plain", data: hello)
         #expect(throws: EncodingError.self) { _ = try JSONEncoder().encode([blob]) }

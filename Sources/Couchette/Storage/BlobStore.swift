@@ -99,6 +99,20 @@ final class BlobStore: Sendable {
         }
     }
 
+    /// Copies every stored content (not temporary files) into the `blobs/` directory of the
+    /// database folder `databasePath`.
+    func copyContents(to databasePath: String) throws {
+        let names = try allDigests().compactMap(Self.fileName(for:))
+        guard !names.isEmpty else { return }
+        let target = databasePath + "/blobs"
+        do {
+            try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+            for name in names { try FileManager.default.copyItem(atPath: directory + "/" + name, toPath: target + "/" + name) }
+        } catch {
+            throw CouchetteError(.io, "cannot copy blob contents to \(target): \(error.localizedDescription)")
+        }
+    }
+
     // MARK: - Writing
 
     /// A writer for new content; ``BlobWriter/finish(expecting:couchDBLength:)`` moves it into
