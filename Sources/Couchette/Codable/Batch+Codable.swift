@@ -22,7 +22,7 @@ extension Batch {
     public func save<T: DocumentEncodable>(from object: T, in collection: Collection,
                                            concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
         try check(collection)
-        let write = try ModelWrite(saving: object, blobs: collection.core.blobs, newID: { wrapper in
+        let write = try ModelWrite(saving: object, blobs: collection.reader.blobs, newID: { wrapper in
             models[ObjectIdentifier(wrapper)]?.id ?? DocumentIDGenerator.make()
         })
         heldBlobs += write.heldBlobs

@@ -68,9 +68,9 @@ extension Collection {
     @discardableResult
     nonisolated(nonsending) public func save<T: DocumentEncodable>(from object: T,
                                                                  concurrencyControl: ConcurrencyControl) async throws -> Bool {
-        try core.checkUsable(spec)
-        let write = try ModelWrite(saving: object, blobs: core.blobs)
-        defer { core.blobs.release(write.heldBlobs) }
+        try reader.checkUsable(spec)
+        let write = try ModelWrite(saving: object, blobs: reader.blobs)
+        defer { reader.blobs.release(write.heldBlobs) }
         let reference = write.reference
         let operation = WriteOperation.save(spec, id: reference.id, body: write.body, base: reference.base,
                                             control: reference.control(concurrencyControl))
@@ -103,17 +103,17 @@ extension Collection {
     @discardableResult
     nonisolated(nonsending) public func save<T: DocumentCodable>(from object: T,
                                                                conflictHandler: (T, T?) throws -> Bool) async throws -> Bool {
-        try core.checkUsable(spec)
-        let write = try ModelWrite(saving: object, blobs: core.blobs)
+        try reader.checkUsable(spec)
+        let write = try ModelWrite(saving: object, blobs: reader.blobs)
         var heldBlobs = write.heldBlobs
-        defer { core.blobs.release(heldBlobs) }
+        defer { reader.blobs.release(heldBlobs) }
         let reference = write.reference
         return try await saveResolvingConflicts(id: reference.id, body: write.body, base: reference.base,
                                                 control: reference.control(.failOnConflict),
                                                 updating: reference.binding) { stored in
             let storedObject = try stored.map { try DocumentDecoder.decodeModel(T.self, from: $0) }
             guard try conflictHandler(object, storedObject) else { return nil }
-            let merged = try ModelWrite(saving: object, blobs: core.blobs, newID: { _ in reference.id })
+            let merged = try ModelWrite(saving: object, blobs: reader.blobs, newID: { _ in reference.id })
             heldBlobs += merged.heldBlobs
             guard merged.reference.id == reference.id else {
                 throw CouchetteError(.invalidParameter,
@@ -156,7 +156,7 @@ extension Collection {
     @discardableResult
     nonisolated(nonsending) public func delete<T: DocumentEncodable>(for object: T,
                                                                    concurrencyControl: ConcurrencyControl) async throws -> Bool {
-        try core.checkUsable(spec)
+        try reader.checkUsable(spec)
         let reference = try ModelReference(existing: object)
         let operation = WriteOperation.delete(spec, id: reference.id, base: reference.base,
                                               control: reference.control(concurrencyControl))
@@ -175,7 +175,7 @@ extension Collection {
     /// - Throws: `.notFound` when the object has no id or no such document (or tombstone)
     ///   exists; `.invalidParameter` as for ``delete(for:)``; `.notOpen` after close.
     nonisolated(nonsending) public func purge<T: DocumentEncodable>(for object: T) async throws {
-        try core.checkUsable(spec)
+        try reader.checkUsable(spec)
         let reference = try ModelReference(existing: object)
         try await purge(id: reference.id)
         reference.wrapper.unbind()

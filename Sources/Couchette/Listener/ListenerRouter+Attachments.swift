@@ -22,8 +22,8 @@ extension ListenerRouter {
         } else {
             entry = body["_attachments"]?[name]
         }
-        guard case .string(let digest)? = entry?[Blob.Key.digest], let file = collection.core.blobs.path(for: digest),
-              collection.core.blobs.contains(digest) else {
+        guard case .string(let digest)? = entry?[Blob.Key.digest], let file = collection.reader.blobs.path(for: digest),
+              collection.reader.blobs.contains(digest) else {
             return .error(404, "not_found", "Document is missing attachment")
         }
         let contentType: String = if case .string(let type)? = entry?[Blob.Key.contentType] { type } else { Blob.defaultContentType }

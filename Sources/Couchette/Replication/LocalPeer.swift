@@ -10,7 +10,7 @@ struct LocalPeer: ReplicationPeer {
 
     init(collection: Collection) throws {
         self.collection = collection
-        identifier = "couchette:\(try collection.core.uuid())/\(collection.fullName)"
+        identifier = "couchette:\(try collection.reader.uuid())/\(collection.fullName)"
     }
 
     func info() async throws -> PeerInfo {
@@ -142,7 +142,7 @@ struct LocalPeer: ReplicationPeer {
         guard !references.isEmpty else { return [:] }
         let known = Int64(request.knownAncestors.compactMap(RevisionID.generation(of:)).max() ?? 0)
         let generation = Int64(RevisionID.generation(of: request.revisionID) ?? 1)
-        let store = collection.core.blobs
+        let store = collection.reader.blobs
         var contents: [String: AttachmentContent] = [:]
         for reference in references where (reference.revisionPosition ?? generation) > known {
             if store.contains(reference.digest), let path = store.path(for: reference.digest) {
@@ -159,7 +159,7 @@ struct LocalPeer: ReplicationPeer {
         var errors: [DocumentWriteError] = []
         var grafts: [GraftedRevision] = []
         grafts.reserveCapacity(revisions.count)
-        let store = collection.core.blobs
+        let store = collection.reader.blobs
         var held: [String] = []
         defer { store.release(held) }
         for revision in revisions {
@@ -224,6 +224,6 @@ struct LocalPeer: ReplicationPeer {
 
     /// Every commit is already durable (or as durable as the database's `fullSync` setting makes it).
     func ensureFullCommit() async throws {
-        try collection.core.checkUsable(collection.spec)
+        try collection.reader.checkUsable(collection.spec)
     }
 }
