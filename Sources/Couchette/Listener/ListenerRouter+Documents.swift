@@ -167,15 +167,14 @@ extension ListenerRouter {
 
     // MARK: - Attachments
 
-    /// Until attachments are stored, a document that has some is refused on its own with a
-    /// status replicators skip instead of failing the whole replication (CouchDB's skips a
-    /// document on 401, 403, 413 and 415; PouchDB on `forbidden` and `unauthorized`):
-    /// `415` for a `multipart/related` body (CouchDB's replicator sends documents with
-    /// attachments so), `403 forbidden` for JSON with `_attachments`.
+    /// A `multipart/related` body (how CouchDB's replicator sends documents with attachments)
+    /// is not read: the document is refused on its own with `415`, a status replicators skip
+    /// instead of failing the whole replication (CouchDB's skips a document on 401, 403, 413 and
+    /// 415; PouchDB on `forbidden` and `unauthorized`). Attachments sent inline in JSON are stored.
     static func refuseMultipart(_ request: HTTPRequest, id: String) -> HTTPResponse? {
         guard let type = request.header("content-type")?.lowercased(), type.hasPrefix("multipart/") else { return nil }
         return .error(415, "unsupported_media_type",
-                      "document '\(id)' comes with attachments (\(type.prefix(while: { $0 != ";" }))), which Couchette does not store yet")
+                      "document '\(id)' comes as \(type.prefix(while: { $0 != ";" })), which Couchette does not read: send its attachments inline (base64) in JSON")
     }
 
     /// Whether a document's JSON has a non-empty `_attachments` object.
@@ -184,8 +183,10 @@ extension ListenerRouter {
         return false
     }
 
+    /// Attachments in a plain write (`new_edits` true): Couchette takes attachments only with
+    /// replicated revisions (`new_edits=false`); applications set blobs through the API.
     static func attachmentsRefused(id: String) -> ListenerError {
-        .forbidden("document '\(id)' has attachments, which Couchette does not store yet")
+        .forbidden("document '\(id)' has attachments: Couchette stores them only with replicated revisions (new_edits=false)")
     }
 
     // MARK: - Helpers
