@@ -8,21 +8,33 @@ import Glibc
 enum LoopbackSocket {
     /// A socket listening on an ephemeral loopback port.
     static func listen(backlog: Int32 = 64) throws -> (socket: Int32, port: UInt16) {
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (listening, port) = try bound()
+        guard Glibc.listen(listening, backlog) == 0 else {
+            let failure = errno
+            close(listening)
+            throw BenchmarkError.engine("cannot listen on loopback (errno \(failure))")
+        }
+        return (listening, port)
+    }
+
+    /// A socket bound to an ephemeral loopback port and not listening: connecting to the port is
+    /// refused for as long as the socket stays open, and no other server can take the port
+    /// (tests use it for a server that is down).
+    static func bound() throws -> (socket: Int32, port: UInt16) {
+        let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = self.address(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listening, pointer, length) == 0 && Glibc.listen(listening, backlog) == 0
-                    && getsockname(listening, pointer, &length) == 0
+                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
             }
         }
-        guard listening >= 0, bound else {
+        guard socket >= 0, bound else {
             let failure = errno
-            if listening >= 0 { close(listening) }
-            throw BenchmarkError.engine("cannot listen on loopback (errno \(failure))")
+            if socket >= 0 { close(socket) }
+            throw BenchmarkError.engine("cannot bind a loopback port (errno \(failure))")
         }
-        return (listening, UInt16(bigEndian: address.sin_port))
+        return (socket, UInt16(bigEndian: address.sin_port))
     }
 
     /// The next connection to `listening`; nil once it was shut down.
@@ -43,6 +55,23 @@ enum LoopbackSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else {
+            close(connection)
+            return nil
+        }
+        return connection
+    }
+
+    /// A non-blocking socket whose connection to 127.0.0.1:`port` was started, not waited for
+    /// (tests fill a listening socket's accept queue with these), or nil.
+    static func startConnecting(port: UInt16) -> Int32? {
+        let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard connection >= 0 else { return nil }
+        _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) | O_NONBLOCK)
+        var address = self.address(port: port)
+        let started = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard started == 0 || errno == EINPROGRESS else {
             close(connection)
             return nil
         }

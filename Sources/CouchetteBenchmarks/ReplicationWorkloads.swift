@@ -24,6 +24,11 @@ extension Workload {
                  isCouchetteOnly: true) { _, context in
             try await replicateInProcess(context, .pull, overHTTP: true)
         },
+        Workload(name: "replicate-https",
+                 summary: "replicate-http over TLS: the listener serves its anonymous self-signed identity, which the replicator pins",
+                 isCouchetteOnly: true) { _, context in
+            try await replicateInProcess(context, .push, overHTTP: true, tls: true)
+        },
         Workload(name: "revision-history-1000",
                  summary: "storage of one ~1 KB document edited 1,000 times (1,001 revisions, all ids kept: CouchDB's revs_limit): bytes of its record and revision tree; ops = revisions",
                  isCouchetteOnly: true, runsOnce: true) { _, context in
@@ -109,9 +114,10 @@ extension Workload {
     /// Per run: N documents in one fresh database, replicated once into another fresh one
     /// (pushed from the first or pulled into the second); times the replication alone. With
     /// `overHTTP` the other database is served by a listener on loopback and reached through
-    /// ``URLEndpoint`` (started before the clock runs).
+    /// ``URLEndpoint`` (started before the clock runs); with `tls` too, over HTTPS with the
+    /// listener's certificate pinned.
     private static func replicateInProcess(_ context: WorkloadContext, _ direction: ReplicatorType,
-                                           overHTTP: Bool = false) async throws -> WorkloadResult {
+                                           overHTTP: Bool = false, tls: Bool = false) async throws -> WorkloadResult {
         let documents = DocumentGenerator().documents(count: min(context.size, 10_000))
         var samples: [Sample] = []
         var contents: [String: String]?
@@ -124,16 +130,24 @@ extension Workload {
             let (local, remote) = direction == .push ? (source, target) : (target, source)
             var listener: URLEndpointListener?
             var endpoint: any Endpoint = DatabaseEndpoint(database: remote.database)
+            var pin: Data?
             if overHTTP {
                 var listenerConfig = URLEndpointListenerConfiguration(collections: [remote.collection])
-                listenerConfig.disableTLS = true   // replicate-http measures plain HTTP
+                listenerConfig.disableTLS = !tls   // replicate-http measures plain HTTP
                 let server = URLEndpointListener(config: listenerConfig)
                 try await server.start()
                 guard let url = server.urls.first else { throw BenchmarkError.engine("the listener reports no URL") }
+                if tls {
+                    guard url.scheme == "https", let certificate = server.tlsIdentity?.certificates.first else {
+                        throw BenchmarkError.engine("the listener does not serve HTTPS")
+                    }
+                    pin = certificate
+                }
                 endpoint = URLEndpoint(url: url)
                 listener = server
             }
             var config = ReplicatorConfiguration(target: endpoint)
+            config.pinnedServerCertificate = pin
             config.addCollection(local.collection)
             config.replicatorType = direction
             let replicator = try Replicator(config: config)

@@ -1,7 +1,7 @@
 import Couchette
 import Foundation
 
-/// `couchette replicate DB URL [--push|--pull] [--continuous] [--collection C] [--user U --password P]`
+/// `couchette replicate DB URL [--push|--pull] [--continuous] [--collection C] [--user U --password P [--session]]`
 enum ReplicateCommand {
     static let command = Command(
         name: "replicate", arguments: [.database, .init("URL", "the remote database, e.g. http://127.0.0.1:5984/todo")],
@@ -15,7 +15,9 @@ enum ReplicateCommand {
             3 times first). With --continuous it keeps replicating new changes until Ctrl-C
             (SIGINT) or SIGTERM. The collection (--collection, default the default collection)
             replicates with the database the URL names, whatever its local name. The database
-            and the collection are created when missing.
+            and the collection are created when missing. --user/--password are sent with every
+            request (HTTP Basic), or with --session only once, to log in (POST /_session): the
+            server's session cookie is sent from then on.
 
             Example: couchette replicate todo http://127.0.0.1:5984/todo --pull
             """,
@@ -26,6 +28,7 @@ enum ReplicateCommand {
             .collection,
             .init(name: "user", valueName: "U", help: "HTTP Basic user name"),
             .init(name: "password", valueName: "P", help: "the password for --user"),
+            .init(name: "session", valueName: nil, help: "log in once with --user/--password (POST /_session) and send the session cookie"),
             .init(name: "pin", valueName: "SHA256", help: "accept only the server certificate with this SHA-256 (as couchette serve prints it)"),
             .init(name: "cacert", valueName: "FILE", help: "trust the PEM certificates in FILE instead of the system's"),
             .init(name: "client-cert", valueName: "FILE", help: "present the PEM certificate in FILE (with --client-key)"),
@@ -38,6 +41,7 @@ enum ReplicateCommand {
             throw UsageError("'\(arguments.positional[1])' is not an http(s) URL")
         }
         let credentials = try ServeCommand.credentials(arguments)
+        if arguments.flags.contains("session") && credentials == nil { throw UsageError("--session needs --user and --password") }
         let collectionName = try arguments.collectionName
         try await withOpenDatabase(arguments.positional[0], create: true) { database in
             var config = ReplicatorConfiguration(target: URLEndpoint(url: url))
@@ -48,8 +52,15 @@ enum ReplicateCommand {
                 config.maxAttempts = 3
                 config.maxAttemptWaitTime = 5
             }
-            if let (user, password) = credentials { config.authenticator = BasicAuthenticator(username: user, password: password) }
             try configureTLS(&config, arguments)
+            if let (user, password) = credentials {
+                if arguments.flags.contains("session") {
+                    config.authenticator = try await SessionAuthenticator.logIn(to: config, username: user, password: password)
+                    Terminal.writeError("Logged in as \(user) (session cookie)\n")
+                } else {
+                    config.authenticator = BasicAuthenticator(username: user, password: password)
+                }
+            }
             try await run(try Replicator(config: config), continuous: config.continuous)
         }
     }
@@ -70,7 +81,7 @@ enum ReplicateCommand {
         switch (arguments.options["client-cert"], arguments.options["client-key"]) {
         case (nil, nil): break
         case (let certificate?, let key?):
-            if config.authenticator != nil { throw UsageError("--client-cert and --user exclude each other") }
+            if arguments.options["user"] != nil { throw UsageError("--client-cert and --user exclude each other") }
             let identity = try TLSIdentity.identity(certificatePEM: try readFile(certificate, "--client-cert"),
                                                     privateKeyPEM: try readFile(key, "--client-key"))
             config.authenticator = ClientCertificateAuthenticator(identity: identity)

@@ -60,7 +60,7 @@ import Testing
     @Test func couchetteOnlyWorkloadsShowLatenciesAndNoBaselines() throws {
         #expect(Workload.all.filter(\.isCouchetteOnly).map(\.name) == ["changes-latency", "live-query-latency", "live-queries-8",
                                                                          "idle-cpu", "replicate-in-process", "replicate-in-process-pull",
-                                                                         "replicate-http", "replicate-http-pull", "revision-history-1000",
+                                                                         "replicate-http", "replicate-http-pull", "replicate-https", "revision-history-1000",
                                                                          "idle-replicator-cpu", "idle-replicator-cpu-longpoll",
                                                                          "blob-write", "blob-write-file", "blob-read", "blob-read-file",
                                                                          "replicate-attachments", "blob-500mb-memory"])

@@ -4,20 +4,23 @@ import Testing
 @testable import Couchette
 
 /// Replication over real HTTP on loopback: a ``Replicator`` with a ``URLEndpoint`` (the
-/// `RemotePeer` client) against a ``URLEndpointListener`` serving another database.
+/// `RemotePeer` client) against a ``URLEndpointListener`` serving another database — each test
+/// over plain HTTP and over HTTPS (the listener's identity pinned), except those about one of them.
 @Suite(.serialized, .tags(.concurrency)) struct HTTPReplicationTests {
     private func httpConfig(_ local: Database, _ url: String, _ type: ReplicatorType) throws -> ReplicatorConfiguration {
         var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: url)!))
         config.addCollection(try local.defaultCollection())
         config.replicatorType = type
+        try TestIdentity.pin(&config)
         return config
     }
 
-    @Test func pushPullAndBothOverHTTP() async throws {
+    @Test(arguments: Transport.network)
+    func pushPullAndBothOverHTTP(over transport: Transport) async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(30, prefix: "l", in: try local.defaultCollection())
             try await saveDocuments(20, prefix: "r", in: try remote.defaultCollection())
-            try await withListener([try remote.defaultCollection()]) { listener, _ in
+            try await withListener([try remote.defaultCollection()], over: transport) { listener, _ in
                 let url = listener.urls[0].absoluteString
                 let push = try Replicator(config: try httpConfig(local, url, .push))
                 let pushed = try #require(await runToCompletion(push).last)
@@ -42,10 +45,11 @@ import Testing
         }
     }
 
-    @Test func conflictsConvergeOverHTTP() async throws {
+    @Test(arguments: Transport.network)
+    func conflictsConvergeOverHTTP(over transport: Transport) async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(1, prefix: "c", in: try local.defaultCollection())
-            try await withListener([try remote.defaultCollection()]) { listener, _ in
+            try await withListener([try remote.defaultCollection()], over: transport) { listener, _ in
                 let url = listener.urls[0].absoluteString
                 _ = await runToCompletion(try Replicator(config: try httpConfig(local, url, .push)))
                 try await local.defaultCollection().save(document: try #require(await local.defaultCollection().document(id: "c0")).toMutable().setInt(1, forKey: "side"))
@@ -60,9 +64,10 @@ import Testing
         }
     }
 
-    @Test func continuousReplicationFollowsRemoteEdits() async throws {
+    @Test(arguments: Transport.network)
+    func continuousReplicationFollowsRemoteEdits(over transport: Transport) async throws {
         try await withTwoDatabases { local, remote in
-            try await withListener([try remote.defaultCollection()]) { listener, _ in
+            try await withListener([try remote.defaultCollection()], over: transport) { listener, _ in
                 var config = try httpConfig(local, listener.urls[0].absoluteString, .pull)
                 config.continuous = true
                 let replicator = try Replicator(config: config)
@@ -84,10 +89,11 @@ import Testing
         }
     }
 
-    @Test func credentialsAreCheckedAndNeverShown() async throws {
+    @Test(arguments: Transport.network)
+    func credentialsAreCheckedAndNeverShown(over transport: Transport) async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(3, prefix: "a", in: try local.defaultCollection())
-            try await withListener([try remote.defaultCollection()], configure: {
+            try await withListener([try remote.defaultCollection()], over: transport, configure: {
                 $0.authenticator = ListenerPasswordAuthenticator { user, password in user == "bob" && password == "hunter2" }
             }) { listener, _ in
                 let url = listener.urls[0].absoluteString
@@ -103,8 +109,8 @@ import Testing
                 #expect(try await remote.defaultCollection().count == 3)
 
                 // Credentials in the URL work too and stay out of the peer's identifier.
-                let inURL = url.replacingOccurrences(of: "http://", with: "http://bob:hunter2@")
-                let peer = try RemotePeer(url: URL(string: inURL)!)
+                let inURL = url.replacingOccurrences(of: "://", with: "://bob:hunter2@")
+                let peer = try RemotePeer(url: URL(string: inURL)!, tls: try httpConfig(local, url, .push).clientTLS)
                 #expect(!peer.identifier.contains("hunter2") && !peer.identifier.contains("bob"))
                 #expect(try await peer.info().name == "remote")
             }
@@ -125,17 +131,18 @@ import Testing
         return (replicator, gate)
     }
 
-    @Test func aListenerStoppedMidReplicationIsWaitedForThenCompletes() async throws {
+    @Test(arguments: Transport.network)
+    func aListenerStoppedMidReplicationIsWaitedForThenCompletes(over transport: Transport) async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(60, prefix: "k", in: try local.defaultCollection())
-            var listenerConfig = plainHTTPListenerConfiguration([try remote.defaultCollection()])
+            var listenerConfig = try listenerConfiguration([try remote.defaultCollection()], over: transport)
             let first = URLEndpointListener(config: listenerConfig)
             try await first.start()
             let port = try #require(first.port)
 
             // The second batch waits at the gate until the listener is down, then goes to the
             // (closed) port: the replicator goes offline with some documents already delivered.
-            let (replicator, gate) = try gatedReplicator(local, "http://127.0.0.1:\(port)/remote", .push, maxAttempts: 100)
+            let (replicator, gate) = try gatedReplicator(local, "\(transport.rawValue)://127.0.0.1:\(port)/remote", .push, maxAttempts: 100)
             let changes = replicator.changes()
             await replicator.start()
             #expect(await eventually(timeout: .seconds(20)) { gate.withLock { $0.reached } })

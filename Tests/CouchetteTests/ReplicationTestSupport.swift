@@ -41,6 +41,7 @@ extension ForwardingPeer {
     func putLocalDocument(id: String, _ body: Value) async throws { try await base.putLocalDocument(id: id, body) }
     func ensureFullCommit() async throws { try await base.ensureFullCommit() }
     func closeStreams() { base.closeStreams() }
+    func awaitRetry(within wait: Duration) async throws { try await base.awaitRetry(within: wait) }
 }
 
 struct ProbedPeer: ForwardingPeer {
@@ -159,8 +160,27 @@ enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// ``URLEndpoint``: the other database's listener on a loopback port (the `RemotePeer` client
     /// against the real HTTP server).
     case http
+    /// The same over TLS: the listener serves ``TestIdentity``, which the replicator pins.
+    case https
+
+    /// The transports that go through the HTTP client and the listener.
+    static let network: [Transport] = [.http, .https]
 
     var testDescription: String { rawValue }
+}
+
+/// The identity every HTTPS test listener serves, made once (key generation is slow), and whose
+/// certificate the test replicators pin.
+enum TestIdentity {
+    private static let made = Result { try TLSIdentity.createIdentity(commonName: "127.0.0.1") }
+
+    static func listener() throws -> TLSIdentity { try made.get() }
+
+    /// Pins the listeners' certificate when `config` replicates with an `https://` URL.
+    static func pin(_ config: inout ReplicatorConfiguration) throws {
+        guard let endpoint = config.target as? URLEndpoint, endpoint.url.scheme == "https" else { return }
+        config.pinnedServerCertificate = try listener().certificates[0]
+    }
 }
 
 /// Two fresh databases and the endpoint through which the first reaches the second's default
@@ -171,19 +191,22 @@ nonisolated(nonsending) func withTwoDatabases(over transport: Transport,
         switch transport {
         case .inProcess:
             try await body(local, remote, DatabaseEndpoint(database: remote))
-        case .http:
-            try await withListener([try remote.defaultCollection()]) { listener, _ in
+        case .http, .https:
+            try await withListener([try remote.defaultCollection()], over: transport) { listener, _ in
                 try await body(local, remote, URLEndpoint(url: listener.urls[0]))
             }
         }
     }
 }
 
+/// A configuration replicating `local`'s default collection with `target` (pinning the test
+/// listeners' certificate over HTTPS).
 func makeConfig(_ local: Database, _ target: any Endpoint, _ type: ReplicatorType = .pushAndPull,
                 _ collectionConfig: CollectionConfiguration? = nil) throws -> ReplicatorConfiguration {
     var config = ReplicatorConfiguration(target: target)
     config.addCollection(try local.defaultCollection(), config: collectionConfig)
     config.replicatorType = type
+    try TestIdentity.pin(&config)
     return config
 }
 
@@ -203,8 +226,8 @@ struct WrappedPeers: ReplicationPeerFactory {
     let wrap: @Sendable (any ReplicationPeer) -> any ReplicationPeer
 
     func makePeers(for collection: Collection, at index: Int, of config: ReplicatorConfiguration,
-                   options: ReplicationOptions) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer) {
-        let (local, remote) = try await EndpointPeers().makePeers(for: collection, at: index, of: config, options: options)
+                   options: ReplicationOptions, servers: ServerSelection?) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer) {
+        let (local, remote) = try await EndpointPeers().makePeers(for: collection, at: index, of: config, options: options, servers: servers)
         return (wrap(local), wrap(remote))
     }
 }

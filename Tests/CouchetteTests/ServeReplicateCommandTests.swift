@@ -47,9 +47,18 @@ import Testing
         let again = try await CLI.run(["replicate", source, url, "--pin", pin, "--user", "ann", "--password", "pw"])
         #expect(again.status == 0 && again.stdout.hasPrefix("Pushed 0 documents, pulled 0, skipped 0 in "), "\(again.stdout)")
 
+        // Cookie login: the password goes once to POST /_session, the session cookie from then on.
+        #expect(try await CLI.run(["put", source, "plum", #"{"color":"purple"}"#]).status == 0)
+        let session = try await CLI.run(["replicate", source, url, "--push", "--pin", pin, "--user", "ann", "--password", "pw", "--session"])
+        #expect(session.status == 0 && session.stderr.contains("Logged in as ann (session cookie)"), "\(session.stderr)")
+        #expect(session.stdout.hasPrefix("Pushed 1 document, pulled 0, skipped 0 in "), "\(session.stdout)")
+        let badLogin = try await CLI.run(["replicate", source, url, "--pin", pin, "--user", "ann", "--password", "nope", "--session"])
+        #expect(badLogin.status == 1 && badLogin.stderr.contains("/_session") && badLogin.stderr.contains("(unauthorized)"), "\(badLogin.stderr)")
+        #expect(try await CLI.run(["replicate", source, url, "--pin", pin, "--session"]).status == 2)
+
         let pulled = try await CLI.run(["replicate", copy, url, "--pull", "--pin", pin, "--user", "ann", "--password", "pw"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
-        #expect(pulled.stdout.hasPrefix("Pushed 0 documents, pulled 2, skipped 0 in "), "\(pulled.stdout)")
+        #expect(pulled.stdout.hasPrefix("Pushed 0 documents, pulled 3, skipped 0 in "), "\(pulled.stdout)")
         #expect(try await CLI.run(["get", copy, "pear"]).stdout.contains(#""color":"green""#))
 
         kill(server.processIdentifier, SIGINT)

@@ -141,4 +141,40 @@ import Testing
             }
         }
     }
+
+    @Test func logInGetsASessionTheReplicatorUses() async throws {
+        try await withTwoDatabases { local, remote in
+            try await saveDocuments(3, prefix: "l", in: try local.defaultCollection())
+            try await withListener([try remote.defaultCollection()], configure: Self.requireAlice) { listener, base in
+                let dead = try DeadPort()
+                // The first server is down: the login goes to the next, as replication would.
+                var config = ReplicatorConfiguration(target: URLEndpoint(urls: [URL(string: "http://127.0.0.1:\(dead.port)/remote")!, listener.urls[0]]))
+                config.addCollection(try local.defaultCollection())
+                config.replicatorType = .push
+                let session = try await SessionAuthenticator.logIn(to: config, username: "alice", password: "s3cret")
+                #expect(session.cookieName == "AuthSession" && session.sessionID.count == 43)
+                #expect(try await send("GET", base + "/remote", cookie: "AuthSession=\(session.sessionID)").status == 200)
+                config.authenticator = session
+                let last = try #require(await runToCompletion(try Replicator(config: config)).last)
+                #expect(last.error == nil && last.progress.completed == 3, "\(String(describing: last.error))")
+
+                let refused = await expectCouchetteError(.unauthorized) {
+                    _ = try await SessionAuthenticator.logIn(to: config, username: "alice", password: "wrong")
+                }
+                #expect(refused?.contains("/_session") == true && refused?.contains("wrong") == false, "\(refused ?? "")")
+                withExtendedLifetime(dead) {}
+                await expectCouchetteError(.invalidParameter) {
+                    _ = try await SessionAuthenticator.logIn(to: ReplicatorConfiguration(target: DatabaseEndpoint(database: remote)),
+                                                             username: "alice", password: "s3cret")
+                }
+            }
+            // A server without cookie login (no authenticator: nobody to log in) refuses it.
+            try await withListener([try remote.defaultCollection()]) { listener, _ in
+                _ = await expectCouchetteError(.unauthorized) {
+                    _ = try await SessionAuthenticator.logIn(to: ReplicatorConfiguration(target: URLEndpoint(url: listener.urls[0])),
+                                                             username: "a", password: "b")
+                }
+            }
+        }
+    }
 }

@@ -249,15 +249,27 @@ func plainHTTPListenerConfiguration(_ collections: [Collection]) -> URLEndpointL
     return config
 }
 
-/// Runs `body` with a started listener serving `collections`, stopping it afterwards.
-nonisolated(nonsending) func withListener<R>(_ collections: [Collection], configure: (inout URLEndpointListenerConfiguration) -> Void = { _ in },
-                                             _ body: (URLEndpointListener, String) async throws -> R) async throws -> R {
+/// A listener configuration for `transport`: plain HTTP, or HTTPS with ``TestIdentity``.
+func listenerConfiguration(_ collections: [Collection], over transport: Transport) throws -> URLEndpointListenerConfiguration {
     var config = plainHTTPListenerConfiguration(collections)
+    if transport == .https {
+        config.disableTLS = false
+        config.tlsIdentity = try TestIdentity.listener()
+    }
+    return config
+}
+
+/// Runs `body` with a started listener serving `collections` (plain HTTP unless `transport`
+/// says HTTPS) and its base URL, stopping it afterwards.
+nonisolated(nonsending) func withListener<R>(_ collections: [Collection], over transport: Transport = .http,
+                                             configure: (inout URLEndpointListenerConfiguration) -> Void = { _ in },
+                                             _ body: (URLEndpointListener, String) async throws -> R) async throws -> R {
+    var config = try listenerConfiguration(collections, over: transport)
     configure(&config)
     let listener = URLEndpointListener(config: config)
     try await listener.start()
     do {
-        let result = try await body(listener, "http://127.0.0.1:\(listener.port!)")
+        let result = try await body(listener, "\(transport == .https ? "https" : "http")://127.0.0.1:\(listener.port!)")
         await listener.stop()
         return result
     } catch {

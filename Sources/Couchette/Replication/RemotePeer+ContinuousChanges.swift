@@ -11,11 +11,13 @@ extension RemotePeer {
     func continuousChanges(since: Value?, limit: Int, timeout: Duration) async throws -> PeerChanges? {
         guard streamsChanges.withLock({ $0 }) else { return nil }
         for attempt in 0..<2 {
-            let current = feed.withLock { feed in
-                if let feed, feed.seek(to: since) { return feed }
-                feed?.close()
-                let opened = openFeed(since: since, heartbeat: Self.heartbeat(for: timeout))
-                feed = opened
+            let current = feed.withLock { open in
+                // A feed on a server no longer in use (another request failed over) is left.
+                let server = selection.current
+                if let open, open.server == server, open.feed.seek(to: since) { return open.feed }
+                open?.feed.close()
+                let opened = openFeed(since: since, heartbeat: Self.heartbeat(for: timeout), on: server)
+                open = (opened, server)
                 return opened
             }
             do {
@@ -48,9 +50,9 @@ extension RemotePeer {
     }
 
     func closeStreams() {
-        feed.withLock { feed in
-            feed?.close()
-            feed = nil
+        feed.withLock { open in
+            open?.feed.close()
+            open = nil
         }
     }
 
@@ -60,16 +62,17 @@ extension RemotePeer {
         min(max(wait / 2, .milliseconds(500)), .seconds(30))
     }
 
-    private func openFeed(since: Value?, heartbeat: Duration) -> ContinuousChangesFeed {
+    private func openFeed(since: Value?, heartbeat: Duration, on server: Int) -> ContinuousChangesFeed {
         var query = [("feed", "continuous"), ("style", "all_docs"), ("heartbeat", String(CurlTransfer.milliseconds(heartbeat)))]
         if let since { query.append(("since", RemotePeer.queryText(since))) }
-        return ContinuousChangesFeed(client: client, url: url("/_changes", query: query), headers: requestHeaders,
-                                     since: since, heartbeat: heartbeat, identifier: identifier)
+        return ContinuousChangesFeed(client: client, url: url("/_changes", query: query, on: server),
+                                     headers: requestHeaders(on: server), since: since, heartbeat: heartbeat,
+                                     identifier: servers[server].base)
     }
 
     /// Closes `feed` and forgets it, unless another call already replaced it.
     private func drop(_ closing: ContinuousChangesFeed) {
         closing.close()
-        feed.withLock { if $0 === closing { $0 = nil } }
+        feed.withLock { if $0?.feed === closing { $0 = nil } }
     }
 }

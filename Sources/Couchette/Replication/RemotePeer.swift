@@ -13,15 +13,29 @@ import Foundation
 /// session cookie the server renews (`Set-Cookie` with the same name, as CouchDB does past
 /// 90% of a session's life) replaces the one sent.
 final class RemotePeer: ReplicationPeer {
+    /// One server of the database: its URL without credentials, and the Basic credentials the
+    /// given URL carried.
+    struct Server: Sendable {
+        let base: String
+        let authorization: String?
+    }
+
+    /// Stable id of the remote database for replication ids: the database URL, or with several
+    /// servers, their URLs sorted and joined — whichever is in use.
     let identifier: String
-    let base: String
+    /// The database on each server (one for a plain ``URLEndpoint``).
+    let servers: [Server]
+    /// Which of ``servers`` requests go to; shared by the peers of one replicator.
+    let selection: ServerSelection
     /// Sent with every request; `Cookie` is updated when the server renews a session cookie.
     private let headers: Locked<[String: String]>
     let client: HTTPClient
-    /// Silence after which a request is given up (long polls: their wait plus this).
+    /// Silence after which a request is given up (long polls: their wait plus this); 4/5 of it
+    /// bounds connecting, when shorter than ``HTTPClientRequest/connectTimeout``.
     private let requestTimeout: Duration
-    /// The open `feed=continuous` `_changes` stream of a continuous replication, if any.
-    let feed = Locked<ContinuousChangesFeed?>(nil)
+    /// The open `feed=continuous` `_changes` stream of a continuous replication, if any, and
+    /// the server it reads from.
+    let feed = Locked<(feed: ContinuousChangesFeed, server: Int)?>(nil)
     /// Whether continuous waits read a `feed=continuous` stream; false once the server showed
     /// it cannot stream `_changes`: long polls from then on.
     let streamsChanges = Locked(true)
@@ -40,17 +54,36 @@ final class RemotePeer: ReplicationPeer {
     ///   - requestTimeout: seconds without a byte after which a request fails with `.io`.
     ///   - tls: server trust and client certificate for `https://` (nil: the system trust store).
     /// - Throws: `.invalidParameter` when `url` is not an http(s) URL naming a database.
-    init(url: URL, headers: [String: String] = [:], requestTimeout: TimeInterval = 60, tls: HTTPClientTLS? = nil) throws {
+    convenience init(url: URL, headers: [String: String] = [:], requestTimeout: TimeInterval = 60, tls: HTTPClientTLS? = nil) throws {
+        try self.init(urls: [url], selection: ServerSelection(urls: [url]), headers: headers, requestTimeout: requestTimeout, tls: tls)
+    }
+
+    /// A peer of one database served by several servers (``URLEndpoint/init(urls:)``): `urls[i]`
+    /// is the database on server `i` of `selection`.
+    init(urls: [URL], selection: ServerSelection, headers: [String: String] = [:], requestTimeout: TimeInterval = 60,
+         tls: HTTPClientTLS? = nil) throws {
+        guard !urls.isEmpty, urls.count == selection.urls.count else {
+            throw CouchetteError(.invalidParameter, "a remote peer needs one database URL per server")
+        }
         client = HTTPClient(tls: tls)
+        servers = try urls.map(Self.server)
+        identifier = servers.count == 1 ? servers[0].base : servers.map(\.base).sorted().joined(separator: " ")
+        self.selection = selection
+        self.headers = Locked(headers)
+        self.requestTimeout = .milliseconds(Int64(min(max(requestTimeout, 0.001), 1e9) * 1000))
+    }
+
+    /// `url` as a ``Server``: the database URL without credentials, query or trailing slash.
+    private static func server(_ url: URL) throws -> Server {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               components.host?.isEmpty == false else {
             throw CouchetteError(.invalidParameter, "'\(RemotePeer.redacted(url))' is not an http(s) URL of a database")
         }
-        var headers = headers
+        var authorization: String?
         if let user = components.user {
             let credentials = "\(user.removingPercentEncoding ?? user):\((components.password ?? "").removingPercentEncoding ?? "")"
-            headers["Authorization"] = headers["Authorization"] ?? "Basic " + Data(credentials.utf8).base64EncodedString()
+            authorization = "Basic " + Data(credentials.utf8).base64EncodedString()
         }
         components.user = nil
         components.password = nil
@@ -65,14 +98,14 @@ final class RemotePeer: ReplicationPeer {
         guard let clean = components.string else {
             throw CouchetteError(.invalidParameter, "'\(RemotePeer.redacted(url))' is not a valid URL")
         }
-        base = clean
-        identifier = clean
-        self.headers = Locked(headers)
-        self.requestTimeout = .milliseconds(Int64(min(max(requestTimeout, 0.001), 1e9) * 1000))
+        return Server(base: clean, authorization: authorization)
     }
 
+    /// The database URL on the server in use.
+    var base: String { servers[selection.current].base }
+
     deinit {
-        feed.withLock { $0?.close() }
+        feed.withLock { $0?.feed.close() }
     }
 
     /// `url` without user and password, for messages.
@@ -88,9 +121,9 @@ final class RemotePeer: ReplicationPeer {
     func info() async throws -> PeerInfo {
         let json = try await send("GET", "")
         guard let sequence = json["update_seq"] else {
-            throw CouchetteError(.http(status: 502), "\(identifier) answered GET without update_seq: not a CouchDB database")
+            throw CouchetteError(.http(status: 502), "\(base) answered GET without update_seq: not a CouchDB database")
         }
-        let name: String = if case .string(let given)? = json["db_name"] { given } else { identifier }
+        let name: String = if case .string(let given)? = json["db_name"] { given } else { base }
         return PeerInfo(name: name, updateSequence: sequence)
     }
 
@@ -125,15 +158,15 @@ final class RemotePeer: ReplicationPeer {
             json = try await send("GET", "/_changes", query: query, timeout: timeout)
         }
         guard case .array(let rows)? = json["results"], let lastSequence = json["last_seq"] else {
-            throw CouchetteError(.http(status: 502), "\(identifier) answered _changes without results/last_seq")
+            throw CouchetteError(.http(status: 502), "\(base) answered _changes without results/last_seq")
         }
-        return PeerChanges(results: try rows.map { try PeerChange(couchDBRow: $0, from: identifier) }, lastSequence: lastSequence)
+        return PeerChanges(results: try rows.map { try PeerChange(couchDBRow: $0, from: base) }, lastSequence: lastSequence)
     }
 
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] {
         let json = try await send("POST", "/_revs_diff", body: .dictionary(revisions.mapValues { .array($0.map(Value.string)) }))
         guard case .dictionary(let entries) = json else {
-            throw CouchetteError(.http(status: 502), "\(identifier) answered _revs_diff with something other than an object")
+            throw CouchetteError(.http(status: 502), "\(base) answered _revs_diff with something other than an object")
         }
         return entries.mapValues { entry in
             RevsDiffResult(missing: RemotePeer.strings(entry["missing"]), possibleAncestors: RemotePeer.strings(entry["possible_ancestors"]))
@@ -156,7 +189,7 @@ final class RemotePeer: ReplicationPeer {
             return try await fetchOneByOne(requests)   // servers before CouchDB 2.3 have no _bulk_get
         }
         guard case .array(let results)? = json["results"] else {
-            throw CouchetteError(.http(status: 502), "\(identifier) answered _bulk_get without results")
+            throw CouchetteError(.http(status: 502), "\(base) answered _bulk_get without results")
         }
         // One result per requested document, in request order; a `latest` one may hold several leaves.
         var fetched: [RevisionFetch] = []
@@ -182,7 +215,7 @@ final class RemotePeer: ReplicationPeer {
     /// A requested revision the server's `_bulk_get` answer left out.
     private func notReturned(_ request: RevisionRequest) -> RevisionFetch {
         .failed(id: request.id, revisionID: request.revisionID,
-                error: CouchetteError(.notFound, "\(identifier) did not return revision \(request.revisionID) of '\(request.id)'"))
+                error: CouchetteError(.notFound, "\(base) did not return revision \(request.revisionID) of '\(request.id)'"))
     }
 
     /// One fetched document; one that cannot be taken (attachments, malformed) is a failed fetch
@@ -231,7 +264,7 @@ final class RemotePeer: ReplicationPeer {
             return try await bulkDocs(Array(revisions[..<half])) + bulkDocs(Array(revisions[half...]))
         }
         guard case .array(let rows) = json else {
-            throw CouchetteError(.http(status: 502), "\(identifier) answered _bulk_docs with something other than an array")
+            throw CouchetteError(.http(status: 502), "\(base) answered _bulk_docs with something other than an array")
         }
         return rows.compactMap { row in
             guard row["error"] != nil, case .string(let id)? = row["id"] else { return nil }
@@ -284,34 +317,41 @@ final class RemotePeer: ReplicationPeer {
     }
 
     /// Waits before a failed replication is retried: the whole `wait` (the backoff), except
-    /// while the server was unreachable — then `GET /` probes it every ``probeInterval`` and
-    /// the wait ends as soon as the server answers anything, so a replicator notices a server
-    /// that came back within about a second or two instead of waiting out a backoff of up to
-    /// minutes. Failures after connecting (errors, broken answers) keep the full backoff.
+    /// while the server was unreachable — then `GET /` probes it (each server of the list, in
+    /// order) every ``probeInterval`` and the wait ends as soon as one answers anything, so a
+    /// replicator notices a server that came back within about a second or two instead of
+    /// waiting out a backoff of up to minutes. Failures after connecting (errors, broken answers) keep the full backoff.
     func awaitRetry(within wait: Duration) async throws {
         let deadline = ContinuousClock.now + wait
         guard isUnreachable.withLock({ $0 }) else {
             try await Task.sleep(until: deadline)
             return
         }
-        var probe = HTTPClientRequest(method: "GET", url: serverRoot, headers: [("Accept", "application/json")])
-        probe.connectTimeout = Self.probeInterval
-        probe.idleTimeout = Self.probeInterval * 2
+        let probes = servers.map { server in
+            var probe = HTTPClientRequest(method: "GET", url: Self.serverRoot(server.base), headers: [("Accept", "application/json")])
+            probe.connectTimeout = Self.probeInterval
+            probe.idleTimeout = Self.probeInterval * 2
+            return probe
+        }
         while ContinuousClock.now < deadline {
             try await Task.sleep(until: min(deadline, .now + Self.probeInterval))
-            do {
-                _ = try await client.data(for: probe, maxBodyBytes: 64 * 1024)
-                return   // any answer: the server is back
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                continue   // still away
+            // Every server in order of preference: the first that answers is used from now on.
+            for (index, probe) in probes.enumerated() {
+                do {
+                    _ = try await client.data(for: probe, maxBodyBytes: 64 * 1024)
+                    selection.answered(index)
+                    return   // any answer: the server is back
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    continue   // still away
+                }
             }
         }
     }
 
-    /// `http(s)://host:port/` of ``base``.
-    private var serverRoot: String {
+    /// `http(s)://host:port/` of a database URL.
+    private static func serverRoot(_ base: String) -> String {
         guard var components = URLComponents(string: base) else { return base }
         components.percentEncodedPath = "/"
         return components.string ?? base
@@ -319,13 +359,18 @@ final class RemotePeer: ReplicationPeer {
 
     // MARK: - HTTP
 
-    /// The headers every request carries, in a stable order.
-    var requestHeaders: [(name: String, value: String)] {
-        headers.withLock { $0.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) } }
+    /// The headers every request to `server` carries, in a stable order: the configured ones,
+    /// and the credentials of the server's URL unless an `Authorization` header is configured.
+    func requestHeaders(on server: Int) -> [(name: String, value: String)] {
+        var all = headers.withLock { $0 }
+        if all["Authorization"] == nil, let authorization = servers[server].authorization { all["Authorization"] = authorization }
+        return all.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
     }
 
-    /// `base` + `path` + the encoded query.
-    func url(_ path: String, query: [(String, String)] = []) -> String {
+    /// The database URL on `server` + `path` + the encoded query; with `atRoot`, the server's
+    /// root URL + `path` (`/_session`).
+    func url(_ path: String, query: [(String, String)] = [], on server: Int, atRoot: Bool = false) -> String {
+        let base = atRoot ? String(Self.serverRoot(servers[server].base).dropLast()) : servers[server].base
         guard !query.isEmpty else { return base + path }
         return base + path + "?" + query.map { "\($0.0)=\(RemotePeer.encodeQueryValue($0.1))" }.joined(separator: "&")
     }
@@ -334,21 +379,49 @@ final class RemotePeer: ReplicationPeer {
     /// - Parameter timeout: silence after which the request fails (default ``requestTimeout``).
     private func send(_ method: String, _ path: String, query: [(String, String)] = [], body: Value? = nil,
                       timeout: Duration? = nil) async throws -> Value {
-        var request = HTTPClientRequest(method: method, url: url(path, query: query),
-                                        headers: [("Accept", "application/json")] + requestHeaders)
-        request.idleTimeout = timeout ?? requestTimeout
-        if let body {
-            request.headers.append(("Content-Type", "application/json"))
-            request.body = Data(JSON.string(from: body).utf8)
-        }
+        try await exchange(method, path, query: query, body: body, timeout: timeout).json
+    }
+
+    /// Sends one request and returns the JSON answer with the response it came in. A server that
+    /// cannot be reached hands the request to the next server of ``selection`` (nothing was
+    /// sent, so any request may go again); `.io` when none can be reached.
+    /// - Parameters:
+    ///   - timeout: silence after which the request fails (default ``requestTimeout``).
+    ///   - atRoot: `path` is on the server (`/_session`), not in the database.
+    func exchange(_ method: String, _ path: String, query: [(String, String)] = [], body: Value? = nil,
+                  timeout: Duration? = nil, atRoot: Bool = false) async throws -> (json: Value, response: HTTPClientResponse) {
+        let shownPath = path.isEmpty ? "/" : path
+        var unreachable: [String] = []
         let response: HTTPClientResponse
-        do {
-            response = try await client.data(for: request)
-        } catch let error as HTTPConnectError {
-            isUnreachable.withLock { $0 = true }
-            throw CouchetteError(.io, "cannot reach \(identifier) (\(method) \(path.isEmpty ? "/" : path)): \(error.message)")
-        } catch let error as CouchetteError where error.code == .io {
-            throw CouchetteError(.io, "lost \(identifier) (\(method) \(path.isEmpty ? "/" : path)): \(error.message)")
+        var base: String
+        while true {
+            let server = selection.current
+            base = atRoot ? String(Self.serverRoot(servers[server].base).dropLast()) : servers[server].base
+            var request = HTTPClientRequest(method: method, url: url(path, query: query, on: server, atRoot: atRoot),
+                                            headers: [("Accept", "application/json")] + requestHeaders(on: server))
+            request.idleTimeout = timeout ?? requestTimeout
+            // Connecting ends before the idle limit can: a server that never completes the
+            // connection is reported unreachable (and failed over), not as a silent one.
+            request.connectTimeout = min(request.connectTimeout, requestTimeout * 0.8)
+            if let body {
+                request.headers.append(("Content-Type", "application/json"))
+                request.body = Data(JSON.string(from: body).utf8)
+            }
+            do {
+                response = try await client.data(for: request)
+                selection.answered(server)
+                break
+            } catch let error as HTTPConnectError {
+                unreachable.append(servers.count == 1 ? error.message : "\(base): \(error.message)")
+                guard unreachable.count < servers.count else {
+                    isUnreachable.withLock { $0 = true }
+                    let whom = servers.count == 1 ? base : "any of the \(servers.count) servers of the database"
+                    throw CouchetteError(.io, "cannot reach \(whom) (\(method) \(shownPath)): \(unreachable.joined(separator: "; "))")
+                }
+                selection.failOver(from: server)
+            } catch let error as CouchetteError where error.code == .io {
+                throw CouchetteError(.io, "lost \(base) (\(method) \(shownPath)): \(error.message)")
+            }
         }
         isUnreachable.withLock { $0 = false }
         renewCookie(from: response)
@@ -358,13 +431,13 @@ final class RemotePeer: ReplicationPeer {
         guard (200..<300).contains(status) else {
             let reason = [json["error"], json["reason"]].compactMap { if case .string(let text)? = $0 { text } else { nil } }
                 .joined(separator: ": ")
-            let message = "\(method) \(identifier)\(path) failed with HTTP \(status)" + (reason.isEmpty ? "" : " (\(reason))")
+            let message = "\(method) \(base)\(path) failed with HTTP \(status)" + (reason.isEmpty ? "" : " (\(reason))")
             throw CouchetteError(status == 401 || status == 403 ? .unauthorized : .http(status: status), message)
         }
         if data.isEmpty || json == .null, !data.isEmpty {
-            throw CouchetteError(.http(status: 502), "\(method) \(identifier)\(path) answered with invalid JSON")
+            throw CouchetteError(.http(status: 502), "\(method) \(base)\(path) answered with invalid JSON")
         }
-        return json
+        return (json, response)
     }
 
     /// Takes a renewed session cookie: a `Set-Cookie` naming a cookie the `Cookie` header sends.

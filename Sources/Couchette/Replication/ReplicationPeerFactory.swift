@@ -5,9 +5,10 @@
 /// wraps EndpointPeers' peers in a `ReplicationPeer` counting or failing calls.
 protocol ReplicationPeerFactory: Sendable {
     /// The local peer of `collection` (the `index`th of `config.collections`) and the peer of
-    /// what it replicates with.
+    /// what it replicates with. `servers` (for a ``URLEndpoint``) is the replicator's list of
+    /// servers and the one in use, which the remote peers of all its collections share.
     func makePeers(for collection: Collection, at index: Int, of config: ReplicatorConfiguration,
-                   options: ReplicationOptions) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer)
+                   options: ReplicationOptions, servers: ServerSelection?) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer)
 }
 
 /// The peers a configuration names: a ``LocalPeer`` of the local collection and, for the target,
@@ -15,7 +16,7 @@ protocol ReplicationPeerFactory: Sendable {
 /// ``RemotePeer`` (``URLEndpoint``).
 struct EndpointPeers: ReplicationPeerFactory {
     func makePeers(for collection: Collection, at index: Int, of config: ReplicatorConfiguration,
-                   options: ReplicationOptions) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer) {
+                   options: ReplicationOptions, servers: ServerSelection?) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer) {
         let remote: any ReplicationPeer
         switch config.target {
         case let endpoint as DatabaseEndpoint:
@@ -23,7 +24,8 @@ struct EndpointPeers: ReplicationPeerFactory {
             remote = try LocalPeer(collection: try await Self.counterpart(of: collection, in: endpoint.database, remoteName: remoteName))
         case let endpoint as URLEndpoint:
             let names = try RemoteDatabaseNames.resolve(url: endpoint.url, collections: config.collections, configs: config.collectionConfigs)
-            remote = try makeRemotePeer(url: endpoint.url, remoteName: names[index], config: config, requestTimeout: options.requestTimeout)
+            remote = try makeRemotePeer(servers: servers ?? ServerSelection(urls: endpoint.urls), remoteName: names[index], config: config,
+                                        requestTimeout: options.requestTimeout)
         default:
             throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
         }

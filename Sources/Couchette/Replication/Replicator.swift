@@ -38,11 +38,31 @@ public actor Replicator {
         public let progress: Progress
         /// The failure that stopped the replicator, or the one it is retrying while `.offline`.
         public let error: (any Error)?
+        /// The server of a ``URLEndpoint`` in use: the one of ``URLEndpoint/urls`` (without
+        /// user and password) that answered last in this run; it changes when the replicator
+        /// fails over to another server. Nil until a server answered, and for a
+        /// ``DatabaseEndpoint``.
+        ///
+        /// ```swift
+        /// for await change in replicator.changes() {
+        ///     print(change.status.activity, change.status.serverURL?.absoluteString ?? "-")
+        /// }
+        /// ```
+        public let serverURL: URL?
+
+        init(activity: ActivityLevel, progress: Progress, error: (any Error)?, serverURL: URL? = nil) {
+            self.activity = activity
+            self.progress = progress
+            self.error = error
+            self.serverURL = serverURL
+        }
     }
 
     /// The configuration this replicator was created with.
     public nonisolated let config: ReplicatorConfiguration
     nonisolated let state = ReplicatorState()
+    /// The servers of a ``URLEndpoint`` and the one in use; nil for a ``DatabaseEndpoint``.
+    nonisolated let servers: ServerSelection?
     /// Tuning kept out of the public configuration (``ReplicationOptions``).
     nonisolated let options: ReplicationOptions
     /// Where the peers come from (``EndpointPeers`` outside tests).
@@ -86,16 +106,33 @@ public actor Replicator {
                 throw CouchetteError(.invalidParameter, "a database cannot replicate with itself ('\(first.database.name)')")
             }
         case let endpoint as URLEndpoint:
-            guard let scheme = endpoint.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-                throw CouchetteError(.invalidParameter, "replication URL '\(endpoint.url.absoluteString)' must use http or https")
+            guard !endpoint.urls.isEmpty else {
+                throw CouchetteError(.invalidParameter, "URLEndpoint(urls:) was given no URL")
             }
-            _ = try RemoteDatabaseNames.resolve(url: endpoint.url, collections: config.collections, configs: config.collectionConfigs)
+            var names: [String]?
+            for url in endpoint.urls {
+                guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                    throw CouchetteError(.invalidParameter, "replication URL '\(RemotePeer.redacted(url))' must use http or https")
+                }
+                let resolved = try RemoteDatabaseNames.resolve(url: url, collections: config.collections, configs: config.collectionConfigs)
+                if let names, names != resolved {
+                    throw CouchetteError(.invalidParameter, """
+                        the URLs of one URLEndpoint must be servers of one database: '\(RemotePeer.redacted(url))' names \
+                        '\(resolved[0])', '\(RemotePeer.redacted(endpoint.urls[0]))' names '\(names[0])'
+                        """)
+                }
+                names = resolved
+            }
         default:
             throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
         }
         self.config = config
         self.options = options
         self.peers = peers
+        servers = (config.target as? URLEndpoint).map { ServerSelection(urls: $0.urls) }
+        servers?.observe { [weak self] url in
+            if let self { self.state.setServerURL(self, url) }
+        }
         for database in databases {
             let token = database.observation.observers.add(nil, onClose: { [weak self] in
                 guard let self else { return }
@@ -126,6 +163,7 @@ public actor Replicator {
         state.begin(self)
         run = Task.detached { [self] in
             await previous?.value
+            servers?.restart()   // each run starts with the first server that answers
             let error = await self.execute(reset: reset, generation: current)
             await self.finished(error: error, generation: current)
         }
@@ -185,7 +223,7 @@ public actor Replicator {
         if let links { return links }
         var made: [ReplicationLink] = []
         for (index, (collection, collectionConfig)) in zip(config.collections, config.collectionConfigs).enumerated() {
-            let (local, remote) = try await peers.makePeers(for: collection, at: index, of: config, options: options)
+            let (local, remote) = try await peers.makePeers(for: collection, at: index, of: config, options: options, servers: servers)
             made.append(ReplicationLink(collection: collection, config: collectionConfig, local: local, remote: remote))
         }
         links = made

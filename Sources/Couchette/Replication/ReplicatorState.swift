@@ -1,3 +1,5 @@
+import Foundation
+
 /// The status of one ``Replicator`` and the streams that follow it, shared by the actor and its
 /// worker tasks and readable without awaiting the actor.
 ///
@@ -12,6 +14,7 @@ final class ReplicatorState: Sendable {
         var completed: UInt64 = 0
         var total: UInt64 = 0
         var error: (any Error)?
+        var serverURL: URL?
         var status = Replicator.Status(activity: .stopped, progress: Replicator.Progress(completed: 0, total: 0), error: nil)
         var nextToken = 0
         var statusBuffers: [Int: ChangeBuffer<ReplicatorChange>] = [:]
@@ -27,7 +30,8 @@ final class ReplicatorState: Sendable {
                     : levels.contains(.offline) ? .offline
                     : .idle
             }
-            return Replicator.Status(activity: activity, progress: Replicator.Progress(completed: completed, total: total), error: error)
+            return Replicator.Status(activity: activity, progress: Replicator.Progress(completed: completed, total: total), error: error,
+                                     serverURL: serverURL)
         }
     }
 
@@ -42,7 +46,7 @@ final class ReplicatorState: Sendable {
             let new = state.computeStatus()
             let old = state.status
             guard new.activity != old.activity || new.progress != old.progress
-                  || (new.error == nil) != (old.error == nil) else { return }
+                  || (new.error == nil) != (old.error == nil) || new.serverURL != old.serverURL else { return }
             state.status = new
             let event = ReplicatorChange(replicator: replicator, status: new)
             for buffer in state.statusBuffers.values { buffer.yield(event) }
@@ -55,6 +59,7 @@ final class ReplicatorState: Sendable {
             state.workers = [:]
             state.finishedWorkers = 0
             state.error = nil
+            state.serverURL = nil
             state.completed = 0
             state.total = 0
         }
@@ -74,6 +79,11 @@ final class ReplicatorState: Sendable {
             state.workers[worker] = activity
             if activity == .offline { state.error = error } else if activity == .busy || activity == .idle { state.error = nil }
         }
+    }
+
+    /// The server of a ``URLEndpoint`` that answered last (see ``ServerSelection``).
+    func setServerURL(_ replicator: Replicator, _ url: URL) {
+        update(replicator) { $0.serverURL = url }
     }
 
     func workerFinished(_ replicator: Replicator, worker: Int) {
