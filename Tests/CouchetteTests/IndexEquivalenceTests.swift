@@ -82,7 +82,7 @@ import Testing
         }
         let field = ["a", "b", "s", "d.a", "d.s"][Int.random(in: 0..<5, using: &random)]
         let value = literal(scalar(&random))
-        switch Int.random(in: 0..<14, using: &random) {
+        switch Int.random(in: 0..<15, using: &random) {
         case 0, 1: return "\(field) = \(value)"
         case 2: return "\(field) < \(value)"
         case 3: return "\(field) <= \(value)"
@@ -95,6 +95,7 @@ import Testing
         case 10: return "ANY t IN tags SATISFIES t \(["=", "<", ">="][Int.random(in: 0..<3, using: &random)]) \(value) END"
         case 11: return "b = \(Int.random(in: 0..<4, using: &random)) AND a \(["<", ">", "="][Int.random(in: 0..<3, using: &random)]) \(value)"
         case 12: return "\(field) = \(value) COLLATE NOCASE"
+        case 13: return "\(field) IS \(value)"
         default: return "NOT (\(field) = \(value))"
         }
     }

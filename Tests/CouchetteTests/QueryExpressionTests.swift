@@ -26,7 +26,7 @@ import Testing
         ("s + 1", "null"), ("n + 1", "null"), ("nope + 1", nil), ("9223372036854775807 + 1", "9.223372036854776e+18"),
         ("-7 / 2", "-3"), ("7.5 % 2", "1.5"),
         // concatenation
-        ("s || ' world'", #""Hello world""#), ("s || i", "null"), ("s || nope", nil), ("s || n", "null"),
+        ("s || ' world'", #""Hello world""#), ("s || i", #""Hello7""#), ("s || nope", nil), ("s || n", #""Hellonull""#),
         // comparisons: numbers compare numerically across int/double; null = null is true (Couchbase Lite)
         ("i = 7", "true"), ("i == 7.0", "true"), ("i != 7", "false"), ("i <> 8", "true"), ("i < 8", "true"), ("i <= 7", "true"),
         ("i > 7", "false"), ("i >= 7.5", "false"), ("s = 'Hello'", "true"), ("s = 'hello'", "false"), ("s < 'World'", "true"),

@@ -53,7 +53,7 @@ import Testing
         ("SELECT `open FROM _", "unterminated `identifier` at offset 7"),
         ("SELECT a # b FROM _", "unexpected character '#' at offset 9"),
         ("SELECT 12abc FROM _", "invalid number '12a' at offset 7"),
-        ("SELECT a IS 3 FROM _", "expected NULL, MISSING or VALUED after IS at offset 12, found number 3"),
+        ("SELECT a IS FROM _", "expected an expression at offset 12, found 'FROM'"),
         ("SELECT a BETWEEN 1 FROM _", "expected AND at offset 19, found 'FROM'"),
         ("SELECT CASE a END FROM _", "expected WHEN at offset 14, found 'END'"),
         ("SELECT ANY x a SATISFIES 1 END FROM _", "expected IN at offset 13, found 'a'"),

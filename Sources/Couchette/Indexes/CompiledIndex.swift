@@ -112,7 +112,11 @@ final class CompiledIndex: Sendable {
             guard let result = try filter(context), !result.isNull, result.isTruthy else { return [] }
         }
         guard let arrayPath else { return tuple(context).map { [$0] } ?? [] }
-        let members = Operators.members(try arrayPath(context))
+        // The rows UNNEST makes of the value (a scalar is one member), so an array index serves
+        // UNNEST queries whatever the value; ANY over a scalar is false, and the query's own
+        // condition, evaluated on every candidate, drops such a document again.
+        let value = try arrayPath(context)
+        let members = definition.entriesAreCurrent ? Operators.unnested(value) : Operators.members(value)
         guard !members.isEmpty else { return [] }
         let memberContext = EvaluationContext(sourceCount: 1, variableCount: memberVariables, parameters: [:])
         var keys: Set<[UInt8]> = []

@@ -137,6 +137,14 @@ struct IndexAnalyzer {
         case .binary(.or, let a, let b):
             guard let left = try extract(a, member: member), let right = try extract(b, member: member) else { return nil }
             return .any([left, right])
+        case .identical(let lhs, let rhs, negated: false):
+            // `x IS c` selects what `x = c` selects unless c is null or MISSING (IS NULL and
+            // IS MISSING are their own tests).
+            for side in [lhs, rhs] {
+                if case .literal(.null) = side { return nil }
+                if case .missing = side { return nil }
+            }
+            return try extract(.binary(.equal, lhs, rhs), member: member)
         case .binary(let op, let lhs, let rhs):
             var subject = lhs, constant = rhs, operation = op
             if Self.isConstant(lhs) && !Self.isConstant(rhs) {

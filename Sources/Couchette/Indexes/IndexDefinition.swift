@@ -10,6 +10,10 @@ struct IndexDefinition: Codable, Sendable, Equatable {
     var expressions: [String]
     var whereClause: String?
     var path: String?
+    /// Array indexes made since UNNEST gives a scalar one row hold that scalar as a member too;
+    /// nil for ones stored before, which queries therefore leave unused (their entries lack
+    /// those documents) until `createIndex` rebuilds them.
+    var membersIncludeScalars: Bool?
 
     init(number: UInt32, configuration: any IndexConfiguration) throws {
         self.number = number
@@ -25,6 +29,7 @@ struct IndexDefinition: Codable, Sendable, Equatable {
             kind = .array
             expressions = array.expressions ?? []
             path = array.path
+            membersIncludeScalars = true
             if array.expressions?.isEmpty == true {
                 throw CouchetteError(.invalidQuery, "an array index's expressions must be nil or non-empty")
             }
@@ -37,6 +42,9 @@ struct IndexDefinition: Codable, Sendable, Equatable {
     func sameConfiguration(as other: IndexDefinition) -> Bool {
         kind == other.kind && expressions == other.expressions && whereClause == other.whereClause && path == other.path
     }
+
+    /// Whether the stored entries follow the current rules, so that queries may read them.
+    var entriesAreCurrent: Bool { kind == .value || membersIncludeScalars == true }
 
     func encoded() throws -> [UInt8] { Array(try JSONEncoder().encode(self)) }
 

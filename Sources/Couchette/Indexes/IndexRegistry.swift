@@ -64,14 +64,14 @@ final class IndexRegistry: DocumentIndexing {
             guard let flag = value.first, flag == 1 || !readyOnly else { return true }
             let cacheKey = Array(key) + Array(value.dropFirst())
             if let cached = compiled.withLock({ $0[cacheKey] }), cached.collection == collection {
-                result.append(cached)
+                if !readyOnly || cached.definition.entriesAreCurrent { result.append(cached) }
                 return true
             }
             let index = try CompiledIndex(name: String(decoding: key[prefix.count...], as: UTF8.self),
                                           definition: try IndexDefinition(decoding: Array(value.dropFirst())),
                                           collection: collection)
             compiled.withLock { $0[cacheKey] = index }
-            result.append(index)
+            if !readyOnly || index.definition.entriesAreCurrent { result.append(index) }
             return true
         }
         return result
@@ -120,7 +120,8 @@ final class IndexRegistry: DocumentIndexing {
         // Compile once now, so a bad expression fails before anything is written.
         _ = try CompiledIndex(name: name, definition: definition, collection: collection)
         if let existing = try definitions(txn, collection).first(where: { $0.name == name }) {
-            if existing.definition.sameConfiguration(as: definition) && existing.ready { return nil }
+            if existing.definition.sameConfiguration(as: definition) && existing.ready
+                && existing.definition.entriesAreCurrent { return nil }
             try remove(txn, collection, existing)
         }
         let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: StoreLayout.nextIndexKey)) ?? 1

@@ -69,6 +69,9 @@ indirect enum Expression: Sendable {
     case unary(UnaryOperator, Expression)
     case binary(BinaryOperator, Expression, Expression)
     case isTest(Expression, TypeTest, negated: Bool)
+    /// `a IS b` / `a IS NOT b` for any `b` but NULL, MISSING and VALUED: null-safe equality,
+    /// always true or false (MISSING IS MISSING, null IS null).
+    case identical(Expression, Expression, negated: Bool)
     case like(Expression, Expression, negated: Bool)
     case inArray(Expression, Expression, negated: Bool)
     case between(Expression, Expression, Expression, negated: Bool)

@@ -117,11 +117,21 @@ enum Operators {
         }
     }
 
-    /// `||`: strings only; MISSING and null propagate, other types give null.
+    /// `||`: LiteCore turns it into CONCAT(), so it converts the same way (MISSING propagates).
     static func concat(_ lhs: Datum?, _ rhs: Datum?) -> Datum? {
-        guard let lhs, let rhs else { return nil }
-        guard case .string(let a) = lhs, case .string(let b) = rhs else { return .null }
-        return .string(a + b)
+        if case .string(let a)? = lhs, case .string(let b)? = rhs { return .string(a + b) }
+        return FunctionLibrary.concatenate([lhs, rhs])
+    }
+
+    /// The rows UNNEST makes of a value, as LiteCore's fl_each does: an array's elements, a
+    /// dictionary's values (in key order), one row for any other value (null included), none
+    /// for MISSING.
+    static func unnested(_ value: Datum?) -> [Datum] {
+        guard let value else { return [] }
+        switch value.kind {
+        case .array, .object: return members(value)
+        default: return [value]
+        }
     }
 
     /// The values ANY/EVERY iterate: an array's elements, a dictionary's values (in key order).

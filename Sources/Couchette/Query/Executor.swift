@@ -137,7 +137,7 @@ struct Executor {
         }
         switch plan.stages[index] {
         case .unnest(let source, let evaluator):
-            for element in Operators.members(try evaluator(context)) where !sink.isFull {
+            for element in Operators.unnested(try evaluator(context)) where !sink.isFull {
                 try sink.interruption.check()
                 context.sources[source] = .element(element)
                 try emit(stage: index + 1, joined, context, sink)
@@ -332,7 +332,9 @@ struct Accumulator {
         guard let value else { return }
         if plan.distinct && !seen.insert(HashKey(value)).inserted { return }
         switch plan.kind {
-        case .count: if !value.isNull { count += 1 }
+        // COUNT(x) counts every value x has, null included (LiteCore's SQL count() skips only
+        // MISSING, which is SQL NULL there).
+        case .count: count += 1
         case .sum, .avg: if value.kind == .number { numbers.append(value) }
         case .min, .max:
             guard !value.isNull else { return }

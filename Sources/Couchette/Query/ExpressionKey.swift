@@ -63,6 +63,9 @@ struct ExpressionKey: Hashable, Sendable {
                 return "(\(a) \(op.rawValue) \(b))"
             case .isTest(let operand, let test, let negated):
                 return render(operand).map { "(\($0) IS \(negated ? "NOT " : "")\(test.rawValue))" }
+            case .identical(let lhs, let rhs, let negated):
+                guard let a = render(lhs), let b = render(rhs) else { return nil }
+                return "(\(a) IS \(negated ? "NOT " : "")\(b))"
             case .like(let subject, let pattern, let negated):
                 guard let a = render(subject), let b = render(pattern) else { return nil }
                 return "(\(a) \(negated ? "NOT " : "")LIKE \(b))"

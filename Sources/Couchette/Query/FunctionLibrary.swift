@@ -21,17 +21,19 @@ enum FunctionLibrary {
             table[name] = QueryFunction(arity: arity, propagatesMissingAndNull: false, body: body)
         }
         addMath(strict)
-        addStrings(strict)
+        addStrings(strict, lenient)
         addConditionals(lenient)
         addArrays(strict, lenient)
         addTypes(strict, lenient)
         addRegex(strict)
         DateFunctions.add(strict)
+        VectorFunctions.add(lenient)
         for name in Array(table.keys) where name.hasPrefix("IS") && !name.hasPrefix("IS_") && name != "ISATOM" || name.hasPrefix("TO") {
             let underscored = name.hasPrefix("IS") ? "IS_" + name.dropFirst(2) : "TO_" + name.dropFirst(2)
             table[String(underscored)] = table[name]
         }
         table["IS_ATOM"] = table["ISATOM"]
+        table["TYPENAME"] = table["TYPE"]
         return table
     }()
 
@@ -122,7 +124,22 @@ enum FunctionLibrary {
 
     // MARK: - Strings
 
-    private static func addStrings(_ strict: Strict) {
+    /// CONCAT() and `||`: MISSING if any operand is; every other value joins as text, as in
+    /// LiteCore: numbers and booleans as they print, null, arrays and objects as JSON.
+    static func concatenate(_ values: [Datum?]) -> Datum? {
+        var result = ""
+        for value in values {
+            guard let value else { return nil }
+            switch value {
+            case .string(let text): result += text
+            case .bool(let flag): result += flag ? "true" : "false"
+            default: result += JSON.string(from: value.value, doubles: .couchbaseLite)
+            }
+        }
+        return .string(result)
+    }
+
+    private static func addStrings(_ strict: Strict, _ lenient: Lenient) {
         func text(_ name: String, _ operation: @escaping @Sendable (String) -> Datum) {
             strict(name, 1...1) { values in values[0].string.map(operation) ?? .null }
         }
@@ -152,14 +169,7 @@ enum FunctionLibrary {
             guard let text = values[0].string, let part = values[1].string else { return .null }
             return .bool(part.isEmpty || text.contains(part))
         }
-        strict("CONCAT", 2...Int.max) { values in
-            var result = ""
-            for value in values {
-                guard let text = value.string else { return .null }
-                result += text
-            }
-            return .string(result)
-        }
+        lenient("CONCAT", 2...Int.max) { values in concatenate(values) }
     }
 
     // MARK: - Conditionals
@@ -212,16 +222,19 @@ enum FunctionLibrary {
         }
         array("ARRAY_LENGTH") { elements, _ in .int(Int64(elements.count)) }
         array("ARRAY_COUNT") { elements, _ in .int(Int64(elements.filter { !$0.isNull }.count)) }
-        array("ARRAY_SUM") { elements, _ in sum(elements) }
+        // ARRAY_SUM, _AVG, _MAX and _MIN read every element as a number, as LiteCore does: a
+        // boolean as 1 or 0, anything else that is not a number as 0.
+        array("ARRAY_SUM") { elements, _ in
+            elements.allSatisfy { $0.kind == .number } ? sum(elements) : .number(elements.reduce(0) { $0 + numericValue($1) })
+        }
         array("ARRAY_AVG") { elements, _ in
-            let numbers = elements.compactMap(\.number)
-            return numbers.isEmpty ? .null : .number(numbers.reduce(0, +) / Double(numbers.count))
+            elements.isEmpty ? .int(0) : .number(elements.reduce(0) { $0 + numericValue($1) } / Double(elements.count))
         }
         array("ARRAY_MAX") { elements, _ in
-            elements.filter { !$0.isNull }.max { ValueOrder.compare($0, $1) < 0 } ?? .null
+            elements.map(numericValue).max().map(Datum.number) ?? .null
         }
         array("ARRAY_MIN") { elements, _ in
-            elements.filter { !$0.isNull }.min { ValueOrder.compare($0, $1) < 0 } ?? .null
+            elements.map(numericValue).min().map(Datum.number) ?? .null
         }
         array("ARRAY_IFNULL") { elements, _ in elements.first { !$0.isNull } ?? .null }
         array("ARRAY_CONTAINS", 2...2) { elements, rest in
@@ -231,7 +244,16 @@ enum FunctionLibrary {
             var seen: Set<HashKey> = []
             return .array(elements.filter { seen.insert(HashKey($0)).inserted })
         }
-        lenient("ARRAY_OF", 0...Int.max) { values in .array(values.map { $0 ?? .null }) }
+        // MISSING arguments are left out, as in an array literal.
+        lenient("ARRAY_OF", 0...Int.max) { values in .array(values.compactMap { $0 }) }
+    }
+
+    /// A value read as a number the way LiteCore's array functions read one.
+    static func numericValue(_ value: Datum) -> Double {
+        switch value {
+        case .bool(let flag): flag ? 1 : 0
+        default: value.number ?? 0
+        }
     }
 
     /// Sum of the numbers among `values`: an integer while every term is one.
@@ -267,11 +289,10 @@ enum FunctionLibrary {
         test("ISNUMBER") { $0.kind == .number }
         test("ISBOOLEAN") { $0.kind == .boolean }
         test("ISATOM") { [.boolean, .number, .string].contains($0.kind) }
-        lenient("TYPE", 1...1) { values in
-            guard let value = values[0] else { return .string("missing") }
-            switch value.kind {
-            case .missing: return .string("missing")
-            case .null: return .string("null")
+        // MISSING and null pass through, as LiteCore's type() does.
+        strict("TYPE", 1...1) { values in
+            switch values[0].kind {
+            case .missing, .null: return values[0]
             case .boolean: return .string("boolean")
             case .number: return .string("number")
             case .string: return .string("string")

@@ -68,8 +68,10 @@ struct Lexer {
         scalar == "_" || scalar.properties.isAlphabetic
     }
 
+    /// `$` may appear inside an identifier (`Ty$pe`, `Type$`), as in LiteCore's grammar; at the
+    /// start it introduces a `$parameter`.
     private static func isIdentifierPart(_ scalar: Unicode.Scalar) -> Bool {
-        isIdentifierStart(scalar) || ("0"..."9").contains(scalar)
+        isIdentifierStart(scalar) || ("0"..."9").contains(scalar) || scalar == "$"
     }
 
     private mutating func skipSpaceAndComments() throws {
@@ -115,7 +117,8 @@ struct Lexer {
         case "$":
             position += 1
             var name = ""
-            while let next = peek(), Lexer.isIdentifierPart(next) {
+            // Parameter names are letters, digits and underscores only (as in LiteCore).
+            while let next = peek(), Lexer.isIdentifierStart(next) || ("0"..."9").contains(next) {
                 name.unicodeScalars.append(next)
                 position += 1
             }

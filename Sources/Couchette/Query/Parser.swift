@@ -138,7 +138,7 @@ struct Parser {
 
     private mutating func resultItem() throws -> ResultItem {
         if acceptSymbol("*") {
-            return ResultItem(kind: .star, alias: accept("AS") ? try identifier("an alias after AS") : nil)
+            return ResultItem(kind: .star, alias: try optionalAlias())
         }
         let value = try expression()
         return ResultItem(kind: .expression(value), alias: try optionalAlias())
@@ -192,6 +192,9 @@ struct Parser {
     /// all recurse once per level, so this bounds their stack use on any thread (SQLite's limit
     /// is 1,000; a Swift task's stack is far smaller than a main thread's).
     static let maximumDepth = 256
+
+    /// The most arguments one function call takes (LiteCore's limit; more is an error).
+    static let maximumArguments = 128
 
     /// A parsed expression with its height (1 for a leaf), so depth is checked as the tree grows,
     /// before a tree too deep to compile, evaluate or even free is ever built.
@@ -274,8 +277,19 @@ struct Parser {
             if accept("NULL") { test = .null }
             else if accept("MISSING") { test = .missing }
             else if accept("VALUED") { test = .valued }
-            else { throw failure("NULL, MISSING or VALUED after IS\(negated ? " NOT" : "")") }
+            else {
+                // `IS` / `IS NOT` compare any two values, null-safe (as SQLite's IS does in LiteCore).
+                let right = try concatenation()
+                return try make(.identical(left.expression, right.expression, negated: negated), [left, right])
+            }
             return try make(.isTest(left.expression, test, negated: negated), [left])
+        }
+        // `x NOT NULL` and `x NOT MISSING` are LiteCore's shorthands for `x IS NOT NULL` / `MISSING`.
+        if isKeyword("NOT") && (isKeyword("NULL", ahead: 1) || isKeyword("MISSING", ahead: 1)) {
+            advance()
+            let test: Expression.TypeTest = isKeyword("NULL") ? .null : .missing
+            advance()
+            return try make(.isTest(left.expression, test, negated: true), [left])
         }
         let negated = isKeyword("NOT") && (isKeyword("LIKE", ahead: 1) || isKeyword("IN", ahead: 1) || isKeyword("BETWEEN", ahead: 1))
         if negated { advance() }
@@ -489,7 +503,12 @@ struct Parser {
         let distinct = accept("DISTINCT")
         var arguments: [Node] = []
         if !acceptSymbol(")") {
-            repeat { arguments.append(try node()) } while acceptSymbol(",")
+            repeat {
+                guard arguments.count < Self.maximumArguments else {
+                    throw CouchetteError(.invalidQuery, "\(word.uppercased())() at offset \(token.offset) has more than \(Self.maximumArguments) arguments")
+                }
+                arguments.append(try node())
+            } while acceptSymbol(",")
             guard acceptSymbol(")") else { throw failure("',' or ')' in the arguments of \(word.uppercased())()") }
         }
         return try make(.function(name: word.uppercased(), arguments: arguments.map(\.expression), distinct: distinct,

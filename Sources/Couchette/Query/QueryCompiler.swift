@@ -27,6 +27,9 @@ struct QueryCompiler {
     /// deeper than the parsed one (`SELECT 1 AS a, a + a AS b, b + b AS c, …` even doubles it).
     private var compileDepth = 0
     private var compiledCount = 0
+    /// The collation of an enclosing `(…) COLLATE …`: it applies to every string comparison,
+    /// LIKE and CONTAINS inside (as in LiteCore), unless an operand names its own.
+    private var enclosingCollation: Collation?
 
     /// The most expressions one query compiles to, counting each use of a result alias afresh.
     static let maximumCompiledExpressions = 100_000
@@ -321,6 +324,8 @@ struct QueryCompiler {
         switch value {
         case .identifier(let name): return source(named: name) != nil ? sources[source(named: name)!].columnName : name
         case .member(.meta, let field): return field
+        // The whole META() is named after its source, as in LiteCore.
+        case .meta(let alias): return sources[alias.flatMap(source(named:)) ?? 0].columnName
         case .member(_, let key): return key
         case .subscripted(let base, _): return columnName(of: base)
         case .collate(let inner, _): return columnName(of: inner)
@@ -336,32 +341,23 @@ struct QueryCompiler {
         }
     }
 
+    /// LiteCore's naming, column by column in order: a name already taken is an error for an
+    /// alias, and gets ` #2`, ` #3`, … otherwise; an unnamed column takes the lowest `$N` not
+    /// yet taken (so `SELECT 1, 2 AS \`$1\``… numbers by what came before).
     private func uniqueColumnNames(_ names: [(name: String, explicit: Bool)]) throws -> [String] {
         var used: Set<String> = []
         var result: [String] = []
-        for (name, explicit) in names where explicit {
-            guard used.insert(name).inserted else { throw invalid("duplicate column name '\(name)'") }
-        }
-        var unnamed = 0
         for (name, explicit) in names {
-            if explicit {
+            if !name.isEmpty, used.insert(name).inserted {
                 result.append(name)
                 continue
             }
-            var candidate = name
-            if name.isEmpty {
-                repeat {
-                    unnamed += 1
-                    candidate = "$\(unnamed)"
-                } while used.contains(candidate)
-            } else {
-                var suffix = 1
-                while used.contains(candidate) {
-                    suffix += 1
-                    candidate = "\(name) #\(suffix)"
-                }
-            }
-            used.insert(candidate)
+            guard !explicit else { throw invalid("duplicate column name '\(name)'") }
+            var count = 1, candidate: String
+            repeat {
+                candidate = name.isEmpty ? "$\(count)" : "\(name) #\(count + 1)"
+                count += 1
+            } while !used.insert(candidate).inserted
             result.append(candidate)
         }
         return result
@@ -460,7 +456,8 @@ struct QueryCompiler {
             throw invalid("'\(describe(base)).*' is only allowed in the result list")
         case .array(let elements):
             let evaluators = try elements.map { try compileExpression($0) }
-            return { context in .array(try evaluators.map { try $0(context) ?? .null }) }
+            // A MISSING element is left out, as LiteCore's array_of() does: `[1, nope]` is `[1]`.
+            return { context in .array(try evaluators.compactMap { try $0(context) }) }
         case .object(let entries):
             let evaluators = try entries.map { ($0.0, try compileExpression($0.1)) }
             return { context in
@@ -491,6 +488,24 @@ struct QueryCompiler {
                 }
                 guard let result else { return nil }
                 return .bool(negated ? !result : result)
+            }
+        case .identical(let lhs, .literal(.null), let negated):
+            // `IS NULL` written as `IS null`: the same as the IS NULL test.
+            return try compileNode(.isTest(lhs, .null, negated: negated))
+        case .identical(let lhs, .missing, let negated):
+            return try compileNode(.isTest(lhs, .missing, negated: negated))
+        case .identical(let lhs, let rhs, let negated):
+            let collation = collationOf(lhs, rhs)
+            let left = try compileExpression(lhs), right = try compileExpression(rhs)
+            return { context in
+                let a = try left(context), b = try right(context)
+                let same: Bool
+                switch (a, b) {
+                case (nil, nil): same = true
+                case (nil, _), (_, nil): same = false
+                default: if case .bool(true)? = Operators.equal(a, b, collation) { same = true } else { same = false }
+                }
+                return .bool(same != negated)
             }
         case .like(let subject, let pattern, let negated):
             let collation = collationOf(subject, pattern)
@@ -576,14 +591,18 @@ struct QueryCompiler {
             }
         case .function(let name, let arguments, let distinct, let star, let offset):
             return try compileFunction(name, arguments, distinct: distinct, star: star, offset: offset)
-        case .collate(let inner, _):
+        case .collate(let inner, let collation):
+            let saved = enclosingCollation
+            enclosingCollation = collation
+            defer { enclosingCollation = saved }
             return try compileExpression(inner)
         }
     }
 
+    /// The collation an operation uses: one an operand names, else the enclosing COLLATE's.
     private func collationOf(_ operands: Expression...) -> Collation {
         for operand in operands { if case .collate(_, let collation) = operand { return collation } }
-        return .binary
+        return enclosingCollation ?? .binary
     }
 
     private mutating func compileBinary(_ op: Expression.BinaryOperator, _ lhs: Expression, _ rhs: Expression) throws -> Evaluator {
@@ -642,11 +661,15 @@ struct QueryCompiler {
                 steps.removeFirst()
                 base = try metaField(field, source: index)
             } else {
-                let fields = ["id", "sequence", "deleted", "expiration", "revisionID"]
+                // Couchbase Lite's shape: id, sequence, deleted (as 0 or 1: LiteCore builds the
+                // dictionary from SQL values), revisionID, and expiration when there is one. Like
+                // META().deleted, it makes the source's deleted documents visible.
+                sources[index].includeDeleted = true
+                let fields = ["id", "sequence", "expiration", "revisionID"]
                 let evaluators = try fields.map { ($0, try metaField($0, source: index)) }
                 base = { context in
-                    guard context.sources[index] != nil else { return nil }
-                    var result: [String: Datum] = [:]
+                    guard let binding = context.sources[index] else { return nil }
+                    var result: [String: Datum] = ["deleted": .int(binding.isDeleted ? 1 : 0)]
                     for (name, evaluator) in evaluators { result[name] = try evaluator(context) }
                     return .object(result)
                 }
@@ -738,6 +761,9 @@ struct QueryCompiler {
             return { context in context.aggregates[slot] }
         }
         guard !star, !distinct else { throw invalid("\(name)(\(star ? "*" : "DISTINCT …")) is only allowed for aggregates (offset \(offset))") }
+        if name == "CONTAINS", arguments.count == 2, case let collation = collationOf(arguments[0], arguments[1]), !collation.isBinary {
+            return try compileContains(arguments[0], arguments[1], collation)
+        }
         guard let function = FunctionLibrary.functions[name] else {
             throw invalid("unknown function \(name)() at offset \(offset)")
         }
@@ -763,6 +789,17 @@ struct QueryCompiler {
             }
         }
         return { context in try body(try evaluators.map { try $0(context) }) }
+    }
+
+    /// CONTAINS under a collation (its own COLLATE or an enclosing one), as LiteCore's
+    /// contains() takes one: `CONTAINS(name, 'jén') COLLATE (UNICODE NOCASE NODIAC)` finds "Jennifer".
+    private mutating func compileContains(_ subject: Expression, _ part: Expression, _ collation: Collation) throws -> Evaluator {
+        let text = try compileExpression(subject), piece = try compileExpression(part)
+        return { context in
+            guard let a = try text(context), let b = try piece(context) else { return nil }
+            guard case .string(let haystack) = a, case .string(let needle) = b else { return .null }
+            return .bool(needle.isEmpty || collation.fold(haystack).contains(collation.fold(needle)))
+        }
     }
 
     private func describe(_ value: Expression) -> String {

@@ -3,8 +3,9 @@ import Foundation
 /// One row of a query's results: its columns by index or by name.
 ///
 /// Column names follow Couchbase Lite: the `AS` alias; else a property path's last component;
-/// `META().id` gives `id`; `*` gives the FROM alias or collection name; other expressions `$1`,
-/// `$2`, … (counted among unnamed columns only); a repeated name gets ` #2`, ` #3`, …
+/// `META().id` gives `id`; `*` and `META()` give the FROM alias or collection name; other
+/// expressions the lowest of `$1`, `$2`, … that no earlier column took; a repeated name gets
+/// ` #2`, ` #3`, … (a repeated alias is an error).
 ///
 /// A MISSING column (a property the document lacks) reads as nil and is left out of
 /// ``toDictionary()`` and ``toJSON()``; JSON null reads as `NSNull()`. Dictionaries and arrays

@@ -69,7 +69,7 @@ enum ISO8601 {
         return Date(timeIntervalSince1970: Double(days) * 86_400 + seconds)
     }
 
-    private static func daysInMonth(_ month: Int, _ year: Int) -> Int {
+    static func daysInMonth(_ month: Int, _ year: Int) -> Int {
         switch month {
         case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -79,7 +79,8 @@ enum ISO8601 {
 
     // MARK: - Calendar arithmetic (Howard Hinnant's civil-date algorithms)
 
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+    /// Year, month (1–12) and day of the day `days` after 1970-01-01.
+    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -91,7 +92,8 @@ enum ISO8601 {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    private static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int64 {
+    /// Days from 1970-01-01 to a year, month (1–12) and day.
+    static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int64 {
         let y = Int64(month <= 2 ? year - 1 : year)
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
