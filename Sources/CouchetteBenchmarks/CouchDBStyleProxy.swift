@@ -32,6 +32,9 @@ public final class CouchDBStyleProxy: Sendable {
     public var longPolls: Int { state.count(\.longPolls) }
     /// Continuous feeds refused so far.
     public var refusedStreams: Int { state.count(\.refusedStreams) }
+    /// Body bytes forwarded so far, both ways (request bodies up, response bodies down): what
+    /// the wire carried beyond the heads.
+    public var forwardedBodyBytes: Int { state.count(\.bodyBytes) }
 
     /// Closes the listening socket and every connection.
     public func stop() {
@@ -107,7 +110,9 @@ public final class CouchDBStyleProxy: Sendable {
         defer { state.untrack(upstream) }
         let lines = request.head.components(separatedBy: "\r\n").filter { !$0.lowercased().hasPrefix("connection:") && !$0.isEmpty }
         guard sendAll(upstream, Array((lines.joined(separator: "\r\n") + "\r\nConnection: close\r\n\r\n").utf8) + request.body) else { return nil }
-        return MessageReader(upstream).readResponse()
+        let response = MessageReader(upstream).readResponse()
+        state.add(request.body.count + (response?.body.count ?? 0), to: \.bodyBytes)
+        return response
     }
 
     private func send(_ socket: Int32, _ text: String) -> Bool { sendAll(socket, Array(text.utf8)) }
@@ -122,6 +127,7 @@ private final class ProxyState: @unchecked Sendable {
     struct Counts {
         var longPolls = 0
         var refusedStreams = 0
+        var bodyBytes = 0
         var sockets: Set<Int32> = []
         var stopped = false
     }
@@ -130,7 +136,8 @@ private final class ProxyState: @unchecked Sendable {
     private let lock = NSLock()
 
     func count(_ key: KeyPath<Counts, Int>) -> Int { withLock { $0[keyPath: key] } }
-    func increment(_ key: WritableKeyPath<Counts, Int>) { withLock { $0[keyPath: key] += 1 } }
+    func increment(_ key: WritableKeyPath<Counts, Int>) { add(1, to: key) }
+    func add(_ amount: Int, to key: WritableKeyPath<Counts, Int>) { withLock { $0[keyPath: key] += amount } }
 
     func track(_ socket: Int32) -> Bool {
         withLock { counts in

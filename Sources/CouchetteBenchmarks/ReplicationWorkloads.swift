@@ -165,7 +165,7 @@ extension Workload {
     }
 
     /// Starts a one-shot replicator and returns when it stopped; throws the error it stopped with.
-    private static func runOnce(_ replicator: Replicator) async throws {
+    static func runOnce(_ replicator: Replicator) async throws {
         let changes = replicator.changes()
         await replicator.start()
         var started = false

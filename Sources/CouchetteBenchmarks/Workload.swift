@@ -72,7 +72,7 @@ public struct Workload: Sendable {
         engines.first { $0.name == name }
     }
 
-    public static let all: [Workload] = comparative + scale + queries + fullText + changeFeeds + replication
+    public static let all: [Workload] = comparative + scale + queries + fullText + changeFeeds + replication + blobs
 
     static let comparative: [Workload] = [
         Workload(name: "bulk-insert", summary: "insert N documents in one transaction (durable)") { engine, context in

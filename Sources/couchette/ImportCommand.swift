@@ -10,6 +10,8 @@ enum ImportCommand {
             Each document's id is its '_id' field when present (its '_rev' is dropped), else the
             --id-key field (removed from the body), else a generated one. Existing documents with
             the same id are replaced. Creates the database and the collection when missing.
+            Blob dictionaries with their content inlined in a base64 'data' field (what
+            'export --with-blobs' writes) become blobs again.
             A malformed record stops the import with its line number; the batch it belongs to is not
             written at all, earlier batches stay. Progress goes to standard error: a bar with the
             rate and the time left on a terminal, plain lines otherwise.
@@ -106,12 +108,14 @@ struct Importer {
         }
         guard let id else {
             parsed.removeValue(forKey: "_rev")
+            try InlineBlobs.restore(in: parsed)
             return parsed
         }
         let document = MutableDocument(id: id)
         for key in parsed.keys where !dropped.contains(key) {
             document.setValue(parsed.value(forKey: key), forKey: key)
         }
+        try InlineBlobs.restore(in: document)
         return document
     }
 

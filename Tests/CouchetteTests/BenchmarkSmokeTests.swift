@@ -61,7 +61,9 @@ import Testing
         #expect(Workload.all.filter(\.isCouchetteOnly).map(\.name) == ["changes-latency", "live-query-latency", "live-queries-8",
                                                                          "idle-cpu", "replicate-in-process", "replicate-in-process-pull",
                                                                          "replicate-http", "replicate-http-pull", "replicate-https", "revision-history-1000",
-                                                                         "idle-replicator-cpu", "idle-replicator-cpu-longpoll"])
+                                                                         "idle-replicator-cpu", "idle-replicator-cpu-longpoll",
+                                                                         "blob-write", "blob-write-file", "blob-read", "blob-read-file",
+                                                                         "replicate-attachments", "blob-500mb-memory"])
         let entry = BenchmarkRunner.Entry(workload: "changes-latency", engine: "couchette", median_s: 0.0001, min_s: 0.0001,
                                           max_s: 0.0001, ops: 1000, peak_rss_bytes: 0, p99_s: 0.0004)
         let table = BenchmarkRunner.table([entry], size: 10)

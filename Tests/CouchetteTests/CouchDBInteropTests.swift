@@ -90,11 +90,11 @@ import Testing
             let events = replicator.documentReplications()
             let last = try #require(await runToCompletion(replicator).last)
             #expect(last.error == nil, "\(String(describing: last.error))")
-            // A document with attachments is refused on its own (no blobs yet: keeping it without
-            // them would delete them on the server at the next edit); the others land.
+            // A document whose attachment arrives as a stub for content this database never got is
+            // refused on its own (CouchDB's missing_stub); the others land.
             let event = try #require(await events.next(timeout: .seconds(5)))
             let fig = try #require(event.documents.first { $0.id == "fig" })
-            #expect((fig.error as? CouchetteError)?.code == .unsupported)
+            #expect((fig.error as? CouchetteError)?.code == .http(status: 412))
             #expect(try await db.defaultCollection().document(id: "fig") == nil)
 
             let apple = try #require(await db.defaultCollection().document(id: "apple"))

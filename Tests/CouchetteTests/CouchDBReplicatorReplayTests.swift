@@ -8,9 +8,10 @@ import Testing
 /// what CouchDB answered.
 ///
 /// Couchette's "src" holds what CouchDB's did: the revisions those runs fetched (with their
-/// `_revisions`), written before each run. Documents with attachments cannot be held yet; they
-/// are refused one by one (403 on the way into "src", 415 for the replicator's multipart PUTs
-/// into "dst"), and left out of the comparisons. Opaque sequences are mapped: the `since` of a
+/// `_revisions`), written before each run. Documents whose attachments the transcript carries
+/// without content (stubs, or parts of multipart bodies) are refused one by one on the way into
+/// "src" and left out of the comparisons of "src"'s answers; the replicator's multipart PUTs
+/// into "dst" are refused (415). Opaque sequences are mapped: the `since` of a
 /// request becomes Couchette's sequence for the `last_seq` CouchDB had answered. The listener
 /// requires a login, so the replicator's form login to `/_session` and the cookie it then sends
 /// are replayed too; the continuous feed stays open while the other requests go on, as it did.
@@ -38,9 +39,14 @@ import Testing
                 }
             }
         }
+        // d07's second revision came with its attachment inline (CouchDB sends content newer than
+        // atts_since even with attachments=false), so "src" holds it, attachment and all.
         let refused = await replay.refused
-        #expect(refused == ["att1", "att2", "d07"])
-        // Every revision "src" holds reached "dst", except d07's second one, which came with an attachment.
+        #expect(refused == ["att1", "att2"])
+        #expect(try await src.defaultCollection().document(id: "d07")?.dictionary(forKey: "_attachments")?.blob(forKey: "added.txt") != nil)
+        let refusedByTarget = await replay.refusedByTarget
+        #expect(refusedByTarget == ["att1", "att2", "d07"])
+        // Every revision "src" holds reached "dst", except d07's second one, which came in a multipart PUT.
         let sourceRevisions = try currentRevisions(try src.defaultCollection())
         let targetRevisions = try currentRevisions(try dst.defaultCollection())
         #expect(sourceRevisions.count == 27)
@@ -97,8 +103,10 @@ import Testing
 private actor ReplicatorReplay {
     /// The listener's URL.
     private(set) var base = ""
-    /// Ids of documents with attachments, refused by Couchette on either side.
+    /// Ids of documents "src" refused (attachments without their content).
     var refused: Set<String> = []
+    /// Ids of documents "dst" refused (the replicator's multipart PUTs).
+    var refusedByTarget: Set<String> = []
     /// CouchDB's `last_seq` answers → Couchette's for the same point.
     var sequences: [String: String] = ["0": "0"]
     var duringContinuousFeed: [TranscriptExchange] = []
@@ -139,7 +147,9 @@ private actor ReplicatorReplay {
         #expect(reply.status == 201, "seeding src: \(reply.text)")
         guard case .array(let failures)? = reply.json else { return }
         for failure in failures {
-            #expect(failure["error"] == .string("forbidden"), "seeding src: \(failure)")
+            // Attachments come as stubs (_bulk_get) or follow in multipart bodies (open_revs),
+            // neither with content: such documents are refused one by one.
+            #expect(failure["error"] == .string("missing_stub"), "seeding src: \(failure)")
             if case .string(let id)? = failure["id"] { refused.insert(id) }
         }
     }
@@ -187,14 +197,17 @@ private actor ReplicatorReplay {
                 let reply = try await replay(exchange, to: base)
                 #expect(reply.status == 200, "\(context): \(reply.text)")
                 let expected = Self.documentPart(exchange.responseBody)
-                if case .string(let id)? = expected?["_id"], !refused.contains(id) {
+                // Attachments as multipart/related parts (`follows`) are not served yet: the
+                // listener answers with JSON parts only (attachments inline when asked).
+                let hasAttachmentParts = expected?["_attachments"].map { JSON.string(from: $0).contains("\"follows\"") } ?? false
+                if case .string(let id)? = expected?["_id"], !refused.contains(id), !hasAttachmentParts {
                     #expect(Self.documentPart(Array(reply.text.utf8)) == expected, "\(context): \(reply.text)")
                 }
             case ("PUT", _):
                 let reply = try await replay(exchange, to: base)
                 if (exchange.requestHeaders["Content-Type"] ?? "").hasPrefix("multipart/") {
                     #expect(reply.status == 415, "\(context): \(reply.text)")
-                    refused.insert(String(parts[1...].joined(separator: "/")))
+                    refusedByTarget.insert(String(parts[1...].joined(separator: "/")))
                 } else {
                     #expect(reply.status == exchange.status && reply.json == exchange.responseJSON, "\(context): \(reply.text)")
                 }

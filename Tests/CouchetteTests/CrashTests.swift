@@ -17,24 +17,11 @@ import Testing
         var totalReported = 0
         for round in 0..<20 {
             let log = directory.path + "/round-\(round).log"
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-            let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: tool)
-            child.arguments = ["write-loop", directory.path, "crash", "--prefix", "round\(round)"]
-            child.standardOutput = output
-            child.standardError = output
-            try await startProcess(child)
-            // Wait until the child is writing, then kill it at a random moment.
-            let started = await waitForLine(in: log, timeout: .seconds(20))
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...150, using: &generator)))
-            kill(child.processIdentifier, SIGKILL)
-            await waitForExit(child)
-            try output.close()
+            let started = try await Self.killWriter(tool, ["write-loop", directory.path, "crash", "--prefix", "round\(round)"],
+                                                    log: log, after: .milliseconds(Int.random(in: 0...150, using: &generator)))
             try #require(started, "round \(round): the writer never reported a save")
-            #expect(child.terminationReason == .uncaughtSignal)
 
-            let reported = try reportedIDs(in: log)
+            let reported = try Self.reportedIDs(in: log)
             totalReported += reported.count
             let database = try directory.open("crash")
             let collection = try database.defaultCollection()
@@ -50,7 +37,27 @@ import Testing
         #expect(totalReported >= 20)
     }
 
-    private func waitForLine(in path: String, timeout: Duration) async -> Bool {
+    /// Runs `tool arguments` with its output in `log`, waits until it reports its first save,
+    /// lets it write for `after` more, then kills it with SIGKILL. Returns whether it had started.
+    static func killWriter(_ tool: String, _ arguments: [String], log: String, after delay: Duration) async throws -> Bool {
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: tool)
+        child.arguments = arguments
+        child.standardOutput = output
+        child.standardError = output
+        try await startProcess(child)
+        let started = await waitForLine(in: log, timeout: .seconds(20))
+        try await Task.sleep(for: delay)
+        kill(child.processIdentifier, SIGKILL)
+        await waitForExit(child)
+        try output.close()
+        #expect(child.terminationReason == .uncaughtSignal)
+        return started
+    }
+
+    private static func waitForLine(in path: String, timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let text = try? String(contentsOfFile: path, encoding: .utf8), text.contains("saved ") { return true }
@@ -59,7 +66,7 @@ import Testing
         return false
     }
 
-    private func reportedIDs(in path: String) throws -> [String] {
+    static func reportedIDs(in path: String) throws -> [String] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         // Only complete lines count: a line cut by the kill was never fully reported.
         return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()

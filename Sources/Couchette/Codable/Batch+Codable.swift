@@ -22,9 +22,10 @@ extension Batch {
     public func save<T: DocumentEncodable>(from object: T, in collection: Collection,
                                            concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
         try check(collection)
-        let write = try ModelWrite(saving: object, newID: { wrapper in
+        let write = try ModelWrite(saving: object, blobs: collection.reader.blobs, newID: { wrapper in
             models[ObjectIdentifier(wrapper)]?.id ?? DocumentIDGenerator.make()
         })
+        heldBlobs += write.heldBlobs
         let reference = write.reference
         append(.save(collection.spec, id: reference.id, body: write.body, base: reference.base,
                      control: control(for: reference, in: collection, requested: concurrencyControl)),

@@ -69,7 +69,8 @@ extension Collection {
     nonisolated(nonsending) public func save<T: DocumentEncodable>(from object: T,
                                                                  concurrencyControl: ConcurrencyControl) async throws -> Bool {
         try reader.checkUsable(spec)
-        let write = try ModelWrite(saving: object)
+        let write = try ModelWrite(saving: object, blobs: reader.blobs)
+        defer { reader.blobs.release(write.heldBlobs) }
         let reference = write.reference
         let operation = WriteOperation.save(spec, id: reference.id, body: write.body, base: reference.base,
                                             control: reference.control(concurrencyControl))
@@ -103,14 +104,17 @@ extension Collection {
     nonisolated(nonsending) public func save<T: DocumentCodable>(from object: T,
                                                                conflictHandler: (T, T?) throws -> Bool) async throws -> Bool {
         try reader.checkUsable(spec)
-        let write = try ModelWrite(saving: object)
+        let write = try ModelWrite(saving: object, blobs: reader.blobs)
+        var heldBlobs = write.heldBlobs
+        defer { reader.blobs.release(heldBlobs) }
         let reference = write.reference
         return try await saveResolvingConflicts(id: reference.id, body: write.body, base: reference.base,
                                                 control: reference.control(.failOnConflict),
                                                 updating: reference.binding) { stored in
             let storedObject = try stored.map { try DocumentDecoder.decodeModel(T.self, from: $0) }
             guard try conflictHandler(object, storedObject) else { return nil }
-            let merged = try ModelWrite(saving: object, newID: { _ in reference.id })
+            let merged = try ModelWrite(saving: object, blobs: reader.blobs, newID: { _ in reference.id })
+            heldBlobs += merged.heldBlobs
             guard merged.reference.id == reference.id else {
                 throw CouchetteError(.invalidParameter,
                                      "the conflict handler changed the id of \(T.self) '\(reference.id)' to '\(merged.reference.id)'")

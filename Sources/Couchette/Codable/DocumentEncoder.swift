@@ -15,6 +15,7 @@ import Foundation
 /// | `Decimal` | a number (an integer when it is one) |
 /// | enums | their raw values (through their own `Codable` conformance) |
 /// | `Data` | refused: binary data belongs in a `Blob` |
+/// | `Blob` | its blob dictionary; the content is stored first (see ``Blob``) |
 /// | nested models, arrays, dictionaries | dictionaries and arrays |
 ///
 /// The `@DocumentID` of the model itself (at the root, or in a superclass encoded through
@@ -30,28 +31,38 @@ enum DocumentEncoder {
         let properties: Value
         /// The model's own `@DocumentID` wrappers met while encoding (normally exactly one).
         let documentIDs: [DocumentID]
+        /// Digests of the model's blobs, stored and held in the blob store until the caller
+        /// releases them after the commit.
+        let heldBlobs: [String]
     }
 
     /// Encodes `model` as document properties.
     ///
     /// - Throws: `.invalidParameter` when a value cannot be stored (naming its key path) or when
     ///   the model does not encode as a keyed container.
-    static func encode<T: Encodable>(_ model: T) throws -> Output {
-        let (properties, context) = try run(model, isDocumentRoot: true)
-        guard case .dictionary = properties else {
-            throw CouchetteError(.invalidParameter,
-                                 "\(T.self) must encode as a keyed container (a dictionary of properties), not a single value or an array")
+    /// `Blob` properties are stored in `blobs` as they are met (nil: only saved blobs are accepted).
+    /// `revisionPosition`: the generation of the revision being written (`revpos` of new blobs).
+    static func encode<T: Encodable>(_ model: T, blobs: BlobStore? = nil, revisionPosition: Int64? = nil) throws -> Output {
+        let context = EncodingContext(blobs: blobs, revisionPosition: revisionPosition)
+        do {
+            let properties = try run(model, isDocumentRoot: true, context: context)
+            guard case .dictionary = properties else {
+                throw CouchetteError(.invalidParameter,
+                                     "\(T.self) must encode as a keyed container (a dictionary of properties), not a single value or an array")
+            }
+            return Output(properties: properties, documentIDs: context.documentIDs, heldBlobs: context.heldBlobs)
+        } catch {
+            blobs?.release(context.heldBlobs)
+            throw error
         }
-        return Output(properties: properties, documentIDs: context.documentIDs)
     }
 
     /// Encodes any `Encodable` value (no document root: `@DocumentID`s are written as strings).
     static func encodeValue<T: Encodable>(_ value: T) throws -> Value {
-        try run(value, isDocumentRoot: false).value
+        try run(value, isDocumentRoot: false, context: EncodingContext(blobs: nil, revisionPosition: nil))
     }
 
-    private static func run<T: Encodable>(_ value: T, isDocumentRoot: Bool) throws -> (value: Value, context: EncodingContext) {
-        let context = EncodingContext()
+    private static func run<T: Encodable>(_ value: T, isDocumentRoot: Bool, context: EncodingContext) throws -> Value {
         let encoder = ModelEncoder(codingPath: [], context: context, isDocumentRoot: isDocumentRoot)
         do {
             try value.encode(to: encoder)
@@ -59,7 +70,7 @@ enum DocumentEncoder {
             throw CouchetteError(.invalidParameter, describe(error))
         }
         if let failure = context.failure { throw failure }
-        return (try encoder.finishedValue(), context)
+        return try encoder.finishedValue()
     }
 
     private static func describe(_ error: EncodingError) -> String {
@@ -75,6 +86,30 @@ enum DocumentEncoder {
 /// State shared by every encoder of one encoding.
 final class EncodingContext {
     private(set) var documentIDs: [DocumentID] = []
+    /// Where `Blob` properties are stored; nil when only saved blobs can be encoded.
+    let blobs: BlobStore?
+    let revisionPosition: Int64?
+    private(set) var heldBlobs: [String] = []
+
+    init(blobs: BlobStore?, revisionPosition: Int64?) {
+        self.blobs = blobs
+        self.revisionPosition = revisionPosition
+    }
+
+    /// The stored dictionary of `blob`, storing its content first when a store is given.
+    func store(_ blob: Blob, at path: String) throws -> Value {
+        if let blobs {
+            do {
+                heldBlobs.append(try blob.install(into: blobs))
+            } catch let error as CouchetteError {
+                throw CouchetteError(error.code, "Blob at '\(path)': \(error.message)")
+            }
+        }
+        guard blob.digest != nil else {
+            throw CouchetteError(.invalidParameter, "Blob at '\(path)' is not saved: save it with Database.saveBlob(blob:) first")
+        }
+        return blob.storedValue(revisionPosition: revisionPosition)
+    }
     /// A misuse met in a method that cannot throw (mixing container kinds); reported at the end.
     private(set) var failure: CouchetteError?
 
@@ -201,6 +236,7 @@ final class ModelEncoder: Encoder {
         if T.self == URL.self { return .string(same(value, as: URL.self).absoluteString) }
         if T.self == UUID.self { return .string(same(value, as: UUID.self).uuidString) }
         if T.self == Decimal.self { return ValueConversion.number(same(value, as: Decimal.self)) }
+        if T.self == Blob.self { return try context.store(same(value, as: Blob.self), at: Self.describe(path, key)) }
         if T.self == Data.self {
             throw CouchetteError(.invalidParameter,
                                  "Data at '\(Self.describe(path, key))' cannot be stored in a document property: use a Blob for binary data")

@@ -52,32 +52,48 @@ struct ModelBinding: RevisionTracking {
 struct ModelWrite {
     let reference: ModelReference
     let body: [UInt8]
+    /// Digests of the model's blobs, stored in `blobs` and held until the caller releases them
+    /// after the commit.
+    let heldBlobs: [String]
 
     /// Encodes `model`, finds its `@DocumentID`, and picks the id to save under: the model's own,
     /// else `newID(wrapper)` (a generated id, assigned to the object only after the commit).
     ///
     /// - Throws: `.invalidParameter` when a value cannot be stored (naming the type and key path),
     ///   the type has no `@DocumentID`, or the id was changed after binding.
-    init<T: Encodable & AnyObject>(saving model: T,
+    init<T: Encodable & AnyObject>(saving model: T, blobs: BlobStore? = nil,
                                    newID: (DocumentID) -> String = { _ in DocumentIDGenerator.make() }) throws {
         let output: DocumentEncoder.Output
         let body: [UInt8]
         do {
-            output = try DocumentEncoder.encode(model)
-            body = try ValueEncoder.encode(output.properties)
+            let base = DocumentIDLocator.wrappers(in: model).first?.binding?.revisionID
+            output = try DocumentEncoder.encode(model, blobs: blobs,
+                                                revisionPosition: base.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1)
+            do {
+                body = try ValueEncoder.encode(output.properties)
+            } catch {
+                blobs?.release(output.heldBlobs)
+                throw error
+            }
         } catch let error as CouchetteError {
             let id = DocumentIDLocator.wrappers(in: model).first?.wrappedValue
             throw CouchetteError(error.code, "cannot save \(T.self)\(id.map { " '\($0)'" } ?? ""): \(error.message)")
         }
-        let wrapper: DocumentID
-        switch output.documentIDs.count {
-        case 1: wrapper = output.documentIDs[0]
-        case 0: wrapper = try DocumentIDLocator.wrapper(in: model)  // encode(to:) written by hand
-        default: throw DocumentIDLocator.tooMany(output.documentIDs.count, in: T.self)
+        do {
+            let wrapper: DocumentID
+            switch output.documentIDs.count {
+            case 1: wrapper = output.documentIDs[0]
+            case 0: wrapper = try DocumentIDLocator.wrapper(in: model)  // encode(to:) written by hand
+            default: throw DocumentIDLocator.tooMany(output.documentIDs.count, in: T.self)
+            }
+            let target = try wrapper.writeTarget(modelType: T.self)
+            reference = ModelReference(wrapper: wrapper, id: target.id ?? newID(wrapper), base: target.base)
+        } catch {
+            blobs?.release(output.heldBlobs)
+            throw error
         }
-        let target = try wrapper.writeTarget(modelType: T.self)
-        reference = ModelReference(wrapper: wrapper, id: target.id ?? newID(wrapper), base: target.base)
         self.body = body
+        self.heldBlobs = output.heldBlobs
     }
 }
 

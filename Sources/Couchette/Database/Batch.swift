@@ -14,6 +14,9 @@ public final class Batch {
     /// Mutable documents written in this batch, with the collections they were written to.
     private var documents: [ObjectIdentifier: Set<CollectionSpec>] = [:]
     private var isClosed = false
+    /// Digests of blobs stored for this batch's documents, held against compaction until the
+    /// batch commits (``Database/inBatch(_:)`` releases them).
+    var heldBlobs: [String] = []
 
     init(database: Database) { self.database = database }
 
@@ -25,6 +28,7 @@ public final class Batch {
     public func save(document: MutableDocument, in collection: Collection,
                      concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
         try check(collection)
+        heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody()
         let alreadyWritten = documents[ObjectIdentifier(document), default: []].insert(collection.spec).inserted == false
         append(.save(collection.spec, id: document.id, body: body, base: document.revisionID,

@@ -96,6 +96,8 @@ public final class Collection: Sendable, Hashable {
     nonisolated(nonsending) public func save(document: MutableDocument,
                                              concurrencyControl: ConcurrencyControl) async throws -> Bool {
         try core.checkUsable(spec)
+        let heldBlobs = try core.installBlobs(of: document)
+        defer { core.blobs.release(heldBlobs) }
         let operation = WriteOperation.save(spec, id: document.id, body: try document.encodeBody(), base: document.revisionID,
                                             control: concurrencyControl)
         return try await commit(operation, updating: document)
@@ -119,9 +121,13 @@ public final class Collection: Sendable, Hashable {
     nonisolated(nonsending) public func save(document: MutableDocument,
                                              conflictHandler: (MutableDocument, Document?) throws -> Bool) async throws -> Bool {
         try core.checkUsable(spec)
+        var heldBlobs = try core.installBlobs(of: document)
+        defer { core.blobs.release(heldBlobs) }
         return try await saveResolvingConflicts(id: document.id, body: try document.encodeBody(), base: document.revisionID,
                                                 control: .failOnConflict, updating: document) { stored in
-            try conflictHandler(document, stored) ? try document.encodeBody() : nil
+            guard try conflictHandler(document, stored) else { return nil }
+            heldBlobs += try core.installBlobs(of: document)  // the handler may have set blobs
+            return try document.encodeBody()
         }
     }
 

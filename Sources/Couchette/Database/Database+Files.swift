@@ -36,6 +36,14 @@ extension Database {
         let environment = try EnvironmentRegistry.shared.acquire(path: source)
         defer { EnvironmentRegistry.shared.release(environment) }
         try environment.copy(to: destination)
+        // Blob contents after the snapshot: each referenced one was written before its document
+        // committed, and compaction (the only deletion) cannot run while this copy holds it open.
+        do {
+            try BlobStore(databasePath: source, fullSync: false).copyContents(to: destination)
+        } catch {
+            try? FileManager.default.removeItem(atPath: destination)
+            throw error
+        }
     }
 
     static func validate(name: String) throws {

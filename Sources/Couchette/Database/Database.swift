@@ -292,6 +292,7 @@ public actor Database {
     public nonisolated(nonsending) func inBatch<R>(_ body: (Batch) throws -> R) async throws -> R {
         try core.checkOpen()
         let batch = Batch(database: self)
+        defer { core.blobs.release(batch.heldBlobs) }
         let result = try body(batch)
         batch.close()
         guard !batch.operations.isEmpty else { return result }
@@ -304,10 +305,12 @@ public actor Database {
 
     /// Runs housekeeping on the database.
     ///
-    /// - `.compact` rewrites the file without free pages. Throws `.busy` when another `Database`
-    ///   instance (in this or another process) has the database open.
+    /// - `.compact` rewrites the file without free pages and deletes blob contents no revision
+    ///   references. Throws `.busy` when another `Database` instance (in this or another process)
+    ///   has the database open.
     /// - `.reindex` clears and rebuilds every index of every collection.
-    /// - `.integrityCheck` reads everything and throws `.corruption` on the first inconsistency.
+    /// - `.integrityCheck` reads everything and throws `.corruption` on the first inconsistency,
+    ///   including a referenced blob whose content is missing, of the wrong length or digest.
     public func performMaintenance(type: MaintenanceType) async throws {
         try core.checkOpen()
         switch type {
@@ -318,11 +321,12 @@ public actor Database {
             core.observers.forEachTransactionObserver { $0.willCompact() }
             defer { core.observers.forEachTransactionObserver { $0.didCompact() } }
             defer { core.indexes.forgetSnapshots() }
-            try core.environment.compact()
+            try removeUnreferencedBlobs { removal in try core.environment.compact(whileExclusive: removal) }
         case .reindex:
             try await rebuildIndexes()
         case .integrityCheck:
             try core.read { txn in try IntegrityCheck(store: core.store, catalog: core.catalog.all).run(txn) }
+            try checkBlobs()
         }
     }
 

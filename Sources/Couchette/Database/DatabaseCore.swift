@@ -9,6 +9,8 @@ final class DatabaseCore: Sendable {
     let configuration: DatabaseConfiguration
     let environment: StorageEnvironment
     let store: DocumentStore
+    /// Blob contents, as files beside `data.mdb` (see ``BlobStore``).
+    let blobs: BlobStore
     /// Index definitions and entries (the query layer's, behind ``DocumentStore/indexes``).
     let indexes: IndexRegistry
     let catalog = Catalog()
@@ -26,9 +28,11 @@ final class DatabaseCore: Sendable {
         environment = try EnvironmentRegistry.shared.acquire(path: path, sizeLimit: SizeLimit(maximum: configuration.maximumSize))
         indexes = IndexRegistry(tables: environment.tables)
         store = DocumentStore(tables: environment.tables, indexes: indexes, historyLimit: configuration.maxRevisionHistory)
+        blobs = BlobStore(databasePath: path, fullSync: configuration.fullSync)
         do {
             try prepareFormat()
             try reloadCatalog()
+            blobs.registerOpen()
         } catch {
             EnvironmentRegistry.shared.release(environment)
             throw error
@@ -75,7 +79,9 @@ final class DatabaseCore: Sendable {
 
     /// Marks the database closed; returns false when it already was.
     func markClosed() -> Bool {
-        isOpen.exchange(false, ordering: .acquiringAndReleasing)
+        let wasOpen = isOpen.exchange(false, ordering: .acquiringAndReleasing)
+        if wasOpen { blobs.unregisterOpen() }
+        return wasOpen
     }
 
     /// Looks a collection up in the stored catalog (another instance or process may have created,

@@ -35,6 +35,10 @@ struct StoreReader: Sendable {
     /// The collection `scope.name` as the file has it now, or nil.
     func spec(scope: String, name: String) throws -> CollectionSpec? { try core.spec(scope: scope, name: name) }
 
+    /// Blob contents (files beside `data.mdb`): what saves of models, replication and the
+    /// listener store and serve.
+    var blobs: BlobStore { core.blobs }
+
     /// Every collection as this instance last saw it.
     var collections: [CollectionSpec] { core.catalog.all }
 

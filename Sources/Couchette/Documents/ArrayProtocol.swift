@@ -18,6 +18,8 @@ extension ArrayProtocol {
     public func boolean(at index: Int) -> Bool { bool(at: index) }
     public func number(at index: Int) -> NSNumber? { Coercion.number(value(at: index)) }
     public func date(at index: Int) -> Date? { Coercion.date(value(at: index)) }
+    /// The element as a ``Blob`` (see ``DictionaryProtocol/blob(forKey:)``).
+    public func blob(at index: Int) -> Blob? { Coercion.blob(value(at: index)) }
     public func toJSON() -> String {
         JSON.string(from: (try? ValueConversion.strict(toArray())) ?? .array([]))
     }

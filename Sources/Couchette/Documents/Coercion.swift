@@ -6,6 +6,17 @@ import Foundation
 enum Coercion {
     static func string(_ any: Any?) -> String? { any as? String }
 
+    /// A ``Blob`` set on a mutable document, or the blob a stored blob dictionary describes.
+    static func blob(_ any: Any?) -> Blob? {
+        switch any {
+        case let blob as Blob: blob
+        case let dictionary as DictionaryObject: Blob(properties: dictionary.toDictionary())
+        case let dictionary as MutableDictionaryObject: Blob(properties: dictionary.toDictionary())
+        case let dictionary as [String: Any]: Blob(properties: dictionary)
+        default: nil
+        }
+    }
+
     static func int64(_ any: Any?) -> Int64 {
         switch any {
         case let number as Int: Int64(number)

@@ -47,6 +47,13 @@ extension DictionaryProtocol {
     public func number(forKey key: String) -> NSNumber? { Coercion.number(value(forKey: key)) }
     /// Parses an ISO-8601 string property; nil for anything else.
     public func date(forKey key: String) -> Date? { Coercion.date(value(forKey: key)) }
+    /// The property as a ``Blob``: a blob set on a mutable document, or a stored blob dictionary
+    /// (`@type: "blob"`, or an entry of CouchDB's `_attachments`); nil for anything else.
+    ///
+    /// ```swift
+    /// let data = try await doc.blob(forKey: "avatar")?.content()
+    /// ```
+    public func blob(forKey key: String) -> Blob? { Coercion.blob(value(forKey: key)) }
     /// The property as compact JSON text.
     public func toJSON() -> String {
         JSON.string(from: (try? ValueConversion.strict(toDictionary())) ?? .dictionary([:]))

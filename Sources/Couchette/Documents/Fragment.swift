@@ -25,6 +25,8 @@ public struct Fragment {
     public var boolean: Bool { bool }
     public var number: NSNumber? { Coercion.number(value) }
     public var date: Date? { Coercion.date(value) }
+    /// The value as a ``Blob`` (see ``DictionaryProtocol/blob(forKey:)``).
+    public var blob: Blob? { Coercion.blob(value) }
     public var array: ArrayObject? { value as? ArrayObject }
     public var dictionary: DictionaryObject? { value as? DictionaryObject }
 

@@ -90,6 +90,9 @@ public final class MutableArrayObject: ArrayProtocol {
     @discardableResult public func addDate(_ value: Date?) -> Self { addValue(value) }
     @discardableResult public func addArray(_ value: MutableArrayObject?) -> Self { addValue(value) }
     @discardableResult public func addDictionary(_ value: MutableDictionaryObject?) -> Self { addValue(value) }
+    @discardableResult public func addBlob(_ value: Blob?) -> Self { addValue(value) }
+    /// Replaces the element at `index` with a blob; out of range throws `.invalidParameter`.
+    @discardableResult public func setBlob(_ value: Blob?, at index: Int) throws -> Self { try setValue(value, at: index) }
 
     @discardableResult public func setData(_ data: [Any]) -> Self {
         slots = data.map { MutableSlot($0, owner: self) }

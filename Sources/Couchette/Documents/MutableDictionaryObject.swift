@@ -31,6 +31,10 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         }
     }
 
+    /// The entries once materialized; nil while the dictionary is still its stored form (which
+    /// holds no unsaved blob), so walks for blobs need not decode it.
+    var materializedSlots: [String: MutableSlot]? { storage }
+
     private func materialize() {
         guard storage == nil else { return }
         var built: [String: MutableSlot] = [:]
@@ -134,6 +138,8 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     @discardableResult public func setDictionary(_ value: MutableDictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
 
+    /// Sets a blob; saving the document stores its content.
+    @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { setValue(value, forKey: key) }
     @discardableResult public func removeValue(forKey key: String) -> Self {
         slots[key] = nil
         return self

@@ -79,6 +79,14 @@ public final class MutableDocument: DictionaryProtocol {
     @discardableResult public func setArray(_ value: MutableArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     @discardableResult public func setDictionary(_ value: MutableDictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Sets a blob, at the top level (nest it with ``MutableDictionaryObject/setBlob(_:forKey:)``
+    /// and ``MutableArrayObject/addBlob(_:)``). Saving the document stores the content first.
+    ///
+    /// ```swift
+    /// let doc = MutableDocument(id: "cat").setBlob(Blob(contentType: "image/png", data: png), forKey: "image")
+    /// try await photos.save(document: doc)
+    /// ```
+    @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { root.setBlob(value, forKey: key); return self }
     @discardableResult public func removeValue(forKey key: String) -> Self { root.removeValue(forKey: key); return self }
 
     /// Replaces every property with the contents of `data`.
@@ -100,6 +108,7 @@ public final class MutableDocument: DictionaryProtocol {
     func encodeBody(lenient: Bool = false) throws -> [UInt8] {
         var encoder = ValueEncoder()
         encoder.lenient = lenient
+        encoder.blobRevisionPosition = revisionID.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1
         do {
             try root.encode(into: &encoder)
         } catch let failure as EncodingFailure {

@@ -67,6 +67,11 @@ public struct MutableFragment {
         get { Coercion.date(value) }
         nonmutating set { value = newValue }
     }
+    /// The value as a ``Blob``; setting one stores it (its content is saved with the document).
+    public var blob: Blob? {
+        get { Coercion.blob(value) }
+        nonmutating set { value = newValue }
+    }
     public var array: MutableArrayObject? {
         get { value as? MutableArrayObject }
         nonmutating set { value = newValue }

@@ -2,13 +2,15 @@ import Foundation
 
 /// One slot of a mutable container: a value, a value still in its stored binary form (untouched
 /// since the document was read, so saving copies its bytes as they are), a nested mutable
-/// container (shared by reference, so edits through it show up in the document), or a value that
-/// cannot be stored (reported by the next save).
+/// container (shared by reference, so edits through it show up in the document), a ``Blob``
+/// (whose content the save stores before the body), or a value that cannot be stored (reported by
+/// the next save).
 enum MutableSlot {
     case value(Value)
     case encoded(EncodedValue)
     case dictionary(MutableDictionaryObject)
     case array(MutableArrayObject)
+    case blob(Blob)
     case invalid(String)
 
     /// The slot for a caller's value. `owner` is the container receiving it: a container that
@@ -21,6 +23,12 @@ enum MutableSlot {
             self = Self.holds(array, owner) ? .invalid("a container cannot contain itself") : .array(array)
         case let dictionary as DictionaryObject: self = .encoded(dictionary.encoded)
         case let array as ArrayObject: self = .encoded(array.encoded)
+        case let blob as Blob: self = .blob(blob)
+        // Plain containers holding blobs become mutable objects, so the blobs keep their slots.
+        case let array as [Any] where BlobSearch.containsBlob(array):
+            self = .array(MutableArrayObject(data: array))
+        case let dictionary as [String: Any] where BlobSearch.containsBlob(dictionary):
+            self = .dictionary(MutableDictionaryObject(data: dictionary))
         default:
             switch ValueConversion.convert(any) {
             case .value(let value): self = .value(value)
@@ -53,6 +61,7 @@ enum MutableSlot {
         case .encoded(let encoded): .value(encoded.decode())
         case .dictionary(let dictionary): dictionary.toValue()
         case .array(let array): array.toValue()
+        case .blob(let blob): .value(blob.value)
         case .invalid(let reason): .unsupported(reason)
         }
     }
@@ -86,6 +95,7 @@ enum MutableSlot {
             return ValueConversion.plain(encoded)
         case .dictionary(let object): return object
         case .array(let object): return object
+        case .blob(let blob): return blob
         case .invalid: return nil
         }
     }
@@ -95,7 +105,7 @@ enum MutableSlot {
         switch self {
         case .dictionary(let object): .dictionary(object.copy())
         case .array(let object): .array(object.copy())
-        case .value, .encoded, .invalid: self
+        case .value, .encoded, .blob, .invalid: self
         }
     }
 
@@ -105,6 +115,7 @@ enum MutableSlot {
         case .encoded(let encoded): ValueConversion.plain(encoded)
         case .dictionary(let object): object.toDictionary()
         case .array(let object): object.toArray()
+        case .blob(let blob): blob.properties
         case .invalid: NSNull()
         }
     }
@@ -116,6 +127,12 @@ enum MutableSlot {
         case .encoded(let encoded): encoder.append(encoded)
         case .dictionary(let object): try object.encode(into: &encoder)
         case .array(let object): try object.encode(into: &encoder)
+        case .blob(let blob):
+            guard blob.digest != nil else {
+                try encoder.unstorable("a Blob is stored by saving its document (or Database.saveBlob) first")
+                return
+            }
+            try encoder.write(blob.storedValue(revisionPosition: encoder.blobRevisionPosition))
         case .invalid(let reason): try encoder.unstorable(reason)
         }
     }

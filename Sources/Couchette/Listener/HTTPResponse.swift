@@ -49,7 +49,7 @@ struct HTTPResponse: Sendable {
         case .unauthorized: return (401, "unauthorized")
         case .unsupported: return (501, "not_implemented")
         case .notOpen, .busy: return (503, "service_unavailable")
-        case .http(let status): return (status, "error")
+        case .http(let status): return (status, status == 412 ? "missing_stub" : "error")
         case .corruption, .io, .tls: return (500, "internal_server_error")
         case .full: return (507, "insufficient_storage")
         }

@@ -9,7 +9,6 @@ extension ListenerRouter {
             if let refusal = ListenerRouter.refuseMultipart(request, id: id) { return refusal }
             var json = try ListenerRouter.jsonBody(request)
             guard case .dictionary(var object) = json else { throw ListenerError.badRequest("Document must be a JSON object") }
-            if ListenerRouter.hasAttachments(json) { throw ListenerRouter.attachmentsRefused(id: id) }
             if let bodyID = object["_id"], bodyID != .string(id) {
                 throw ListenerError.badRequest("the _id in the body does not match the document id '\(id)' in the URL")
             }
@@ -21,6 +20,7 @@ extension ListenerRouter {
                 if let failure = try await keyspace.peer.bulkDocs([revision]).first { throw failure.error }
                 return .json(ListenerRouter.okResult(id: id, rev: revision.revisionID), status: 201)
             }
+            if ListenerRouter.hasAttachments(json) { throw ListenerRouter.attachmentsRefused(id: id) }
             let saved = try await save(json, keyspace)
             return .json(ListenerRouter.okResult(id: id, rev: saved), status: 201)
         case "DELETE":
@@ -64,31 +64,51 @@ extension ListenerRouter {
         return revisionID
     }
 
+    /// What a document read sends of blob and attachment content: inline base64 with
+    /// `attachments=true` (only what is newer than `atts_since`), else stubs.
+    struct ContentRequest {
+        let inline: Bool
+        let since: [String]
+
+        init(_ request: HTTPRequest) throws {
+            inline = request.query["attachments"] == "true"
+            guard let text = request.query["atts_since"] else {
+                since = []
+                return
+            }
+            guard case .array(let list) = try ListenerRouter.parseJSON(text, what: "atts_since") else {
+                throw ListenerError.badRequest("atts_since must be a JSON array of revision ids")
+            }
+            since = list.compactMap { if case .string(let rev) = $0 { rev } else { nil } }
+        }
+    }
+
     private func readDocument(_ request: HTTPRequest, _ keyspace: Keyspace, id: String) async throws -> HTTPResponse {
         let includeHistory = request.query["revs"] == "true"
+        let content = try ContentRequest(request)
         if let openRevisions = request.query["open_revs"] {
             return try await readOpenRevisions(openRevisions, keyspace, id: id, includeHistory: includeHistory,
                                                latest: request.query["latest"] == "true",
-                                               multipart: ListenerRouter.prefersMultipart(request))
+                                               multipart: ListenerRouter.prefersMultipart(request), content: content)
         }
         if var rev = request.query["rev"] {
             if request.query["latest"] == "true" { rev = try keyspace.collection.latestLeaves(id: id, from: rev)[0] }
-            return .json(try await fetch(id: id, rev: rev, keyspace, includeHistory: includeHistory))
+            return .json(try await fetch(id: id, rev: rev, keyspace, includeHistory: includeHistory, content: content))
         }
         let state = try keyspace.collection.storedState(id: id)
-        guard let document = state.document, let rev = document.revisionID else {
+        guard state.document != nil, let rev = state.revisionID else {
             return .error(404, "not_found", state.revisionID == nil ? "missing" : "deleted")
         }
-        if includeHistory { return .json(try await fetch(id: id, rev: rev, keyspace, includeHistory: true)) }
-        return .json(CouchDBDocument.json(PeerRevision(id: id, revisionID: rev, deleted: false, body: document.root.decode(), history: [rev]),
-                                          includeHistory: false))
+        return .json(try await fetch(id: id, rev: rev, keyspace, includeHistory: includeHistory, content: content))
     }
 
-    private func fetch(id: String, rev: String, _ keyspace: Keyspace, includeHistory: Bool) async throws -> Value {
-        let fetched = try await keyspace.peer.bulkGet([RevisionRequest(id: id, revisionID: rev, knownAncestors: [])])
-        guard case .found(let revision)? = fetched.first else {
+    private func fetch(id: String, rev: String, _ keyspace: Keyspace, includeHistory: Bool, content: ContentRequest) async throws -> Value {
+        let fetched = try await keyspace.peer.bulkGet([RevisionRequest(id: id, revisionID: rev, knownAncestors: content.since)])
+        guard case .found(var revision)? = fetched.first else {
             throw CouchetteError(.notFound, "missing")
         }
+        if !content.inline { revision.attachments = [:] }
+        if !includeHistory { revision.history = [rev] }
         return CouchDBDocument.json(revision, includeHistory: includeHistory)
     }
 
@@ -96,7 +116,7 @@ extension ListenerRouter {
     /// as `multipart/mixed` (see ``prefersMultipart(_:)``), one `application/json` part per
     /// revision, the document or, typed `application/json; error="true"`, `{"missing": "rev"}`.
     private func readOpenRevisions(_ parameter: String, _ keyspace: Keyspace, id: String,
-                                   includeHistory: Bool, latest: Bool, multipart: Bool) async throws -> HTTPResponse {
+                                   includeHistory: Bool, latest: Bool, multipart: Bool, content: ContentRequest) async throws -> HTTPResponse {
         var revisions: [String]
         if parameter == "all" {
             let tree = try keyspace.collection.revisionTree(id: id)
@@ -112,7 +132,11 @@ extension ListenerRouter {
             }
             if latest { revisions = try revisions.flatMap { try keyspace.collection.latestLeaves(id: id, from: $0) } }
         }
-        let fetched = try await keyspace.peer.bulkGet(revisions.map { RevisionRequest(id: id, revisionID: $0, knownAncestors: []) })
+        let fetched = try await keyspace.peer.bulkGet(revisions.map { RevisionRequest(id: id, revisionID: $0, knownAncestors: content.since) }).map {
+            guard case .found(var revision) = $0, !content.inline else { return $0 }
+            revision.attachments = [:]
+            return .found(revision)
+        }
         if multipart {
             return .multipartMixed(fetched.map {
                 switch $0 {
@@ -143,15 +167,14 @@ extension ListenerRouter {
 
     // MARK: - Attachments
 
-    /// Until attachments are stored, a document that has some is refused on its own with a
-    /// status replicators skip instead of failing the whole replication (CouchDB's skips a
-    /// document on 401, 403, 413 and 415; PouchDB on `forbidden` and `unauthorized`):
-    /// `415` for a `multipart/related` body (CouchDB's replicator sends documents with
-    /// attachments so), `403 forbidden` for JSON with `_attachments`.
+    /// A `multipart/related` body (how CouchDB's replicator sends documents with attachments)
+    /// is not read: the document is refused on its own with `415`, a status replicators skip
+    /// instead of failing the whole replication (CouchDB's skips a document on 401, 403, 413 and
+    /// 415; PouchDB on `forbidden` and `unauthorized`). Attachments sent inline in JSON are stored.
     static func refuseMultipart(_ request: HTTPRequest, id: String) -> HTTPResponse? {
         guard let type = request.header("content-type")?.lowercased(), type.hasPrefix("multipart/") else { return nil }
         return .error(415, "unsupported_media_type",
-                      "document '\(id)' comes with attachments (\(type.prefix(while: { $0 != ";" }))), which Couchette does not store yet")
+                      "document '\(id)' comes as \(type.prefix(while: { $0 != ";" })), which Couchette does not read: send its attachments inline (base64) in JSON")
     }
 
     /// Whether a document's JSON has a non-empty `_attachments` object.
@@ -160,8 +183,10 @@ extension ListenerRouter {
         return false
     }
 
+    /// Attachments in a plain write (`new_edits` true): Couchette takes attachments only with
+    /// replicated revisions (`new_edits=false`); applications set blobs through the API.
     static func attachmentsRefused(id: String) -> ListenerError {
-        .forbidden("document '\(id)' has attachments, which Couchette does not store yet")
+        .forbidden("document '\(id)' has attachments: Couchette stores them only with replicated revisions (new_edits=false)")
     }
 
     // MARK: - Helpers

@@ -27,6 +27,9 @@ extension ListenerRouter {
     /// `{"results": [{"id", "docs": [{"ok": doc} | {"error": {…}}]}]}`, one result per requested
     /// document in request order. A request without `rev` gets the current revision; with
     /// `latest=true` a superseded revision is answered with the leaves that descend from it.
+    /// Blob and attachment content newer than the entry's `atts_since` comes inline as base64
+    /// when `attachments=true` or the entry has `atts_since` (as CouchDB 3.5 answers, transcript
+    /// b02); otherwise every attachment is a stub.
     func bulkGet(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> HTTPResponse {
         guard case .array(let docs)? = try ListenerRouter.jsonBody(request)["docs"] else {
             throw ListenerError.badRequest("_bulk_get expects {\"docs\": [{\"id\": …, \"rev\": …}]}")
@@ -46,14 +49,16 @@ extension ListenerRouter {
             return RevisionRequest(id: id, revisionID: rev, knownAncestors: known, latest: latest)
         }
         let includeHistory = request.query["revs"] == "true"
+        let allContent = request.query["attachments"] == "true"
         let fetched = try await keyspace.peer.bulkGetGrouped(requests)
         let results: [Value] = zip(requests, fetched).map { request, fetches in
             let entries: [Value] = fetches.map { fetch in
                 switch fetch {
-                case .found(let revision):
-                    .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
+                case .found(var revision):
+                    if !allContent && request.knownAncestors.isEmpty { revision.attachments = [:] }
+                    return .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
                 case .failed(let id, let rev, let error):
-                    .dictionary(["error": .dictionary([
+                    return .dictionary(["error": .dictionary([
                         "id": .string(id), "rev": .string(rev), "error": .string(HTTPResponse.couchDBError(for: error).name),
                         "reason": .string(error.code == .notFound ? "missing" : error.message),
                     ])])
@@ -77,9 +82,6 @@ extension ListenerRouter {
             var revisions: [PeerRevision] = []
             for doc in docs {
                 do {
-                    if ListenerRouter.hasAttachments(doc) {
-                        throw ListenerRouter.attachmentsRefused(id: ListenerRouter.idText(doc["_id"]))
-                    }
                     revisions.append(try CouchDBDocument.revision(from: doc))
                 } catch {
                     failures.append(ListenerRouter.failure(id: doc["_id"], rev: doc["_rev"], error))

@@ -114,6 +114,9 @@ final class ListenerRouter: Sendable {
             return .error(400, "bad_request", "unsupported database endpoint \(first)")
         default:
             try allow(request, ["GET", "HEAD", "PUT", "DELETE"])
+            if request.method == "GET" || request.method == "HEAD", let response = try attachment(request, keyspace, path: rest) {
+                return response
+            }
             if request.method == "PUT" || request.method == "DELETE" { try requireWritable() }
             return try await document(request, keyspace, id: rest.joined(separator: "/"))
         }

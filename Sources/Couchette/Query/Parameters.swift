@@ -49,6 +49,9 @@ public final class Parameters: Sendable {
     @discardableResult public func setDate(_ value: Date?, forName name: String) -> Parameters { setValue(value, forName: name) }
     @discardableResult public func setArray(_ value: [Any]?, forName name: String) -> Parameters { setValue(value, forName: name) }
     @discardableResult public func setDictionary(_ value: [String: Any]?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets a saved blob, as its blob dictionary (compare it with a blob property:
+    /// `WHERE image = $image`). An unsaved blob is reported by the next execution.
+    @discardableResult public func setBlob(_ value: Blob?, forName name: String) -> Parameters { setValue(value, forName: name) }
 
     /// The value set for `name` (plain Swift values: `NSNull` for null), or nil when unset.
     public func value(forName name: String) -> Any? {

@@ -70,6 +70,10 @@ public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
     public func array(forKey key: String) -> ArrayObject? { value(forKey: key) as? ArrayObject }
     public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
     public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
+    /// The column as a ``Blob`` when it holds a blob dictionary; nil otherwise.
+    public func blob(at index: Int) -> Blob? { Coercion.blob(value(at: index)) }
+    /// The column named `key` as a ``Blob`` when it holds a blob dictionary; nil otherwise.
+    public func blob(forKey key: String) -> Blob? { Coercion.blob(value(forKey: key)) }
 
     /// Every column as plain Swift values, in column order; MISSING columns as `NSNull()` (an
     /// `[Any]` cannot hold nil).

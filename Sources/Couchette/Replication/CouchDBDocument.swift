@@ -1,16 +1,112 @@
+import Foundation
+
 /// Revisions in CouchDB's JSON shape, as `_bulk_get`, `_bulk_docs` and document GETs carry them:
 /// the body with `_id`, `_rev`, `_deleted` and `_revisions: {"start": 3, "ids": ["c…", "b…", "a…"]}`
 /// (the history, newest first, as digests under one starting generation).
+///
+/// Attachments: a stored body keeps CouchDB's `_attachments` entries (`content_type`, `digest`,
+/// `length`, `revpos`) and Couchbase Lite blob dictionaries anywhere. On the wire every blob
+/// dictionary is also an attachment named `blob_/<JSON pointer to it>` (Couchbase Lite's
+/// convention for CouchDB-protocol peers), folded back into the blob when it is read; each
+/// entry is a stub (`"stub": true`) unless its content travels with the revision, inline as
+/// base64 `data`.
 enum CouchDBDocument {
-    /// The JSON object for `revision`; `_revisions` only when `includeHistory`.
+    /// Prefix of the attachment names that stand for blob properties.
+    static let blobAttachmentPrefix = "blob_"
+
+    /// The JSON object for `revision`; `_revisions` only when `includeHistory`. Content in
+    /// `revision.attachments` is inlined as base64 (content that cannot be read goes as a stub,
+    /// which the receiver reports as missing).
     static func json(_ revision: PeerRevision, includeHistory: Bool) -> Value {
         var object: [String: Value] = [:]
         if case .dictionary(let body) = revision.body { object = body }
+        object["_attachments"] = nil
+        if !revision.deleted, let attachments = wireAttachments(revision) { object["_attachments"] = attachments }
         object["_id"] = .string(revision.id)
         object["_rev"] = .string(revision.revisionID)
         if revision.deleted { object["_deleted"] = .bool(true) }
         if includeHistory { object["_revisions"] = revisions(revision.history) }
         return .dictionary(object)
+    }
+
+    /// `_attachments` as sent: the stored entries plus one `blob_/…` entry per blob property.
+    private static func wireAttachments(_ revision: PeerRevision) -> Value? {
+        guard let bytes = try? ValueEncoder.encode(revision.body) else { return nil }
+        let references = BlobSearch.references(in: EncodedValue(bytes: bytes))
+        guard !references.isEmpty else { return nil }
+        let generation = Int64(RevisionID.generation(of: revision.revisionID) ?? 1)
+        var entries: [String: Value] = [:]
+        for reference in references {
+            var entry: [String: Value] = [
+                Blob.Key.contentType: .string(reference.contentType ?? Blob.defaultContentType),
+                Blob.Key.digest: .string(reference.digest),
+                Blob.Key.revpos: .int(reference.revisionPosition ?? generation),
+            ]
+            // As CouchDB writes them: inline data without `length` (the data has it), stubs with.
+            if let data = try? revision.attachments[reference.digest]?.data() {
+                entry["data"] = .string(data.base64EncodedString())
+            } else {
+                entry["stub"] = .bool(true)
+                if let length = reference.length { entry[Blob.Key.length] = .int(Int64(clamping: length)) }
+            }
+            entries[reference.isAttachment ? reference.path : blobAttachmentPrefix + reference.path] = .dictionary(entry)
+        }
+        return .dictionary(entries)
+    }
+
+    /// Reads `_attachments` from the wire: entries named `blob_/<pointer>` that point at a blob
+    /// dictionary of `body` are folded into it, the others are kept in `body["_attachments"]`
+    /// as stored entries. Returns the inline content by digest.
+    /// - Throws: `.invalidParameter` for malformed entries or data that is not base64.
+    private static func readAttachments(_ wire: Value, body: inout [String: Value], id: String,
+                                        generation: Int64) throws -> [String: AttachmentContent] {
+        guard case .dictionary(let entries) = wire else {
+            throw CouchetteError(.invalidParameter, "document '\(id)': _attachments must be an object")
+        }
+        var stored: [String: Value] = [:]
+        var contents: [String: AttachmentContent] = [:]
+        for (name, entryValue) in entries {
+            guard case .dictionary(let entry) = entryValue, !name.isEmpty else {
+                throw CouchetteError(.invalidParameter, "document '\(id)': attachment '\(name)' must be an object")
+            }
+            // `follows` (content in a multipart body, which is not read here) counts as a stub:
+            // accepted when the content is already stored, else refused as missing.
+            var data: Data?
+            if let inline = entry["data"] {
+                guard case .string(let text) = inline, let decoded = Data(base64Encoded: text) else {
+                    throw CouchetteError(.invalidParameter, "document '\(id)': data of attachment '\(name)' is not base64")
+                }
+                data = decoded
+            }
+            let digest: String
+            if case .string(let given)? = entry[Blob.Key.digest] {
+                digest = given
+            } else if let data {
+                digest = try ContentDigest.sha1(of: data)
+            } else {
+                throw CouchetteError(.invalidParameter, "document '\(id)': attachment '\(name)' has neither digest nor data")
+            }
+            // A blob property sent as an attachment: its content belongs to the blob dictionary.
+            if name.hasPrefix(blobAttachmentPrefix + "/"),
+               case .dictionary(let blob)? = BlobSearch.value(at: String(name.dropFirst(blobAttachmentPrefix.count)), in: .dictionary(body)),
+               case .string(let blobDigest)? = blob[Blob.Key.digest] {
+                if let data { contents[blobDigest] = .data(data) }
+                continue
+            }
+            guard BlobStore.isValidDigest(digest) else {
+                throw CouchetteError(.invalidParameter, "document '\(id)': attachment '\(name)' has an unusable digest '\(digest)'")
+            }
+            if let data { contents[digest] = .data(data) }
+            var kept: [String: Value] = [Blob.Key.digest: .string(digest),
+                                         Blob.Key.contentType: entry[Blob.Key.contentType] ?? .string(Blob.defaultContentType)]
+            if case .int(let length)? = entry[Blob.Key.length], length >= 0 { kept[Blob.Key.length] = .int(length) }
+            else if let data { kept[Blob.Key.length] = .int(Int64(data.count)) }
+            if case .int(let position)? = entry[Blob.Key.revpos], position > 0 { kept[Blob.Key.revpos] = .int(position) }
+            else { kept[Blob.Key.revpos] = .int(generation) }
+            stored[name] = .dictionary(kept)
+        }
+        if !stored.isEmpty { body["_attachments"] = .dictionary(stored) }
+        return contents
     }
 
     /// `{"start": N, "ids": [digests]}` for a history that is newest first.
@@ -38,17 +134,20 @@ enum CouchDBDocument {
         if let revisions = object.removeValue(forKey: "_revisions") {
             history = try self.history(revisions, id: id)
         }
+        let wireAttachments = object.removeValue(forKey: "_attachments")
         try stripUnderscoreFields(&object, id: id)
-        return PeerRevision(id: id, revisionID: revisionID, deleted: deleted, body: .dictionary(object), history: history)
+        var contents: [String: AttachmentContent] = [:]
+        if let wireAttachments, !deleted {
+            contents = try readAttachments(wireAttachments, body: &object, id: id,
+                                           generation: Int64(RevisionID.generation(of: revisionID) ?? 1))
+        }
+        return PeerRevision(id: id, revisionID: revisionID, deleted: deleted, body: .dictionary(object), history: history,
+                            attachments: contents)
     }
 
-    /// Removes the metadata fields Couchette does not keep; rejects unknown `_` fields as CouchDB does.
-    /// - Throws: `.unsupported` for a document with attachments: Couchette has no blobs yet, and
-    ///   dropping them would make a later edit delete them on the server.
+    /// Removes the metadata fields Couchette does not keep; rejects unknown `_` fields as CouchDB
+    /// does. `_attachments` must have been taken out first (see ``revision(from:)``).
     static func stripUnderscoreFields(_ object: inout [String: Value], id: String) throws {
-        if case .dictionary(let attachments)? = object["_attachments"], !attachments.isEmpty {
-            throw CouchetteError(.unsupported, "document '\(id)' has attachments (\(attachments.keys.sorted().joined(separator: ", "))), which Couchette does not support yet")
-        }
         for key in object.keys where key.hasPrefix("_") {
             switch key {
             case "_attachments", "_conflicts", "_deleted_conflicts", "_local_seq", "_revs_info", "_id", "_rev", "_deleted", "_revisions":

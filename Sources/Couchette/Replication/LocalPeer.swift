@@ -127,18 +127,46 @@ struct LocalPeer: ReplicationPeer {
         var history = revision.history
         let known = Set(request.knownAncestors)
         if let cut = history.firstIndex(where: known.contains) { history.removeSubrange((cut + 1)...) }
-        return .found(PeerRevision(id: request.id, revisionID: request.revisionID, deleted: revision.isDeleted,
+        var fetched = PeerRevision(id: request.id, revisionID: request.revisionID, deleted: revision.isDeleted,
                                    body: revision.isDeleted ? .dictionary([:]) : EncodedValue(bytes: revision.body).decode(),
-                                   history: history))
+                                   history: history)
+        if !revision.isDeleted { fetched.attachments = contentToSend(revision.body, request) }
+        return .found(fetched)
     }
 
+    /// The blob content a fetch carries: what the requester may lack. CouchDB's rule: content
+    /// introduced after the newest revision the requester has (`atts_since`, its `revpos`
+    /// compared with that generation) travels; older content goes as a stub.
+    private func contentToSend(_ body: [UInt8], _ request: RevisionRequest) -> [String: AttachmentContent] {
+        let references = BlobSearch.references(in: EncodedValue(bytes: body))
+        guard !references.isEmpty else { return [:] }
+        let known = Int64(request.knownAncestors.compactMap(RevisionID.generation(of:)).max() ?? 0)
+        let generation = Int64(RevisionID.generation(of: request.revisionID) ?? 1)
+        let store = collection.reader.blobs
+        var contents: [String: AttachmentContent] = [:]
+        for reference in references where (reference.revisionPosition ?? generation) > known {
+            if store.contains(reference.digest), let path = store.path(for: reference.digest) {
+                contents[reference.digest] = .file(path: path)
+            }
+        }
+        return contents
+    }
+
+    /// Stores the content that came with each revision first (verified against its digest), and
+    /// refuses a revision whose body references content this database does not have (a stub
+    /// for something it never received: CouchDB's `missing_stub`).
     func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
         var errors: [DocumentWriteError] = []
         var grafts: [GraftedRevision] = []
         grafts.reserveCapacity(revisions.count)
+        let store = collection.reader.blobs
+        var held: [String] = []
+        defer { store.release(held) }
         for revision in revisions {
             do {
-                grafts.append(try graftable(revision))
+                let graft = try graftable(revision)
+                if !revision.deleted { held += try installContent(of: revision, body: graft.body, into: store) }
+                grafts.append(graft)
             } catch {
                 errors.append(DocumentWriteError(id: revision.id, revisionID: revision.revisionID, error: error as? CouchetteError
                                                   ?? CouchetteError(.invalidParameter, "\(error)")))
@@ -146,6 +174,30 @@ struct LocalPeer: ReplicationPeer {
         }
         _ = try await collection.graft(grafts)
         return errors
+    }
+
+    /// Writes `revision`'s travelling content and checks that every blob its body references is
+    /// stored; returns the digests, held against compaction until the graft commits.
+    private func installContent(of revision: PeerRevision, body: [UInt8], into store: BlobStore) throws -> [String] {
+        var held: [String] = []
+        do {
+            let referenced = BlobSearch.references(in: EncodedValue(bytes: body))
+            for (digest, content) in revision.attachments.sorted(by: { $0.key < $1.key }) {
+                let declared = referenced.first { $0.digest == digest && $0.isAttachment }?.length
+                try content.install(into: store, digest: digest, length: declared)
+                held.append(digest)
+            }
+            store.hold(referenced.map(\.digest))
+            held += referenced.map(\.digest)
+            for reference in referenced where !store.contains(reference.digest) {
+                throw CouchetteError(.http(status: 412), "document '\(revision.id)' revision \(revision.revisionID): the content of "
+                                     + "\(reference.isAttachment ? "attachment" : "blob") '\(reference.path)' (\(reference.digest)) was not sent and is not stored here")
+            }
+        } catch {
+            store.release(held)
+            throw error
+        }
+        return held
     }
 
     private func graftable(_ revision: PeerRevision) throws -> GraftedRevision {

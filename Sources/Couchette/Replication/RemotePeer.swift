@@ -179,7 +179,8 @@ final class RemotePeer: ReplicationPeer {
             if !request.knownAncestors.isEmpty { entry["atts_since"] = .array(request.knownAncestors.map(Value.string)) }
             return .dictionary(entry)
         }
-        var query = [("revs", "true"), ("attachments", "false")]
+        // Content comes inline (base64) for what is newer than each request's `atts_since`.
+        var query = [("revs", "true"), ("attachments", "true")]
         if requests.contains(where: \.latest) { query.append(("latest", "true")) }
         let json: Value
         do {
@@ -232,8 +233,11 @@ final class RemotePeer: ReplicationPeer {
     private func fetchOneByOne(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
         var fetched: [RevisionFetch] = []
         for request in requests {
-            var query = [("rev", request.revisionID), ("revs", "true")]
+            var query = [("rev", request.revisionID), ("revs", "true"), ("attachments", "true")]
             if request.latest { query.append(("latest", "true")) }
+            if !request.knownAncestors.isEmpty {
+                query.append(("atts_since", JSON.string(from: .array(request.knownAncestors.map(Value.string)))))
+            }
             do {
                 let json = try await send("GET", "/" + RemotePeer.encodeDocumentID(request.id), query: query)
                 fetched.append(RemotePeer.revision(json, requested: request))

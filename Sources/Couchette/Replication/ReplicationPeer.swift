@@ -94,6 +94,9 @@ struct PeerRevision: Sendable {
     var deleted: Bool
     var body: Value
     var history: [String]
+    /// Content of the blobs and attachments the body references that travels with it, by digest
+    /// (the others go as stubs: the receiver already has them, as `atts_since` told).
+    var attachments: [String: AttachmentContent] = [:]
 }
 
 struct DocumentWriteError: Sendable {

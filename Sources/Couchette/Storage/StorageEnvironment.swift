@@ -302,7 +302,9 @@ final class StorageEnvironment: @unchecked Sendable {
     ///
     /// Throws `.busy` when another process has the environment open: its memory map would keep
     /// pointing at the old file. The caller guarantees no other opener in this process.
-    func compact() throws {
+    /// `exclusive` runs first, while no other process can have the environment open (and no
+    /// transaction of this one is active: it must not read through the environment).
+    func compact(whileExclusive exclusive: () throws -> Void = {}) throws {
         try gate.withExclusive {
             try checkOpen()
             guard flock(lockFile, LOCK_EX | LOCK_NB) == 0 else {
@@ -310,6 +312,7 @@ final class StorageEnvironment: @unchecked Sendable {
                 throw CouchetteError(.busy, "cannot compact \(path): another process has it open")
             }
             defer { flock(lockFile, LOCK_SH) }
+            try exclusive()
             dropIdleReaders()
             let temporary = path + "/compact.tmp"
             try? FileManager.default.removeItem(atPath: temporary)

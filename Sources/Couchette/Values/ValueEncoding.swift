@@ -86,6 +86,10 @@ struct ValueEncoder {
     private(set) var bytes: [UInt8] = []
     /// Write null where a value cannot be stored instead of failing (for snapshots).
     var lenient = false
+    /// The generation of the revision being encoded: written as `revpos` into blob dictionaries
+    /// that do not have one yet (CouchDB's "revision that introduced this attachment", which
+    /// replication compares with `atts_since` to send only content the peer lacks).
+    var blobRevisionPosition: Int64?
     private var depth = 0
 
     static let maximumDepth = 512
