@@ -17,15 +17,21 @@ public struct DictionaryObject: DictionaryProtocol, Sendable, Equatable {
         encoded.value(forKey: key).map(ImmutableValues.wrap)
     }
 
+    /// The property as an array, or nil when it is missing or not an array.
     public func array(forKey key: String) -> ArrayObject? { value(forKey: key) as? ArrayObject }
+    /// The property as a nested dictionary, or nil when it is missing or not a dictionary.
     public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
+    /// A fragment for path-style reads that never fail: `address["geo"]["lat"].double`.
     public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
 
     public func toDictionary() -> [String: Any] { ValueConversion.plainDictionary(encoded) }
+    /// The dictionary as compact JSON text, numbers written as CouchDB writes them.
     public func toJSON() -> String { JSON.string(from: encoded.decode()) }
     /// A mutable copy.
     public func toMutable() -> MutableDictionaryObject { MutableDictionaryObject(encoded: encoded) }
 
+    /// Two dictionaries are equal when their stored bytes are: same keys, same values, same number
+    /// kinds (`1` and `1.0` differ).
     public static func == (lhs: DictionaryObject, rhs: DictionaryObject) -> Bool {
         lhs.encoded.slice == rhs.encoded.slice
     }
@@ -43,14 +49,21 @@ public struct ArrayObject: ArrayProtocol, Sendable, Equatable {
         encoded.element(at: index).map(ImmutableValues.wrap)
     }
 
+    /// The element as a nested array, or nil when it is out of range or not an array.
     public func array(at index: Int) -> ArrayObject? { value(at: index) as? ArrayObject }
+    /// The element as a dictionary, or nil when it is out of range or not a dictionary.
     public func dictionary(at index: Int) -> DictionaryObject? { value(at: index) as? DictionaryObject }
+    /// A fragment for path-style reads that never fail: `likes[0].string`.
     public subscript(index: Int) -> Fragment { Fragment(value(at: index)) }
 
     public func toArray() -> [Any] { ValueConversion.plainArray(encoded) }
+    /// The array as compact JSON text, numbers written as CouchDB writes them.
     public func toJSON() -> String { JSON.string(from: encoded.decode()) }
+    /// A mutable copy, for building a changed array to set on a ``MutableDocument``.
     public func toMutable() -> MutableArrayObject { MutableArrayObject(encoded: encoded) }
 
+    /// Two arrays are equal when their stored bytes are: same elements in the same order, same number
+    /// kinds.
     public static func == (lhs: ArrayObject, rhs: ArrayObject) -> Bool {
         lhs.encoded.slice == rhs.encoded.slice
     }

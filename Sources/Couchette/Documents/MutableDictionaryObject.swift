@@ -41,6 +41,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         storage = built
     }
 
+    /// An empty dictionary, to fill with the setters and store with a `setDictionary(_:forKey:)`.
     public init() { storage = [:] }
 
     /// A dictionary holding a copy of `data` (values as accepted by ``setValue(_:forKey:)``).
@@ -89,8 +90,13 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         return MutableSlot.get(&slots[key]!)
     }
 
+    /// The property as an editable array: changes made through it change this dictionary. Nil when
+    /// missing or not an array.
     public func array(forKey key: String) -> MutableArrayObject? { value(forKey: key) as? MutableArrayObject }
+    /// The property as an editable dictionary: changes made through it change this dictionary. Nil
+    /// when missing or not a dictionary.
     public func dictionary(forKey key: String) -> MutableDictionaryObject? { value(forKey: key) as? MutableDictionaryObject }
+    /// A fragment that reads and sets along a path: `address["geo"]["lat"].double = 48.85`.
     public subscript(key: String) -> MutableFragment { MutableFragment(parent: .dictionary(self, key)) }
 
     public func toDictionary() -> [String: Any] { slots.mapValues(MutableSlot.plain) }
@@ -114,12 +120,21 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     }
 
     // Typed setters store their value directly: no `Any` boxing and no dynamic casts.
+    /// Stores a string; nil stores JSON null.
     @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { set(value.map(Value.string) ?? .null, key) }
+    /// Stores an integer (kept as an integer: `1` never becomes `1.0`).
     @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { set(.int(Int64(value)), key) }
+    /// Stores a 64-bit integer.
     @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { set(.int(value), key) }
+    /// Stores a double (kept as a double: `1.0` is written back as `1.0`). NaN and infinities are
+    /// reported by the next save, since JSON cannot hold them.
     @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { set(.double(value), key) }
+    /// Stores a float, widened to a double.
     @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { set(.double(Double(value)), key) }
+    /// Stores `true` or `false`.
     @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { set(.bool(value), key) }
+    /// Stores a date as an ISO-8601 string (what ``DictionaryProtocol/date(forKey:)`` reads back); nil
+    /// stores JSON null, and a date outside what ISO-8601 can write is reported by the next save.
     @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self {
         guard let value, ISO8601.canFormat(value) else { return setValue(value, forKey: key) }  // nil, or reported at save
         return set(.string(ISO8601.string(from: value)), key)
@@ -129,11 +144,16 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         slots[key] = .value(value)
         return self
     }
+    /// Stores an array read from a document (its elements are copied); nil stores JSON null.
     @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Stores an editable array; nil stores JSON null.
     @discardableResult public func setArray(_ value: MutableArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Stores a dictionary read from a document (its entries are copied); nil stores JSON null.
     @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Stores an editable dictionary; nil stores JSON null.
     @discardableResult public func setDictionary(_ value: MutableDictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
 
+    /// Removes the property, so it is missing rather than null; removing a missing key does nothing.
     @discardableResult public func removeValue(forKey key: String) -> Self {
         slots[key] = nil
         return self
@@ -163,8 +183,10 @@ public final class MutableDictionaryObject: DictionaryProtocol {
 public final class MutableArrayObject: ArrayProtocol {
     var slots: [MutableSlot]
 
+    /// An empty array, to fill with the `add` methods.
     public init() { slots = [] }
 
+    /// An array holding a copy of `data` (values as accepted by ``addValue(_:)``).
     public convenience init(data: [Any]) {
         self.init()
         setData(data)
@@ -195,8 +217,11 @@ public final class MutableArrayObject: ArrayProtocol {
         return MutableSlot.get(&slots[index])
     }
 
+    /// The element as an editable array, or nil when out of range or not an array.
     public func array(at index: Int) -> MutableArrayObject? { value(at: index) as? MutableArrayObject }
+    /// The element as an editable dictionary, or nil when out of range or not a dictionary.
     public func dictionary(at index: Int) -> MutableDictionaryObject? { value(at: index) as? MutableDictionaryObject }
+    /// A fragment that reads and sets along a path: `tags[0].string = "urgent"`.
     public subscript(index: Int) -> MutableFragment { MutableFragment(parent: .array(self, index)) }
 
     public func toArray() -> [Any] { slots.map(MutableSlot.plain) }
@@ -219,6 +244,9 @@ public final class MutableArrayObject: ArrayProtocol {
         return self
     }
 
+    /// Appends a value: strings, numbers, booleans, dates (as ISO-8601 strings), `nil`/`NSNull`
+    /// (JSON null), arrays, dictionaries and Couchette's container objects. A value that cannot be
+    /// stored is kept and reported by the next save.
     @discardableResult public func addValue(_ value: Any?) -> Self {
         slots.append(MutableSlot(value, owner: self))
         return self
@@ -233,6 +261,8 @@ public final class MutableArrayObject: ArrayProtocol {
         return self
     }
 
+    /// Removes the element at `index`, shifting the later ones down; out of range throws
+    /// `.invalidParameter`.
     @discardableResult public func removeValue(at index: Int) throws -> Self {
         guard slots.indices.contains(index) else {
             throw CouchetteError(.invalidParameter, "array index \(index) out of range 0..<\(slots.count)")
@@ -241,15 +271,24 @@ public final class MutableArrayObject: ArrayProtocol {
         return self
     }
 
+    /// Appends a string; nil appends JSON null.
     @discardableResult public func addString(_ value: String?) -> Self { addValue(value) }
+    /// Appends an integer.
     @discardableResult public func addInt(_ value: Int) -> Self { addValue(value) }
+    /// Appends a 64-bit integer.
     @discardableResult public func addInt64(_ value: Int64) -> Self { addValue(value) }
+    /// Appends a double (kept as a double).
     @discardableResult public func addDouble(_ value: Double) -> Self { addValue(value) }
+    /// Appends `true` or `false`.
     @discardableResult public func addBoolean(_ value: Bool) -> Self { addValue(value) }
+    /// Appends a date as an ISO-8601 string; nil appends JSON null.
     @discardableResult public func addDate(_ value: Date?) -> Self { addValue(value) }
+    /// Appends an editable array; nil appends JSON null.
     @discardableResult public func addArray(_ value: MutableArrayObject?) -> Self { addValue(value) }
+    /// Appends an editable dictionary; nil appends JSON null.
     @discardableResult public func addDictionary(_ value: MutableDictionaryObject?) -> Self { addValue(value) }
 
+    /// Replaces every element with the contents of `data`.
     @discardableResult public func setData(_ data: [Any]) -> Self {
         slots = data.map { MutableSlot($0, owner: self) }
         return self

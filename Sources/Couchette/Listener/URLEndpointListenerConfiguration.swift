@@ -46,6 +46,8 @@ public struct URLEndpointListenerConfiguration: Sendable {
     /// `chttpd_auth/timeout`: 10 minutes).
     var sessionLifetime: Duration = .seconds(600)
 
+    /// Serves `collections` with the defaults: HTTPS with a generated self-signed identity, any
+    /// free port, loopback only, no authentication, read-write.
     public init(collections: [Collection]) {
         self.collections = collections
     }
@@ -84,6 +86,7 @@ public struct ListenerCertificateAuthenticator: ListenerAuthenticator {
     /// The trusted roots, DER. Only these: the system's certificate authorities are not trusted.
     public let rootCertificates: [Data]
 
+    /// Accepts clients whose certificate chains up to one of `rootCertificates` (DER).
     public init(rootCertificates: [Data]) {
         self.rootCertificates = rootCertificates
     }

@@ -21,6 +21,8 @@ public struct ValueIndexConfiguration: IndexConfiguration, Equatable {
     /// The condition of a partial index, or nil to index every document.
     public let whereClause: String?
 
+    /// An index over `expressions` (SQL++ text), optionally only over the documents
+    /// matching `whereClause`; both are checked by ``Collection/createIndex(withName:config:)``.
     public init(_ expressions: [String], where whereClause: String? = nil) {
         self.expressions = expressions
         self.whereClause = whereClause
@@ -43,6 +45,8 @@ public struct ArrayIndexConfiguration: IndexConfiguration, Equatable {
     /// Expressions on each member, or nil for the member itself.
     public let expressions: [String]?
 
+    /// An index over the members of the array at `path`, or over `expressions` evaluated on each
+    /// member; checked by ``Collection/createIndex(withName:config:)``.
     public init(path: String, expressions: [String]? = nil) {
         self.path = path
         self.expressions = expressions

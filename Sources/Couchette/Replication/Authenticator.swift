@@ -10,9 +10,12 @@ public protocol Authenticator: Sendable {}
 /// config.authenticator = BasicAuthenticator(username: "alice", password: "secret")
 /// ```
 public struct BasicAuthenticator: Authenticator {
+    /// The user name sent in the `Authorization: Basic` header (the password is kept private).
     public let username: String
     let password: String
 
+    /// Credentials sent with every request; use HTTPS, since Basic authentication sends the password
+    /// in the clear.
     public init(username: String, password: String) {
         self.username = username
         self.password = password
@@ -29,9 +32,14 @@ public struct BasicAuthenticator: Authenticator {
 /// config.authenticator = SessionAuthenticator(sessionID: token, cookieName: "AuthSession")
 /// ```
 public struct SessionAuthenticator: Authenticator {
+    /// The cookie's value, sent as `Cookie: <cookieName>=<sessionID>`.
     public let sessionID: String
+    /// The cookie's name: `AuthSession` for CouchDB and Couchette listeners, `SyncGatewaySession` for
+    /// Sync Gateway.
     public let cookieName: String
 
+    /// A session cookie to present; the default name is Sync Gateway's, as in Couchbase Lite, so pass
+    /// `"AuthSession"` for CouchDB or a ``URLEndpointListener``.
     public init(sessionID: String, cookieName: String = "SyncGatewaySession") {
         self.sessionID = sessionID
         self.cookieName = cookieName
@@ -47,8 +55,10 @@ public struct SessionAuthenticator: Authenticator {
 /// config.authenticator = ClientCertificateAuthenticator(identity: identity)
 /// ```
 public struct ClientCertificateAuthenticator: Authenticator {
+    /// The certificate chain and private key presented to the server.
     public let identity: TLSIdentity
 
+    /// Presents `identity` whenever the server asks for a client certificate.
     public init(identity: TLSIdentity) {
         self.identity = identity
     }

@@ -1,5 +1,6 @@
 /// A document that replication left with two live revisions: the one here and the one pulled.
 public struct Conflict: Sendable {
+    /// The id of the conflicted document, in the collection being pulled into.
     public let documentID: String
     /// The local revision (nil when it is a deletion).
     public let localDocument: Document?
@@ -32,5 +33,8 @@ public struct Conflict: Sendable {
 /// one before a deletion, then the higher generation, then the higher revision id) is kept and
 /// the others are closed, which every peer computes identically.
 public protocol ConflictResolverProtocol: Sendable {
+    /// Chooses the document to keep for `conflict`, or nil to delete it. Runs on a replicator task
+    /// after each pulled batch; the same conflict may be offered again if the replicator stops before
+    /// the resolution is saved, so answer deterministically.
     func resolve(conflict: Conflict) -> Document?
 }

@@ -16,8 +16,12 @@ public protocol Endpoint: Sendable {}
 /// local name; with several, see ``CollectionConfiguration/remoteName``.
 /// `Replicator(config:)` throws `.invalidParameter` for a URL that is not `http` or `https`.
 public struct URLEndpoint: Endpoint {
+    /// The remote database's URL (`http` or `https`), credentials excluded: set them with an
+    /// ``Authenticator``.
     public let url: URL
 
+    /// An endpoint for the database at `url`, such as `https://sync.example.com/app`; the URL is
+    /// checked when the ``Replicator`` is created.
     public init(url: URL) {
         self.url = url
     }
@@ -38,8 +42,10 @@ public struct URLEndpoint: Endpoint {
 /// database (or ``CollectionConfiguration/remoteName``, `"scope.name"` or `"name"`), which the
 /// replicator creates when missing.
 public struct DatabaseEndpoint: Endpoint {
+    /// The database replicated with.
     public let database: Database
 
+    /// An endpoint for `database`, which must stay open while the replicator runs.
     public init(database: Database) {
         self.database = database
     }

@@ -1,7 +1,9 @@
 /// What a replication filter and a ``ReplicatedDocument`` learn about a document besides its body.
 public struct DocumentFlags: OptionSet, Sendable, Hashable {
+    /// The flags as bits: ``deleted`` is bit 0, ``accessRemoved`` bit 1.
     public let rawValue: Int
 
+    /// Flags from their bits, as `OptionSet` requires; use ``deleted`` and ``accessRemoved`` instead.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// The revision is a deletion (a tombstone): its body is empty.

@@ -1,21 +1,29 @@
 /// One status change of a ``Replicator``, as ``Replicator/changes()`` delivers it.
 public struct ReplicatorChange: Sendable {
+    /// The replicator whose status changed.
     public let replicator: Replicator
+    /// The new status.
     public let status: Replicator.Status
 }
 
 /// Documents one batch pushed or pulled, as ``Replicator/documentReplications()`` delivers them.
 public struct DocumentReplication: Sendable {
+    /// The replicator that moved the documents.
     public let replicator: Replicator
     /// true for documents sent to the target, false for documents received.
     public let isPush: Bool
+    /// The documents of one batch, those that replicated and those that failed (see
+    /// ``ReplicatedDocument/error``).
     public let documents: [ReplicatedDocument]
 }
 
 /// One document replicated (or failed to replicate) in a ``DocumentReplication``.
 public struct ReplicatedDocument: Sendable {
+    /// The document's id.
     public let id: String
+    /// The name of the local collection's scope.
     public let scope: String
+    /// The name of the local collection.
     public let collection: String
     /// `.deleted` when a deletion was replicated.
     public let flags: DocumentFlags

@@ -60,6 +60,8 @@ public struct ReplicatorConfiguration: Sendable {
     /// and is retried (internal: the fault tests use a short one).
     var requestTimeout: TimeInterval = 60
 
+    /// A configuration for replicating with `target`: push and pull, one-shot, no collections yet
+    /// (add them with ``addCollection(_:config:)``), the system trust store for HTTPS.
     public init(target: any Endpoint) {
         self.target = target
     }
