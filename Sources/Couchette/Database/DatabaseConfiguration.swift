@@ -49,6 +49,13 @@ public struct DatabaseConfiguration: Sendable {
 }
 
 /// How a save or delete treats a document that changed since it was read.
+///
+/// ```swift
+/// let edit = stored.toMutable().setInt(2, forKey: "version")
+/// if try await collection.save(document: edit, concurrencyControl: .failOnConflict) == false {
+///     // someone saved the document since `stored` was read: read it again and redo the edit
+/// }
+/// ```
 public enum ConcurrencyControl: Sendable {
     /// Overwrite: the write becomes the newest revision regardless.
     case lastWriteWins
@@ -57,6 +64,10 @@ public enum ConcurrencyControl: Sendable {
 }
 
 /// Housekeeping that ``Database/performMaintenance(type:)`` can run.
+///
+/// ```swift
+/// try await db.performMaintenance(type: .compact)
+/// ```
 public enum MaintenanceType: Sendable {
     /// Rewrites the file without free pages, returning space to the file system.
     case compact

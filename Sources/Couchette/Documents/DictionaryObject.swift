@@ -38,6 +38,12 @@ public struct DictionaryObject: DictionaryProtocol, Sendable, Equatable {
 }
 
 /// An immutable array inside a ``Document``; reads straight from the stored bytes.
+///
+/// ```swift
+/// if let likes = doc.array(forKey: "likes") {
+///     for index in 0..<likes.count { print(likes.string(at: index) ?? "-") }
+/// }
+/// ```
 public struct ArrayObject: ArrayProtocol, Sendable, Equatable {
     let encoded: EncodedValue
 

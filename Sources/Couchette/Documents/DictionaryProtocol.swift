@@ -64,6 +64,12 @@ extension DictionaryProtocol {
 }
 
 /// Read access shared by ``ArrayObject`` and ``MutableArrayObject``.
+///
+/// ```swift
+/// func joined(_ array: some ArrayProtocol) -> String {   // an ArrayObject or a MutableArrayObject
+///     (0..<array.count).compactMap { array.string(at: $0) }.joined(separator: ", ")
+/// }
+/// ```
 public protocol ArrayProtocol {
     /// Number of elements.
     var count: Int { get }

@@ -2,7 +2,7 @@ import Foundation
 
 /// An immutable snapshot of a stored document: its id, revision, sequence and properties.
 ///
-/// Property reads go straight to the stored bytes (see ``ValueTag``); nothing is decoded up front.
+/// Property reads go straight to the stored bytes (`ValueTag`); nothing is decoded up front.
 /// `Document` is `Sendable`: pass it between tasks freely. To change it, make a mutable copy.
 ///
 /// ```swift

@@ -180,6 +180,12 @@ public final class MutableDictionaryObject: DictionaryProtocol {
 }
 
 /// An array that can be edited in place.
+///
+/// ```swift
+/// let tags = MutableArrayObject().addString("home").addString("urgent")
+/// doc.setArray(tags, forKey: "tags")
+/// try doc.array(forKey: "tags")?.insertValue("first", at: 0)   // edits the document's array
+/// ```
 public final class MutableArrayObject: ArrayProtocol {
     var slots: [MutableSlot]
 

@@ -95,6 +95,11 @@ public final class URLEndpointListener: Sendable {
 }
 
 /// A ``URLEndpointListener``'s connections: open ones, and those busy with a request.
+///
+/// ```swift
+/// let status = listener.status
+/// print("\(status.activeConnectionCount) of \(status.connectionCount) connections busy")
+/// ```
 public struct ConnectionStatus: Sendable, Equatable {
     /// Open TCP connections (idle keep-alive connections included).
     public let connectionCount: Int

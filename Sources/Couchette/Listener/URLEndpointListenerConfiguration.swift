@@ -55,6 +55,12 @@ public struct URLEndpointListenerConfiguration: Sendable {
 
 /// How a ``URLEndpointListener`` decides who may connect: ``ListenerPasswordAuthenticator`` or
 /// ``ListenerCertificateAuthenticator``.
+///
+/// ```swift
+/// config.authenticator = ListenerPasswordAuthenticator { user, password in
+///     user == "alice" && password == "secret"
+/// }
+/// ```
 public protocol ListenerAuthenticator: Sendable {}
 
 /// Checks HTTP Basic credentials for a ``URLEndpointListener``.

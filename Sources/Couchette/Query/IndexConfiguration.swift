@@ -1,5 +1,9 @@
 /// Describes an index to create with ``Collection/createIndex(withName:config:)``:
 /// ``ValueIndexConfiguration`` or ``ArrayIndexConfiguration``.
+///
+/// ```swift
+/// try await tasks.createIndex(withName: "byDue", config: ValueIndexConfiguration(["due"]))
+/// ```
 public protocol IndexConfiguration: Sendable {}
 
 /// An index over one or more SQL++ expressions of each document, kept in expression order.

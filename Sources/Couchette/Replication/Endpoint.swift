@@ -2,6 +2,11 @@ import Foundation
 
 /// Where a ``Replicator`` replicates to: ``URLEndpoint`` (a CouchDB-protocol server) or
 /// ``DatabaseEndpoint`` (another open database in this process).
+///
+/// ```swift
+/// let remote = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "https://sync.example.com/app")!))
+/// let local = ReplicatorConfiguration(target: DatabaseEndpoint(database: backup))
+/// ```
 public protocol Endpoint: Sendable {}
 
 /// A server that speaks CouchDB's replication protocol: another Couchette database served by a

@@ -1,4 +1,10 @@
 /// What a replication filter and a ``ReplicatedDocument`` learn about a document besides its body.
+///
+/// ```swift
+/// collectionConfig.pullFilter = { document, flags in
+///     !flags.contains(.deleted)          // keep local copies of documents deleted on the server
+/// }
+/// ```
 public struct DocumentFlags: OptionSet, Sendable, Hashable {
     /// The flags as bits: ``deleted`` is bit 0, ``accessRemoved`` bit 1.
     public let rawValue: Int

@@ -1,4 +1,10 @@
 /// One status change of a ``Replicator``, as ``Replicator/changes()`` delivers it.
+///
+/// ```swift
+/// for await change in replicator.changes() {
+///     print(change.status.activity, change.status.progress.completed)
+/// }
+/// ```
 public struct ReplicatorChange: Sendable {
     /// The replicator whose status changed.
     public let replicator: Replicator
@@ -7,6 +13,14 @@ public struct ReplicatorChange: Sendable {
 }
 
 /// Documents one batch pushed or pulled, as ``Replicator/documentReplications()`` delivers them.
+///
+/// ```swift
+/// for await replication in replicator.documentReplications() {
+///     for document in replication.documents where document.error != nil {
+///         print(replication.isPush ? "push" : "pull", document.id, document.error!)
+///     }
+/// }
+/// ```
 public struct DocumentReplication: Sendable {
     /// The replicator that moved the documents.
     public let replicator: Replicator
@@ -18,6 +32,10 @@ public struct DocumentReplication: Sendable {
 }
 
 /// One document replicated (or failed to replicate) in a ``DocumentReplication``.
+///
+/// ```swift
+/// if document.flags.contains(.deleted) { print("\(document.collection): \(document.id) deleted") }
+/// ```
 public struct ReplicatedDocument: Sendable {
     /// The document's id.
     public let id: String
