@@ -68,12 +68,14 @@ for file in files {
             line: location.position.line + 1,
             column: location.position.character + 1)
         let comment = symbol.docComment
-        let hasOwn = comment?.module == module
+        let hasOwn =
+            comment?.module == module
             && comment!.lines.contains { !$0.text.trimmingCharacters(in: .whitespaces).isEmpty }
         documented[declaration] = (documented[declaration] ?? false) || hasOwn
         names[declaration] = names[declaration] ?? "\(symbol.kind.displayName) \(symbol.pathComponents.joined(separator: "."))"
         if hasOwn, symbol.pathComponents.count == 1, typeKinds.contains(symbol.kind.identifier),
-           !comment!.lines.contains(where: { $0.text.trimmingCharacters(in: .whitespaces).hasPrefix("```") }) {
+            !comment!.lines.contains(where: { $0.text.trimmingCharacters(in: .whitespaces).hasPrefix("```") })
+        {
             typesWithoutExample[declaration] = names[declaration]
         }
     }
@@ -84,8 +86,11 @@ for declaration in missing {
     print("\(declaration.file):\(declaration.line):\(declaration.column): error: public \(names[declaration]!) has no doc comment")
 }
 for (declaration, name) in typesWithoutExample.sorted(by: { $0.key < $1.key }) {
-    print("\(declaration.file):\(declaration.line):\(declaration.column): error: public \(name) has no example (a ```swift block) in its doc comment")
+    print(
+        "\(declaration.file):\(declaration.line):\(declaration.column): error: public \(name) has no example (a ```swift block) in its doc comment"
+    )
 }
-print("doc-coverage: \(documented.count - missing.count) of \(documented.count) public declarations documented,"
-    + " \(typesWithoutExample.count) top-level types without an example")
+print(
+    "doc-coverage: \(documented.count - missing.count) of \(documented.count) public declarations documented,"
+        + " \(typesWithoutExample.count) top-level types without an example")
 exit(missing.isEmpty && typesWithoutExample.isEmpty ? 0 : 1)
