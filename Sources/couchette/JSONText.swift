@@ -1,4 +1,4 @@
-import Couchette
+@_spi(Tools) import Couchette
 import Foundation
 
 /// JSON text for the values the library hands out, written the way ``QueryResult/toJSON()``
@@ -31,25 +31,9 @@ enum JSONText {
         }
     }
 
-    /// A JSON string literal.
+    /// A JSON string literal, escaped as the library escapes its own JSON.
     static func string(_ text: String) -> String {
-        var output = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{08}": output += "\\b"
-            case "\u{0C}": output += "\\f"
-            case _ where scalar.value < 0x20:
-                output += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output + "\""
+        JSONStringLiteral.make(text)
     }
 
     /// A document as one JSON object: `_id` and `_rev` first, then its properties.

@@ -59,23 +59,18 @@ public final class Collection: Sendable, Hashable {
         try storedDocument(id: id)
     }
 
-    /// The current revision of a document, read in a snapshot on the caller's thread.
-    func storedDocument(id: String) throws -> Document? {
+    /// The current revision of a document (with `includingDeleted`, also its tombstone), read in a
+    /// snapshot on the caller's thread.
+    func storedDocument(id: String, includingDeleted: Bool = false) throws -> Document? {
         try core.checkUsable(spec)
-        return try core.read { try core.store.document($0, spec, id, now: Clock.nowMilliseconds()) }
+        return try core.read { try core.store.document($0, spec, id, now: Clock.nowMilliseconds(), includingDeleted: includingDeleted) }
     }
 
     /// The stored state of `id` including tombstones: its revision (nil if never stored) and its
     /// live document (nil if deleted, expired or absent).
     func storedState(id: String) throws -> (revisionID: String?, document: Document?) {
-        try core.checkUsable(spec)
-        return try core.read { txn in
-            guard let record = try core.store.record(txn, spec, id) else { return (nil, nil) }
-            let now = Clock.nowMilliseconds()
-            if record.isExpired(now: now) { return (nil, nil) }
-            if record.isDeleted { return (record.revisionID, nil) }
-            return (record.revisionID, Document(id: id, revisionID: record.revisionID, sequence: record.sequence, body: record.body))
-        }
+        guard let stored = try storedDocument(id: id, includingDeleted: true) else { return (nil, nil) }
+        return (stored.revisionID, stored.isDeleted ? nil : stored)
     }
 
     // MARK: - Saving
@@ -176,8 +171,8 @@ public final class Collection: Sendable, Hashable {
     /// - Throws: `.notFound` when the document does not exist.
     public func getDocumentExpiration(id: String) async throws -> Date? {
         try core.checkUsable(spec)
-        let record = try core.read { try core.store.record($0, spec, id) }
-        guard let record, !record.isDeleted, !record.isExpired(now: Clock.nowMilliseconds()) else {
+        let record = try core.read { try core.store.visibleRecord($0, spec, id, now: Clock.nowMilliseconds()) }
+        guard let record else {
             throw CouchetteError(.notFound, "document '\(id)' not found in \(fullName)")
         }
         return record.expiration == 0 ? nil : Date(timeIntervalSince1970: Double(record.expiration) / 1000)

@@ -131,17 +131,7 @@ public actor Database {
         if name == Catalog.defaultName && scopeName != Catalog.defaultName {
             throw CouchetteError(.invalidParameter, "collection name '_default' is reserved for the default scope")
         }
-        let tables = core.environment.tables
-        let spec = try core.environment.write { txn -> CollectionSpec in
-            let key = StoreLayout.collectionKey(scope: scopeName, name: name)
-            if let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: key)) {
-                return CollectionSpec(scope: scopeName, name: name, number: number)
-            }
-            let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: StoreLayout.nextCollectionKey)) ?? 1
-            try txn.put(tables.meta, key: StoreLayout.nextCollectionKey, value: StoreLayout.encodeUInt32(number + 1))
-            try txn.put(tables.meta, key: key, value: StoreLayout.encodeUInt32(number))
-            return CollectionSpec(scope: scopeName, name: name, number: number)
-        }
+        let spec = try core.environment.write { txn in try core.store.createCollection(txn, scope: scopeName, name: name) }
         try core.reloadCatalog()
         return Collection(spec: spec, database: self)
     }
@@ -163,14 +153,7 @@ public actor Database {
         if name == Catalog.defaultName && scopeName == Catalog.defaultName {
             throw CouchetteError(.invalidParameter, "the default collection cannot be deleted")
         }
-        let tables = core.environment.tables
-        // Resolved inside the transaction: this instance's cached number may belong to an
-        // incarnation another instance already deleted, and the name to a newer one.
-        try core.environment.write(usingReserve: true) { txn in
-            let key = StoreLayout.collectionKey(scope: scopeName, name: name)
-            guard let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: key)) else { return }
-            try core.store.dropCollection(txn, CollectionSpec(scope: scopeName, name: name, number: number))
-        }
+        try core.environment.write(usingReserve: true) { txn in try core.store.deleteCollection(txn, scope: scopeName, name: name) }
         try core.reloadCatalog()
     }
 

@@ -43,33 +43,17 @@ final class DatabaseCore: Sendable {
 
     /// Writes the format version and the default collection on first open; refuses other formats.
     private func prepareFormat() throws {
-        let tables = environment.tables
-        let stored = try environment.read { try $0.get(tables.meta, key: StoreLayout.formatKey).flatMap(StoreLayout.decodeUInt32) }
-        if let stored {
+        if let stored = try environment.read({ try store.formatVersion($0) }) {
             guard stored == StoreLayout.formatVersion else {
                 throw CouchetteError(.corruption, "\(path) has storage format \(stored); this version reads format \(StoreLayout.formatVersion)")
             }
-            try ensureUUID()
+            // Databases created before replication have no UUID yet: give them one.
+            if try environment.read({ try store.uuid($0) }) == nil {
+                try environment.write { try store.setUUIDIfMissing($0, Self.newUUID()) }
+            }
             return
         }
-        try environment.write { txn in
-            try txn.put(tables.meta, key: StoreLayout.uuidKey, value: Array(Self.newUUID().utf8))
-            try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(StoreLayout.formatVersion))
-            try txn.put(tables.meta, key: StoreLayout.collectionKey(scope: Catalog.defaultName, name: Catalog.defaultName),
-                        value: StoreLayout.encodeUInt32(StoreLayout.defaultCollectionNumber))
-            try txn.put(tables.meta, key: StoreLayout.nextCollectionKey, value: StoreLayout.encodeUInt32(1))
-        }
-    }
-
-    /// Databases created before replication have no UUID yet: give them one.
-    private func ensureUUID() throws {
-        let tables = environment.tables
-        guard try environment.read({ try $0.get(tables.meta, key: StoreLayout.uuidKey) }) == nil else { return }
-        try environment.write { txn in
-            if try txn.get(tables.meta, key: StoreLayout.uuidKey) == nil {
-                try txn.put(tables.meta, key: StoreLayout.uuidKey, value: Array(Self.newUUID().utf8))
-            }
-        }
+        try environment.write { try store.initializeFormat($0, uuid: Self.newUUID()) }
     }
 
     private static func newUUID() -> String {
@@ -78,10 +62,8 @@ final class DatabaseCore: Sendable {
 
     /// This database's UUID (32 hex digits), stored at creation: part of replication ids.
     func uuid() throws -> String {
-        let tables = environment.tables
-        let bytes = try read { try $0.getBytes(tables.meta, key: StoreLayout.uuidKey) }
-        guard let bytes else { throw CouchetteError(.corruption, "database '\(name)' has no UUID") }
-        return String(decoding: bytes, as: UTF8.self)
+        guard let uuid = try read({ try store.uuid($0) }) else { throw CouchetteError(.corruption, "database '\(name)' has no UUID") }
+        return uuid
     }
 
     func reloadCatalog() throws {

@@ -15,10 +15,21 @@ struct DocumentStore: Sendable {
         try txn.get(tables.documents, key: StoreLayout.documentKey(collection.number, id)).map(DocumentRecord.init(decoding:))
     }
 
-    /// The live, unexpired document, or nil.
-    func document(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64) throws -> Document? {
-        guard let record = try record(txn, collection, id), !record.isDeleted, !record.isExpired(now: now) else { return nil }
-        return Document(id: id, revisionID: record.revisionID, sequence: record.sequence, body: record.body)
+    /// The record of `id` when a reader may see it (``DocumentRecord/isVisible(now:includingDeleted:)``), or nil.
+    func visibleRecord(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64,
+                       includingDeleted: Bool = false) throws -> DocumentRecord? {
+        guard let record = try record(txn, collection, id), record.isVisible(now: now, includingDeleted: includingDeleted) else {
+            return nil
+        }
+        return record
+    }
+
+    /// The live, unexpired document (or, `includingDeleted`, also its tombstone), or nil.
+    func document(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64,
+                  includingDeleted: Bool = false) throws -> Document? {
+        try visibleRecord(txn, collection, id, now: now, includingDeleted: includingDeleted).map {
+            Document(id: id, revisionID: $0.revisionID, sequence: $0.sequence, isDeleted: $0.isDeleted, body: $0.body)
+        }
     }
 
     /// The revision tree of `id` (empty when the document does not exist).
@@ -113,7 +124,7 @@ struct DocumentStore: Sendable {
             return .done
         case .setExpiration(let collection, let id, let milliseconds):
             try checkExists(collection)
-            guard let old = try record(txn, collection, id), !old.isDeleted, !old.isExpired(now: context.now) else {
+            guard let old = try visibleRecord(txn, collection, id, now: context.now) else {
                 throw CouchetteError(.notFound, "document '\(id)' not found in \(collection.fullName)")
             }
             var new = old
@@ -143,15 +154,17 @@ struct DocumentStore: Sendable {
         return nil
     }
 
-    private func validate(id: String) throws {
-        guard !id.isEmpty, id.utf8.count <= 480 else {
-            throw CouchetteError(.invalidParameter, "document id '\(id)' must be 1 to 480 bytes long")
+    /// The one check of a document id, for local writes and replicated revisions alike: LMDB keys
+    /// are at most 511 bytes, which leaves 480 for the id (see ``StoreLayout``).
+    static func validate(id: String) throws {
+        guard !id.isEmpty, id.utf8.count <= StoreLayout.maximumDocumentIDLength else {
+            throw CouchetteError(.invalidParameter, "document id '\(id)' must be 1 to \(StoreLayout.maximumDocumentIDLength) bytes long")
         }
     }
 
     private func writeRevision(_ context: WriteContext, _ collection: CollectionSpec, _ id: String,
                                body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl) throws -> WriteOutcome {
-        try validate(id: id)
+        try Self.validate(id: id)
         let existing = try currentRecord(context, collection, id)
         if control == .failOnConflict, let existing {
             // A new document (no base) may replace a tombstone; anything else must match exactly.
@@ -176,7 +189,7 @@ struct DocumentStore: Sendable {
 
     /// Grafts a replicated revision; an already known revision is a no-op (`.done`).
     private func graft(_ context: WriteContext, _ collection: CollectionSpec, _ revision: GraftedRevision) throws -> WriteOutcome {
-        try validate(id: revision.id)
+        try Self.validate(id: revision.id)
         let existing = try currentRecord(context, collection, revision.id)
         var tree = try existing.map { try revisionTree(context.txn, collection, revision.id, current: $0) } ?? RevisionTree()
         guard tree.index(of: revision.revisionID) == nil else { return .done }
@@ -301,10 +314,58 @@ struct DocumentStore: Sendable {
         }
     }
 
-    // MARK: - Collections
+    // MARK: - Format and collections
+
+    /// The storage format version of this file, or nil for a file never opened before.
+    func formatVersion(_ txn: ReadTransaction) throws -> UInt32? {
+        try txn.get(tables.meta, key: StoreLayout.formatKey).flatMap(StoreLayout.decodeUInt32)
+    }
+
+    /// Lays out a new file: its UUID, format version and the default collection.
+    func initializeFormat(_ txn: WriteTransaction, uuid: String) throws {
+        try txn.put(tables.meta, key: StoreLayout.uuidKey, value: Array(uuid.utf8))
+        try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(StoreLayout.formatVersion))
+        try txn.put(tables.meta, key: StoreLayout.collectionKey(scope: Catalog.defaultName, name: Catalog.defaultName),
+                    value: StoreLayout.encodeUInt32(StoreLayout.defaultCollectionNumber))
+        try txn.put(tables.meta, key: StoreLayout.nextCollectionKey, value: StoreLayout.encodeUInt32(1))
+    }
+
+    /// The database's UUID (32 hex digits), nil when a database created before replication has none yet.
+    func uuid(_ txn: ReadTransaction) throws -> String? {
+        try txn.getBytes(tables.meta, key: StoreLayout.uuidKey).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Stores `uuid` unless the database already has one.
+    func setUUIDIfMissing(_ txn: WriteTransaction, _ uuid: String) throws {
+        if try txn.get(tables.meta, key: StoreLayout.uuidKey) == nil {
+            try txn.put(tables.meta, key: StoreLayout.uuidKey, value: Array(uuid.utf8))
+        }
+    }
+
+    /// The collection `scope.name` as this transaction sees it, or nil.
+    func collection(_ txn: ReadTransaction, scope: String, name: String) throws -> CollectionSpec? {
+        let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: StoreLayout.collectionKey(scope: scope, name: name)))
+        return number.map { CollectionSpec(scope: scope, name: name, number: $0) }
+    }
+
+    /// The collection `scope.name`, numbered and stored now if it does not exist yet.
+    func createCollection(_ txn: WriteTransaction, scope: String, name: String) throws -> CollectionSpec {
+        if let existing = try collection(txn, scope: scope, name: name) { return existing }
+        let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: StoreLayout.nextCollectionKey)) ?? 1
+        try txn.put(tables.meta, key: StoreLayout.nextCollectionKey, value: StoreLayout.encodeUInt32(number + 1))
+        try txn.put(tables.meta, key: StoreLayout.collectionKey(scope: scope, name: name), value: StoreLayout.encodeUInt32(number))
+        return CollectionSpec(scope: scope, name: name, number: number)
+    }
+
+    /// Deletes the collection `scope.name` if it exists, resolved inside `txn`: a cached number
+    /// may belong to an incarnation another instance already deleted, and the name to a newer one.
+    func deleteCollection(_ txn: WriteTransaction, scope: String, name: String) throws {
+        guard let collection = try collection(txn, scope: scope, name: name) else { return }
+        try dropCollection(txn, collection)
+    }
 
     /// Removes every document, revision, sequence, expiration and index of a collection, and its counters.
-    func dropCollection(_ txn: WriteTransaction, _ collection: CollectionSpec) throws {
+    private func dropCollection(_ txn: WriteTransaction, _ collection: CollectionSpec) throws {
         try indexes.dropCollection(txn, collection)
         let prefix = StoreLayout.collectionPrefix(collection.number)
         var expirations: [[UInt8]] = []

@@ -174,7 +174,11 @@ extension ListenerRouter {
         if id.hasPrefix("_") && !id.hasPrefix("_design/") {
             throw ListenerError.badRequest("Only reserved document ids may start with underscore: '\(id)'")
         }
-        if id.isEmpty || id.utf8.count > 480 { throw ListenerError.badRequest("document id '\(id)' must be 1 to 480 bytes long") }
+        do {
+            try DocumentStore.validate(id: id)
+        } catch let error as CouchetteError {
+            throw ListenerError.badRequest(error.message)
+        }
     }
 
     static func jsonBody(_ request: HTTPRequest) throws -> Value {

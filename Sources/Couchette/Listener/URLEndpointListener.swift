@@ -93,16 +93,3 @@ public final class URLEndpointListener: Sendable {
 
     private var host: String { config.networkInterface ?? "127.0.0.1" }
 }
-
-/// A ``URLEndpointListener``'s connections: open ones, and those busy with a request.
-///
-/// ```swift
-/// let status = listener.status
-/// print("\(status.activeConnectionCount) of \(status.connectionCount) connections busy")
-/// ```
-public struct ConnectionStatus: Sendable, Equatable {
-    /// Open TCP connections (idle keep-alive connections included).
-    public let connectionCount: Int
-    /// Connections whose request is being answered (an open `_changes` feed counts).
-    public let activeConnectionCount: Int
-}

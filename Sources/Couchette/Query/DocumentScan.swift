@@ -57,7 +57,7 @@ struct CollectionScan: DocumentScan {
                         includeDeleted: Bool) throws -> SourceBinding? {
         if id.hasPrefix("_design/") { return nil }
         let record = try DocumentRecord(decoding: value)
-        if record.isExpired(now: now) || (record.isDeleted && !includeDeleted) { return nil }
+        guard record.isVisible(now: now, includingDeleted: includeDeleted) else { return nil }
         let root = EncodedValue(bytes: record.body.isEmpty ? Document.emptyBody : record.body)
         return SourceBinding(id: id, sequence: record.sequence, revisionID: record.revisionID,
                              isDeleted: record.isDeleted, expiration: record.expiration, body: Datum(root))

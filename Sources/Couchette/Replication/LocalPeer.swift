@@ -149,9 +149,7 @@ struct LocalPeer: ReplicationPeer {
     }
 
     private func graftable(_ revision: PeerRevision) throws -> GraftedRevision {
-        guard !revision.id.isEmpty, revision.id.utf8.count <= 480 else {
-            throw CouchetteError(.invalidParameter, "document id '\(revision.id)' must be 1 to 480 bytes long")
-        }
+        try DocumentStore.validate(id: revision.id)
         guard revision.history.first == revision.revisionID else {
             throw CouchetteError(.invalidParameter, "history of '\(revision.id)' does not start with its revision \(revision.revisionID)")
         }

@@ -303,11 +303,8 @@ public actor Replicator {
     private func passesPushFilter(_ change: StoredChange, _ link: ReplicationLink) throws -> Bool {
         guard let filter = link.config.pushFilter else { return true }
         let collection = link.local.collection
-        let current = try collection.core.read { txn in try collection.core.store.record(txn, collection.spec, change.id) }
-        guard let current else { return false }
-        let document = Document(id: change.id, revisionID: current.revisionID, sequence: current.sequence,
-                                isDeleted: current.isDeleted, body: current.body)
-        return filter(document, current.isDeleted ? .deleted : [])
+        guard let document = try collection.storedDocument(id: change.id, includingDeleted: true) else { return false }
+        return filter(document, document.isDeleted ? .deleted : [])
     }
 }
 

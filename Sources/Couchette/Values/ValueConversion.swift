@@ -10,9 +10,10 @@ enum ValueConversion {
     }
 
     /// Converts a Swift value. `nil` and `NSNull` become null; `Date` becomes an ISO-8601 string
-    /// (years 0000–9999 only); Couchette's own containers are copied. Unsupported types and
-    /// arrays or dictionaries nested deeper than ``ValueEncoder/maximumDepth`` (which could not be
-    /// stored, and would exhaust the stack converting) are reported, not trapped.
+    /// (years 0000–9999 only); a ``ValueConvertible`` (Couchette's own containers) converts
+    /// itself. Unsupported types and arrays or dictionaries nested deeper than
+    /// ``ValueEncoder/maximumDepth`` (which could not be stored, and would exhaust the stack
+    /// converting) are reported, not trapped.
     static func convert(_ any: Any?, depth: Int = 0) -> Converted {
         guard let any else { return .value(.null) }
         guard depth <= ValueEncoder.maximumDepth else {
@@ -47,10 +48,7 @@ enum ValueConversion {
         case is NSNull: return .value(.null)
         case let number as NSNumber: return .value(convert(number))
         case let text as NSString: return .value(.string(text as String))
-        case let array as ArrayObject: return .value(array.encoded.decode())
-        case let dictionary as DictionaryObject: return .value(dictionary.encoded.decode())
-        case let array as MutableArrayObject: return array.toValue()
-        case let dictionary as MutableDictionaryObject: return dictionary.toValue()
+        case let container as any ValueConvertible: return container.toValue()
         case let array as [Any?]:
             var elements: [Value] = []
             elements.reserveCapacity(array.count)
