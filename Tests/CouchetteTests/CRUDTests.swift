@@ -30,7 +30,7 @@ import Testing
             try await collection.delete(document: latest)
             #expect(try await collection.document(id: "doc1") == nil)
             #expect(try await collection.count == 0)
-            let tree = try database.core.read { try database.core.store.revisionTree($0, collection.spec, "doc1") }
+            let tree = try database.reader.read { try $0.revisionTree(collection.spec, "doc1") }
             #expect(tree.winner?.isDeleted == true)
             #expect(tree.winner?.revisionID.hasPrefix("3-") == true)
         }
@@ -67,9 +67,8 @@ import Testing
             try await collection.purge(document: try #require(try await collection.document(id: "p")))
             #expect(try await collection.document(id: "p") == nil)
             #expect(try await collection.count == 0)
-            let traces = try database.core.read { txn in
-                (try database.core.store.record(txn, collection.spec, "p"),
-                 try database.core.store.revisionTree(txn, collection.spec, "p"))
+            let traces = try database.reader.read { snapshot in
+                (try snapshot.record(collection.spec, "p"), try snapshot.revisionTree(collection.spec, "p"))
             }
             #expect(traces.0 == nil)
             #expect(traces.1.isEmpty)
@@ -146,19 +145,19 @@ import Testing
         try await withDatabase { database, _ in
             let tasks = try await database.createCollection(name: "tasks")
             let observed = Observed()
-            let token = database.core.observers.add { observed.append($0) }
+            let token = database.observation.observers.add { observed.append($0) }
             try await tasks.save(document: MutableDocument(id: "a"))
             try await database.inBatch { batch in
                 for index in 0..<10 { try batch.save(document: MutableDocument(id: "b\(index)"), in: tasks) }
             }
             try await tasks.purge(id: "a")
-            database.core.observers.remove(token)
+            database.observation.observers.remove(token)
             try await tasks.save(document: MutableDocument(id: "after"))
             let summaries = observed.all
             #expect(summaries.count == 3)
             #expect(summaries.map { $0.documentIDs[tasks.spec] ?? [] } ==
                     [["a"], (0..<10).map { "b\($0)" }, ["a"]])
-            #expect(database.core.observers.count == 0)
+            #expect(database.observation.observers.count == 0)
         }
     }
 }

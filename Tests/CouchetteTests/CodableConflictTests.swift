@@ -13,15 +13,16 @@ import Testing
         return (copyA, copyB)
     }
 
-    /// Commits a save directly in a write transaction, as another writer would, while the caller
-    /// is inside a (synchronous) conflict handler.
+    /// Commits a save directly in a write transaction, as another writer of the file (a store of
+    /// its own on the same tables) would, while the caller is inside a (synchronous) conflict handler.
     private func writeUnderneath(_ collection: Collection, id: String, json: String) throws {
         let body = try ValueEncoder.encode(JSON.parse(json))
-        let core = collection.core
-        try core.environment.write { txn in
-            let context = WriteContext(txn: txn, tables: core.environment.tables, now: Clock.nowMilliseconds(),
+        let environment = collection.core.environment
+        let store = DocumentStore(tables: environment.tables, indexes: IndexRegistry(tables: environment.tables))
+        try environment.write { txn in
+            let context = WriteContext(txn: txn, tables: environment.tables, now: Clock.nowMilliseconds(),
                                        collections: [collection.spec.number: collection.spec])
-            _ = try core.store.apply(.save(collection.spec, id: id, body: body, base: nil, control: .lastWriteWins), in: context)
+            _ = try store.apply(.save(collection.spec, id: id, body: body, base: nil, control: .lastWriteWins), in: context)
             try context.flush()
         }
     }

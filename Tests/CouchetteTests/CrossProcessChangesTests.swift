@@ -27,7 +27,7 @@ import Testing
             let others = seen.filter { $0.hasPrefix("other-") }
             #expect(others == (0..<5).map { "other-\($0)" }, "in commit order")
             // Nothing reported twice: no event is pending once the monitor has caught up.
-            #expect(await eventually { database.core.externalChanges.hasCaughtUp(database.core) })
+            #expect(await eventually { database.observation.external.hasCaughtUp() })
             try await collection.save(document: MutableDocument(id: "mine-3"))
             #expect(await changes.next()?.documentIDs == ["mine-3"])
         }
@@ -68,7 +68,7 @@ import Testing
             var seen: [String] = []
             while seen.count < 6, let change = await changes.next() { seen += change.documentIDs }
             #expect(Set(seen) == ["a", "b", "c", "d", "e", "other"])
-            #expect(await eventually { database.core.externalChanges.hasCaughtUp(database.core) })
+            #expect(await eventually { database.observation.external.hasCaughtUp() })
             try await collection.save(document: MutableDocument(id: "f"))
             #expect(await changes.next()?.documentIDs == ["f"], "nothing reported twice")
         }
@@ -81,9 +81,9 @@ import Testing
                 let changes = collection.changes()
                 try await collection.save(document: MutableDocument(id: "x"))
                 #expect(await changes.next()?.documentIDs == ["x"])
-                #expect(database.core.externalChanges.isRunning)
+                #expect(database.observation.external.isRunning)
             }
-            #expect(await eventually { !database.core.externalChanges.isRunning })
+            #expect(await eventually { !database.observation.external.isRunning })
         }
     }
 }

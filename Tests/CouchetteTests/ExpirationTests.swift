@@ -9,8 +9,8 @@ import Testing
             try await collection.save(document: MutableDocument(id: "soon").setInt(1, forKey: "n"))
             try await collection.save(document: MutableDocument(id: "later").setInt(2, forKey: "n"))
             let observed = Observed()
-            let token = database.core.observers.add { summary in observed.append(summary) }
-            defer { database.core.observers.remove(token) }
+            let token = database.observation.observers.add { summary in observed.append(summary) }
+            defer { database.observation.observers.remove(token) }
 
             try await collection.setDocumentExpiration(id: "soon", expiration: Date().addingTimeInterval(3600))
             try await collection.setDocumentExpiration(id: "later", expiration: Date().addingTimeInterval(3600))
@@ -48,7 +48,7 @@ import Testing
             try await collection.setDocumentExpiration(id: "a", expiration: Date().addingTimeInterval(3600))
             try await collection.setDocumentExpiration(id: "a", expiration: nil)
             #expect(try await collection.getDocumentExpiration(id: "a") == nil)
-            let pending = try database.core.read { try database.core.store.nextExpiration($0) }
+            let pending = try database.reader.read { try $0.nextExpiration() }
             #expect(pending == nil)
             #expect(try await collection.document(id: "a") != nil)
             await expectCouchetteError(.notFound) {

@@ -16,8 +16,8 @@ import Testing
                               .purge(spec, id: "missing-too")], isAtomic: true),
             ]
             let observed = Observed()
-            let token = database.core.observers.add { observed.append($0) }
-            defer { database.core.observers.remove(token) }
+            let token = database.observation.observers.add { observed.append($0) }
+            defer { database.observation.observers.remove(token) }
             for write in writes { database.core.enqueue(write) }
             await database.commitQueuedWrites()
 

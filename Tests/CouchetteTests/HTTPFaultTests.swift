@@ -55,22 +55,21 @@ import Testing
         // The listener serves `theirs` as the keyspace remote.faults.runN.
         var config = ReplicatorConfiguration(target: URLEndpoint(url: proxy.url(ListenerRouter.keyspaceName(theirs))))
         config.addCollection(mine)
-        config.batchSize = 4
         config.maxAttempts = 10_000
         config.maxAttemptWaitTime = 0.002
-        let shared = await runToCompletion(try Replicator(config: config)).last
+        let shared = await runToCompletion(try Replicator(config: config, batchSize: 4)).last
         #expect(shared?.error == nil, "seed \(seed): \(String(describing: shared?.error))")
 
         try await ReplicationFaultTests.randomEdits(mine, seed: &random, count: edits)
         try await ReplicationFaultTests.randomEdits(theirs, seed: &random, count: edits)
         proxy.setFaultRate(250)
-        let last = await runToCompletion(try Replicator(config: config)).last
+        let last = await runToCompletion(try Replicator(config: config, batchSize: 4)).last
         #expect(last?.activity == .stopped && last?.error == nil,
                 "seed \(seed): \(String(describing: last?.activity)) \(String(describing: last?.error)) proxy sockets \(proxy.openSockets) \(proxy.faults)\n\(proxy.log.suffix(40).joined(separator: "\n"))")
         // Conflict resolutions written after pulling travel back on the next runs.
         var settled = false
         for _ in 0..<8 {
-            let again = await runToCompletion(try Replicator(config: config)).last
+            let again = await runToCompletion(try Replicator(config: config, batchSize: 4)).last
             #expect(again?.error == nil, "seed \(seed): \(String(describing: again?.error))")
             if again?.progress.total == 0 { settled = true; break }
         }

@@ -117,10 +117,9 @@ import Testing
                                  maxAttempts: UInt) throws -> (Replicator, Locked<(reached: Bool, released: Bool, calls: Int)>) {
         let gate = Locked((reached: false, released: false, calls: 0))
         var config = try httpConfig(local, url, type)
-        config.batchSize = 10
         config.maxAttempts = maxAttempts
         config.maxAttemptWaitTime = 0.2
-        let replicator = try Replicator(config: config) { peer in
+        let replicator = try Replicator(config: config, batchSize: 10) { peer in
             peer is RemotePeer ? GatedPeer(base: peer, gate: gate) : peer
         }
         return (replicator, gate)

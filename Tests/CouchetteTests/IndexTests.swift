@@ -56,8 +56,7 @@ import Testing
     }
 
     private static func configuration(_ collection: Collection, _ name: String) async throws -> (any IndexConfiguration)? {
-        let core = collection.core
-        let stored = try core.read { txn in try core.indexes.definitions(txn, collection.spec) }.first { $0.name == name }
+        let stored = try collection.reader.read { try $0.indexDefinitions(collection.spec) }.first { $0.name == name }
         guard let definition = stored?.definition else { return nil }
         switch definition.kind {
         case .value: return ValueIndexConfiguration(definition.expressions, where: definition.whereClause)
@@ -304,11 +303,7 @@ import Testing
             try await db.deleteCollection(name: "people")
             let again = try await db.createCollection(name: "people")
             #expect(try await again.indexes() == [])
-            let left = try db.core.read { txn -> Int in
-                var count = 0
-                try txn.scan(db.core.environment.tables.indexEntries, prefix: StoreLayout.indexEntriesPrefix(number)) { _, _ in count += 1; return true }
-                return count
-            }
+            let left = try Self.entryCount(db.reader, number)
             #expect(left == 0)
         }
     }
@@ -322,9 +317,9 @@ import Testing
                     try batch.save(document: MutableDocument(id: "i\(i)").setInt(i % 100, forKey: "n"), in: items)
                 }
             }
-            let before = try db.core.read { $0.id }
+            let before = try db.reader.read { $0.transactionID }
             try await items.createIndex(withName: "byN", config: ValueIndexConfiguration(["n"]))
-            let after = try db.core.read { $0.id }
+            let after = try db.reader.read { $0.transactionID }
             #expect(after - before >= 3)  // define + three build steps
             #expect(try await rawEntries(items, "byN") == total)
             let count = try await db.createQuery("SELECT COUNT(*) AS c FROM items WHERE n = 42").execute().allResults().first?.int(forKey: "c")
@@ -333,16 +328,20 @@ import Testing
     }
 
     private static func number(_ collection: Collection, _ name: String) throws -> UInt32? {
-        let core = collection.core
-        return try core.read { txn in try core.indexes.definitions(txn, collection.spec) }.first { $0.name == name }?.definition.number
+        try collection.reader.read { try $0.indexDefinitions(collection.spec) }.first { $0.name == name }?.definition.number
     }
 
     private func rawEntries(_ collection: Collection, _ name: String) async throws -> Int {
         guard let number = try Self.number(collection, name) else { return -1 }
-        let core = collection.core
-        return try core.read { txn in
+        return try Self.entryCount(collection.reader, number)
+    }
+
+    /// The entries stored under index `number`, read through the same seam queries use.
+    private static func entryCount(_ reader: StoreReader, _ number: UInt32) throws -> Int {
+        let prefix = StoreLayout.indexEntriesPrefix(number)
+        return try reader.read { snapshot in
             var count = 0
-            try txn.scan(core.environment.tables.indexEntries, prefix: StoreLayout.indexEntriesPrefix(number)) { _, _ in
+            try snapshot.forEachIndexEntry(from: prefix, to: KeyEncoding.successor(ofPrefix: prefix)) { _, _ in
                 count += 1
                 return true
             }

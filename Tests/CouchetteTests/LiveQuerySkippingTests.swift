@@ -10,7 +10,7 @@ import Testing
     }
 
     private func counts(_ database: Database) -> (evaluations: Int, skipped: Int) {
-        (database.core.liveQueries.evaluations.withLock { $0 }, database.core.liveQueries.skippedEvaluations.withLock { $0 })
+        (database.observation.liveQueries.evaluations.withLock { $0 }, database.observation.liveQueries.skippedEvaluations.withLock { $0 })
     }
 
     private func save(_ collection: Collection, _ id: String, done: Bool, title: String = "") async throws {

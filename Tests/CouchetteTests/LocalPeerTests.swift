@@ -189,13 +189,13 @@ import Testing
     @Test func uuidPersistsAcrossReopen() async throws {
         let directory = try TemporaryDirectory()
         var db = try directory.open("uuid")
-        let uuid = try db.core.uuid()
+        let uuid = try db.reader.uuid()
         #expect(uuid.count == 32)
         try await db.close()
         db = try directory.open("uuid")
-        #expect(try db.core.uuid() == uuid)
+        #expect(try db.reader.uuid() == uuid)
         let other = try directory.open("other")
-        #expect(try other.core.uuid() != uuid)
+        #expect(try other.reader.uuid() != uuid)
         try await other.close()
         try await db.close()
     }

@@ -26,7 +26,7 @@ import Testing
             var changes = query.changes().makeAsyncIterator()
             #expect(await changes.next() != nil)
             try await database.close()
-            #expect(!database.core.observationTasks.submit {})
+            #expect(!database.observation.tasks.submit {})
         }
     }
 }

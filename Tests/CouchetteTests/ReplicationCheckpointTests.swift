@@ -7,23 +7,22 @@ import Testing
     @Test func aStoppedReplicationResumesWithoutFetchingAnyDocumentTwice() async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(30, prefix: "c", in: try local.defaultCollection())
-            var config = try makeConfig(local, remote, .push)
-            config.batchSize = 10
+            let config = try makeConfig(local, remote, .push)
             // The first run dies at its third batch, with a non-retryable error.
             let dying = PeerProbe { name, call in name == "bulkGet" && call == 3 ? CouchetteError(.unauthorized, "gone") : nil }
-            let first = try Replicator(config: config, wrapPeer: dying.wrap)
+            let first = try Replicator(config: config, batchSize: 10, wrap: dying.wrap)
             #expect((await runToCompletion(first).last?.error as? CouchetteError)?.code == .unauthorized)
             #expect(try await remote.defaultCollection().count == 20)
 
             let counting = PeerProbe()
-            let second = try Replicator(config: config, wrapPeer: counting.wrap)
+            let second = try Replicator(config: config, batchSize: 10, wrap: counting.wrap)
             #expect(await runToCompletion(second).last?.error == nil)
             #expect(try await remote.defaultCollection().count == 30)
             #expect(dying.bulkGetItems + counting.bulkGetItems == 30)
 
             // Nothing changed: a third run fetches nothing and sees no change.
             let idle = PeerProbe()
-            let third = try Replicator(config: config, wrapPeer: idle.wrap)
+            let third = try Replicator(config: config, batchSize: 10, wrap: idle.wrap)
             #expect(await runToCompletion(third).last?.progress.total == 0)
             #expect(idle.bulkGetItems == 0)
         }
@@ -40,15 +39,14 @@ import Testing
             try await withListener([try remote.defaultCollection()]) { listener, _ in
                 let proxy = try FaultProxy(upstreamPort: try #require(listener.port), seed: 1)
                 defer { proxy.stop() }
-                var config = try makeConfig(local, URLEndpoint(url: proxy.url("remote")), type)
-                config.batchSize = 10
+                let config = try makeConfig(local, URLEndpoint(url: proxy.url("remote")), type)
                 // Push compares with the target's _revs_diff; pull fetches with the source's _bulk_get.
                 let held = type == .push ? "/_revs_diff" : "/_bulk_get"
                 let seen = Locked(0)
                 proxy.hold { request in
                     request.path.hasSuffix(held) && seen.withLock { $0 += 1; return $0 == 3 }
                 }
-                let first = try Replicator(config: config)
+                let first = try Replicator(config: config, batchSize: 10)
                 await first.start()
                 #expect(await eventually(timeout: .seconds(30)) { proxy.isHolding })
                 await first.stop()
@@ -57,7 +55,7 @@ import Testing
                 #expect(try await target.defaultCollection().count == 20)
                 let before = proxy.requests.count
 
-                let second = await runToCompletion(try Replicator(config: config))
+                let second = await runToCompletion(try Replicator(config: config, batchSize: 10))
                 #expect(second.last?.error == nil)
                 #expect(second.last?.progress.total == 10, "the second run did not resume at the checkpoint")
                 #expect(try await target.defaultCollection().count == 30)
@@ -90,7 +88,7 @@ import Testing
         remote = try directory.open("remote")
         try await saveDocuments(2, prefix: "later", in: try local.defaultCollection())
         let probe = PeerProbe()
-        let replicator = try Replicator(config: try makeConfig(local, remote, .push), wrapPeer: probe.wrap)
+        let replicator = try Replicator(config: try makeConfig(local, remote, .push), wrap: probe.wrap)
         #expect(await runToCompletion(replicator).last?.progress.total == 2)
         #expect(probe.bulkGetItems == 2)
         #expect(try await remote.defaultCollection().count == 8)
@@ -139,7 +137,7 @@ import Testing
         try await withTwoDatabases(over: transport) { local, remote, endpoint in
             try await saveDocuments(8, prefix: "z", in: try local.defaultCollection())
             let probe = PeerProbe()
-            let replicator = try Replicator(config: try makeConfig(local, endpoint, .push), wrapPeer: probe.wrap)
+            let replicator = try Replicator(config: try makeConfig(local, endpoint, .push), wrap: probe.wrap)
             _ = await runToCompletion(replicator)
             #expect(probe.bulkGetItems == 8)
             #expect(await runToCompletion(replicator).last?.progress.total == 0)

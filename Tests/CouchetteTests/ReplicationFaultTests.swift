@@ -81,19 +81,18 @@ struct FlakyPeer: ReplicationPeer {
             let mine = try local.defaultCollection()
             let theirs = try remote.defaultCollection()
             var config = try makeConfig(local, remote)
-            config.batchSize = 4
             config.maxAttempts = 10_000
             config.maxAttemptWaitTime = 0.001
             for _ in 0..<runs {
                 try await Self.randomEdits(mine, seed: &seed, count: 12)
                 try await Self.randomEdits(theirs, seed: &seed, count: 12)
-                let replicator = try Replicator(config: config) { FlakyPeer(base: $0, random: random, rate: 150) }
+                let replicator = try Replicator(config: config, batchSize: 4) { FlakyPeer(base: $0, random: random, rate: 150) }
                 let last = await runToCompletion(replicator).last
                 #expect(last?.error == nil, "\(String(describing: last?.error))")
             }
             // Replicate (still through the faults) until a run finds nothing to do.
             for _ in 0..<8 {
-                let replicator = try Replicator(config: config) { FlakyPeer(base: $0, random: random, rate: 150) }
+                let replicator = try Replicator(config: config, batchSize: 4) { FlakyPeer(base: $0, random: random, rate: 150) }
                 if await runToCompletion(replicator).last?.progress.total == 0 { break }
             }
             try await expectConverged(mine, theirs)

@@ -128,7 +128,7 @@ func currentRevisions(_ collection: Collection) throws -> [String: String] {
     while true {
         let page = try collection.replicationChanges(since: since, limit: 1000, documentIDs: nil)
         for change in page.changes {
-            result[change.id] = try collection.core.read { try collection.core.store.record($0, collection.spec, change.id) }?.revisionID
+            result[change.id] = try collection.reader.read { try $0.record(collection.spec, change.id) }?.revisionID
         }
         if page.changes.count < 1000 { return result }
         since = page.lastSequence
@@ -195,4 +195,24 @@ func continuousPullConfig(_ local: Database, from url: String, heartbeat: TimeIn
     config.continuous = true
     config.heartbeat = heartbeat
     return config
+}
+
+/// The production peers (``EndpointPeers``), each wrapped by `wrap`: how a test puts a
+/// `ReplicationPeer` of its own between the replicator and each real peer.
+struct WrappedPeers: ReplicationPeerFactory {
+    let wrap: @Sendable (any ReplicationPeer) -> any ReplicationPeer
+
+    func makePeers(for collection: Collection, at index: Int, of config: ReplicatorConfiguration,
+                   options: ReplicationOptions) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer) {
+        let (local, remote) = try await EndpointPeers().makePeers(for: collection, at: index, of: config, options: options)
+        return (wrap(local), wrap(remote))
+    }
+}
+
+extension Replicator {
+    /// A replicator carrying `batchSize` changes per batch, whose peers pass through `wrap`.
+    init(config: ReplicatorConfiguration, batchSize: Int = ReplicationOptions().batchSize,
+         wrap: @escaping @Sendable (any ReplicationPeer) -> any ReplicationPeer = { $0 }) throws {
+        try self.init(config: config, options: ReplicationOptions(batchSize: batchSize), peers: WrappedPeers(wrap: wrap))
+    }
 }

@@ -8,9 +8,8 @@ import Testing
     @Test func pushCopiesEveryDocument() async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(25, prefix: "p", in: try local.defaultCollection())
-            var config = try makeConfig(local, remote, .push)
-            config.batchSize = 10
-            let replicator = try Replicator(config: config)
+            let config = try makeConfig(local, remote, .push)
+            let replicator = try Replicator(config: config, batchSize: 10)
             let statuses = await runToCompletion(replicator)
             let last = try #require(statuses.last)
             #expect(last.activity == .stopped)
@@ -148,9 +147,9 @@ import Testing
         try await withTwoDatabases { local, remote in
             try await saveDocuments(200, prefix: "p", in: try local.defaultCollection())
             try await saveDocuments(200, prefix: "q", in: try remote.defaultCollection())
-            var config = try makeConfig(local, remote, .pushAndPull)
-            config.batchSize = 2  // 100 batches each way: more than a stream queues on its own
-            let replicator = try Replicator(config: config)
+            let config = try makeConfig(local, remote, .pushAndPull)
+            // 100 batches each way: more than a stream queues on its own
+            let replicator = try Replicator(config: config, batchSize: 2)
             let documents = replicator.documentReplications()
             #expect(try #require(await runToCompletion(replicator).last).error == nil)
             #expect(documents.queuedCount <= ChangeBuffer<DocumentReplication>.mergeThreshold + 2)
@@ -247,7 +246,7 @@ import Testing
             let probe = PeerProbe { name, call in name == "bulkDocs" && call == 1 ? CouchetteError(.io, "connection reset") : nil }
             var config = try makeConfig(local, remote, .push)
             config.maxAttemptWaitTime = 0.05
-            let replicator = try Replicator(config: config, wrapPeer: probe.wrap)
+            let replicator = try Replicator(config: config, wrap: probe.wrap)
             let statuses = await runToCompletion(replicator)
             #expect(statuses.contains { $0.activity == .offline && ($0.error as? CouchetteError)?.code == .io })
             #expect(statuses.last?.error == nil)
@@ -259,7 +258,7 @@ import Testing
         try await withTwoDatabases { local, remote in
             try await saveDocuments(2, prefix: "u", in: try local.defaultCollection())
             let refusing = PeerProbe { name, _ in name == "bulkGet" ? CouchetteError(.unauthorized, "401 from server") : nil }
-            let replicator = try Replicator(config: try makeConfig(local, remote, .push), wrapPeer: refusing.wrap)
+            let replicator = try Replicator(config: try makeConfig(local, remote, .push), wrap: refusing.wrap)
             let statuses = await runToCompletion(replicator)
             #expect(!statuses.contains { $0.activity == .offline })
             #expect((statuses.last?.error as? CouchetteError)?.code == .unauthorized)
@@ -268,7 +267,7 @@ import Testing
             var config = try makeConfig(local, remote, .push)
             config.maxAttempts = 3
             config.maxAttemptWaitTime = 0.01
-            let giving = try Replicator(config: config, wrapPeer: failing.wrap)
+            let giving = try Replicator(config: config, wrap: failing.wrap)
             #expect((await runToCompletion(giving).last?.error as? CouchetteError)?.code == .io)
             #expect(failing.counts.withLock { $0.bulkGetCalls } == 3)
         }

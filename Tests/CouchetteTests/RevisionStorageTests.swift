@@ -5,9 +5,9 @@ import Testing
 /// rebuilt from the record. Longer histories are stored as before.
 @Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct RevisionStorageTests {
     private func storedTree(_ collection: Collection, _ id: String) throws -> [UInt8]? {
-        let core = collection.core
-        return try core.read { txn in
-            try txn.get(core.store.tables.revisions, key: StoreLayout.documentKey(collection.spec.number, id)).map { Array($0) }
+        let environment = collection.core.environment
+        return try environment.read { txn in
+            try txn.get(environment.tables.revisions, key: StoreLayout.documentKey(collection.spec.number, id)).map { Array($0) }
         }
     }
 

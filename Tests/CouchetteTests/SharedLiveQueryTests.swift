@@ -17,7 +17,7 @@ import Testing
     }
 
     private func evaluations(_ database: Database) -> Int {
-        database.core.liveQueries.evaluations.withLock { $0 }
+        database.observation.liveQueries.evaluations.withLock { $0 }
     }
 
     @Test func twoSubscribersShareOneEvaluationPerCommit() async throws {
@@ -26,7 +26,7 @@ import Testing
             // Two Query objects with the same text and equal parameters.
             let first = try openTasksQuery(database), second = try openTasksQuery(database)
             let firstChanges = first.changes(), secondChanges = second.changes()
-            #expect(database.core.liveQueries.count == 1)
+            #expect(database.observation.liveQueries.count == 1)
             let firstInitial = await firstChanges.next(), secondInitial = await secondChanges.next()
             #expect(ids(firstInitial) == [] && ids(secondInitial) == [])
             #expect(firstInitial?.query === first && secondInitial?.query === second, "each event names its own query")
@@ -68,14 +68,14 @@ import Testing
             let moving = try openTasksQuery(database)
             let movingChanges = moving.changes()
             let closed = try openTasksQuery(database, done: true).changes()
-            #expect(database.core.liveQueries.count == 2)
+            #expect(database.observation.liveQueries.count == 2)
             #expect(ids(await open.next()) == ["open"])
             #expect(ids(await movingChanges.next()) == ["open"])
             #expect(ids(await closed.next()) == ["closed"])
 
             moving.parameters = Parameters().setBoolean(true, forName: "done")
             #expect(ids(await movingChanges.next()) == ["closed"], "assigning parameters always emits")
-            #expect(database.core.liveQueries.count == 2)
+            #expect(database.observation.liveQueries.count == 2)
             try await tasks.save(document: MutableDocument(id: "closed2").setBoolean(true, forKey: "done"))
             #expect(ids(await movingChanges.next()) == ["closed", "closed2"])
             #expect(ids(await closed.next()) == ["closed", "closed2"])
@@ -88,14 +88,14 @@ import Testing
             _ = try await database.createCollection(name: "tasks")
             var first: ChangeStream<QueryChange>? = try openTasksQuery(database).changes()
             var second: ChangeStream<QueryChange>? = try openTasksQuery(database).changes()
-            #expect(database.core.liveQueries.count == 1)
+            #expect(database.observation.liveQueries.count == 1)
             #expect(database.observerCount == 1)
             _ = await first?.next()
             first = nil
-            #expect(database.core.liveQueries.count == 1)
+            #expect(database.observation.liveQueries.count == 1)
             _ = await second?.next()
             second = nil
-            #expect(database.core.liveQueries.count == 0)
+            #expect(database.observation.liveQueries.count == 0)
             #expect(database.observerCount == 0)
             _ = (first, second)
         }

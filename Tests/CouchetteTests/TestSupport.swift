@@ -139,7 +139,7 @@ extension ChangeStream {
 
 extension Database {
     /// Commit observers currently registered (change feeds and live queries).
-    nonisolated var observerCount: Int { core.observers.count }
+    nonisolated var observerCount: Int { observation.observers.count }
 }
 
 /// Starts a child process. Tests run in parallel, and Foundation's `Process.run()` on Linux was

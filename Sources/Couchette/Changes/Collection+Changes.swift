@@ -28,7 +28,7 @@ extension Collection {
     public func changes() -> ChangeStream<CollectionChange> {
         let spec = self.spec
         let collection = self
-        return core.changeStream(merge: { $0.merge($1) }) { summary in
+        return database.observation.changeStream(merge: { $0.merge($1) }) { summary in
             guard let ids = summary.documentIDs[spec], !ids.isEmpty else { return nil }
             return CollectionChange(collection: collection, documentIDs: ids)
         }
@@ -55,7 +55,7 @@ extension Collection {
     public func documentChanges(for id: String) -> ChangeStream<DocumentChange> {
         let spec = self.spec
         let change = DocumentChange(collection: self, documentID: id)
-        return core.changeStream(merge: { _, _ in }) { summary in
+        return database.observation.changeStream(merge: { _, _ in }) { summary in
             guard let ids = summary.documentIDs[spec], ids.contains(id) else { return nil }
             return change
         }

@@ -15,7 +15,7 @@ import Foundation
 /// When the id moved, the monitor opens one snapshot and, for each collection, reads the
 /// `sequences` table after the last sequence it has seen, skipping the entries this database's
 /// own writer made (the writer records them, tagged with their transaction id, just before each
-/// commit: see ``recordOwnCommit(transactionID:_:)``). The ids found form one ``CommitSummary``,
+/// commit: see ``willCommit(transactionID:_:)``). The ids found form one ``CommitSummary``,
 /// published from the monitor — never on, nor waiting for, the writer thread.
 ///
 /// What is reported:
@@ -31,7 +31,7 @@ import Foundation
 /// - Events for other processes' commits are ordered among themselves, but may reach a stream
 ///   after an event for a later commit of this process.
 /// - Another ``Database`` instance of this process on the same file counts as another process.
-final class ExternalChanges: Sendable {
+final class ExternalChanges: TransactionObserver {
     /// The shortest time between two looks at the last transaction id while observers exist (the
     /// polling period where no file watch is available).
     static let interval = Duration.milliseconds(20)
@@ -54,6 +54,16 @@ final class ExternalChanges: Sendable {
     }
 
     private let state = Locked(State())
+    private let reader: StoreReader
+    private let observers: CommitObservers
+
+    /// A monitor of `reader`'s file that publishes through `observers`, registered with them as a
+    /// ``TransactionObserver`` so that it knows this instance's own commits.
+    init(reader: StoreReader, observers: CommitObservers) {
+        self.reader = reader
+        self.observers = observers
+        observers.add(transactionObserver: self)
+    }
 
     // MARK: - Called by the writer
 
@@ -62,7 +72,7 @@ final class ExternalChanges: Sendable {
     ///
     /// While no monitor runs, older records are dropped: the writer is serial, so they belong to
     /// commits that have completed, which the monitor's first snapshot will include.
-    func recordOwnCommit(transactionID: UInt64, _ writes: OwnWrites) {
+    func willCommit(transactionID: UInt64, _ writes: OwnWrites) {
         state.withLock { state in
             if !state.isRunning { state.ownCommits.removeAll() }
             state.ownCommits[transactionID] = writes
@@ -74,7 +84,7 @@ final class ExternalChanges: Sendable {
     /// records not yet examined move under id 0, which any later snapshot includes whatever its
     /// id; and the next poll scans even if the new last id happens to equal the old one.
     /// Sequences, hence the cursors, are unchanged. Harmless if compaction then fails.
-    func prepareForCompaction() {
+    func willCompact() {
         state.withLock { state in
             var pending = OwnWrites()
             for writes in state.ownCommits.values { pending.merge(writes) }
@@ -85,14 +95,14 @@ final class ExternalChanges: Sendable {
 
     /// The file was compacted: a poll between the compaction and now may have recorded an old
     /// transaction id as seen; make the next poll scan whatever the last id is.
-    func compacted() {
+    func didCompact() {
         state.withLock { state in
             if state.lastSeen != 0 { state.lastSeen = .max }
         }
     }
 
     /// The commit recorded under `transactionID` failed: its id will be reused.
-    func forgetOwnCommit(transactionID: UInt64) {
+    func commitFailed(transactionID: UInt64) {
         state.withLock { _ = $0.ownCommits.removeValue(forKey: transactionID) }
     }
 
@@ -102,12 +112,12 @@ final class ExternalChanges: Sendable {
     var isRunning: Bool { state.withLock { $0.isRunning } }
 
     /// Whether every commit to the file has been examined.
-    func hasCaughtUp(_ core: DatabaseCore) -> Bool {
-        core.environment.lastTransactionID == state.withLock { $0.lastSeen }
+    func hasCaughtUp() -> Bool {
+        reader.lastTransactionID == state.withLock { $0.lastSeen }
     }
 
     /// Starts the monitor unless it runs; call after registering an observer.
-    func ensureRunning(_ core: DatabaseCore) {
+    func ensureRunning() {
         let start = state.withLock { state -> Bool in
             guard !state.isRunning else { return false }
             state.isRunning = true
@@ -118,26 +128,26 @@ final class ExternalChanges: Sendable {
         guard start else { return }
         #if canImport(Glibc)
         // The watch exists before the baseline is read, so a commit after the baseline wakes it.
-        let watch = try? DirectoryWatch(path: core.environment.path)
+        let watch = try? DirectoryWatch(path: reader.directoryPath)
         #endif
         // A baseline first, synchronously: commits made after the observer registered are then
         // never missed. Failures (database closed) end the monitor at its first turn.
-        _ = try? core.read { txn in try self.scan(txn, core: core, reporting: false) }
+        _ = try? reader.read { snapshot in try self.scan(snapshot, reporting: false) }
         #if canImport(Glibc)
         if let watch {
-            Thread.detachNewThread { self.follow(core, watch) }
+            Thread.detachNewThread { self.follow(watch) }
             return
         }
         #endif
-        Task.detached { await self.run(core) }
+        Task.detached { await self.run() }
     }
 
     /// The polling monitor, where no file watch is available.
-    private func run(_ core: DatabaseCore) async {
+    private func run() async {
         while true {
             try? await Task.sleep(for: Self.interval)
-            guard keepsRunning(core) else { return }
-            poll(core)
+            guard keepsRunning() else { return }
+            poll()
         }
     }
 
@@ -149,7 +159,7 @@ final class ExternalChanges: Sendable {
     /// the commit only once LMDB has also updated its lock file, just after the meta page: a scan
     /// in between reads the snapshot before, so the monitor looks again shortly, as no further
     /// write will wake it.
-    private func follow(_ core: DatabaseCore, _ watch: DirectoryWatch) {
+    private func follow(_ watch: DirectoryWatch) {
         var lastScan = ContinuousClock.now - Self.interval
         var woken = false
         while true {
@@ -160,26 +170,26 @@ final class ExternalChanges: Sendable {
             if early > .zero {
                 Thread.sleep(forTimeInterval: Double(early.components.attoseconds) / 1e18 + Double(early.components.seconds))
             }
-            guard keepsRunning(core) else { return }
-            if poll(core) { lastScan = .now }
+            guard keepsRunning() else { return }
+            if poll() { lastScan = .now }
             var retries = 0
-            while retries < 50 && !hasCaughtUp(core) {
+            while retries < 50 && !hasCaughtUp() {
                 retries += 1
                 // Another commit's write: the loop above takes it, at its pace.
                 if watch.wait(milliseconds: 1) {
                     woken = true
                     break
                 }
-                poll(core)
+                poll()
             }
         }
     }
     #endif
 
     /// False, and the monitor marked stopped, once the last observer is gone or the database closed.
-    private func keepsRunning(_ core: DatabaseCore) -> Bool {
+    private func keepsRunning() -> Bool {
         state.withLock { state -> Bool in
-            if core.observers.count == 0 || !core.isOpenNow {
+            if observers.count == 0 || !reader.isOpen {
                 state.isRunning = false
                 state.ownCommits.removeAll()
                 return false
@@ -191,58 +201,50 @@ final class ExternalChanges: Sendable {
     /// Compares the last transaction id with the last one seen; reads what others wrote since.
     /// Returns whether the id had moved.
     @discardableResult
-    func poll(_ core: DatabaseCore) -> Bool {
-        let last = core.environment.lastTransactionID
+    func poll() -> Bool {
+        let last = reader.lastTransactionID
         let seen = state.withLock { $0.lastSeen }
         guard last != seen else { return false }
         // No baseline yet (the first read failed): take one instead of reporting the whole file.
         let reporting = seen != 0
-        guard let summary = try? core.read({ txn in try scan(txn, core: core, reporting: reporting) }) else { return true }
-        core.observers.publish(summary)
+        guard let summary = try? reader.read({ snapshot in try scan(snapshot, reporting: reporting) }) else { return true }
+        observers.publish(summary)
         return true
     }
 
     /// Moves every collection's cursor to the snapshot `txn`; returns what others wrote in between.
-    private func scan(_ txn: ReadTransaction, core: DatabaseCore, reporting: Bool) throws -> CommitSummary {
-        let snapshot = txn.id
-        let collections = try Catalog.load(txn, tables: core.environment.tables)
-        let store = core.store
+    private func scan(_ snapshot: StoreSnapshot, reporting: Bool) throws -> CommitSummary {
+        let snapshotID = snapshot.transactionID
+        let collections = try snapshot.collections()
         var current: [UInt32: Cursor] = [:]
         for spec in collections {
-            current[spec.number] = Cursor(sequence: try store.lastSequence(txn, spec),
-                                          liveCount: try store.liveCount(txn, spec))
+            current[spec.number] = Cursor(sequence: try snapshot.lastSequence(spec), liveCount: try snapshot.liveCount(spec))
         }
         // Take the cursors and the own commits included in this snapshot.
         let (previous, own) = state.withLock { state -> ([UInt32: Cursor], OwnWrites) in
             var own = OwnWrites()
-            for (id, writes) in state.ownCommits where id <= snapshot {
+            for (id, writes) in state.ownCommits where id <= snapshotID {
                 own.merge(writes)
                 state.ownCommits[id] = nil
             }
             defer {
                 state.cursors = current
-                state.lastSeen = snapshot
+                state.lastSeen = snapshotID
             }
             return (state.cursors, own)
         }
         var summary = CommitSummary()
         guard reporting else { return summary }
-        let sequences = core.environment.tables.sequences
         for spec in collections {
             guard let now = current[spec.number] else { continue }
             let before = previous[spec.number] ?? Cursor(sequence: 0, liveCount: 0)
             var named = false
-            if now.sequence > before.sequence {
-                try txn.scan(sequences, from: StoreLayout.sequenceKey(spec.number, before.sequence + 1),
-                             to: StoreLayout.sequenceKey(spec.number, now.sequence + 1)) { key, value in
-                    guard key.count == 12, value.count >= 1 else { return true }
-                    let sequence = KeyEncoding.readUInt64(key, at: 4)
-                    if !own.sequences.contains(SequenceKey(collection: spec.number, sequence: sequence)) {
-                        summary.record(spec, String(decoding: value[1...], as: UTF8.self))
-                        named = true
-                    }
-                    return true
+            try snapshot.forEachChange(spec, after: before.sequence, through: now.sequence) { sequence, id, _ in
+                if !own.sequences.contains(SequenceKey(collection: spec.number, sequence: sequence)) {
+                    summary.record(spec, id)
+                    named = true
                 }
+                return true
             }
             let unexplained = Int64(now.liveCount) - Int64(before.liveCount) - (own.countDeltas[spec.number] ?? 0)
             if !named && unexplained != 0 { summary.touch(spec) }

@@ -32,6 +32,14 @@ final class LiveQueryRegistry: Sendable {
     }
 
     private let state = Locked(State())
+    private let observers: CommitObservers
+    private let tasks: ObservationTasks
+
+    init(observers: CommitObservers, tasks: ObservationTasks) {
+        self.observers = observers
+        self.tasks = tasks
+    }
+
     /// Evaluations run by this database's live queries since it was opened (for tests).
     let evaluations = Locked(0)
     /// Re-runs skipped because the changed documents could not affect the results (for tests).
@@ -75,7 +83,8 @@ final class LiveQueryRegistry: Sendable {
         if let existing = state.liveQueries[key] {
             live = existing
         } else {
-            live = LiveQuery(query: query, parameters: parameters, evaluations: evaluations, skipped: skippedEvaluations)
+            live = LiveQuery(query: query, parameters: parameters, observers: observers, tasks: tasks,
+                             evaluations: evaluations, skipped: skippedEvaluations)
             state.liveQueries[key] = live
             live.observeCommits()
         }
@@ -159,13 +168,18 @@ final class LiveQuery: Sendable {
     private let parameters: Parameters?
     /// The collections the query reads (FROM and JOINs): commits touching others are ignored.
     let collections: Set<CollectionSpec>
+    private let observers: CommitObservers
+    private let tasks: ObservationTasks
     private let evaluations: Locked<Int>
     private let skippedEvaluations: Locked<Int>
     private let state = Locked(State())
 
-    init(query: Query, parameters: Parameters?, evaluations: Locked<Int>, skipped: Locked<Int>) {
+    init(query: Query, parameters: Parameters?, observers: CommitObservers, tasks: ObservationTasks,
+         evaluations: Locked<Int>, skipped: Locked<Int>) {
         self.query = query
         self.parameters = parameters
+        self.observers = observers
+        self.tasks = tasks
         self.evaluations = evaluations
         self.skippedEvaluations = skipped
         collections = Self.collections(of: query)
@@ -180,7 +194,7 @@ final class LiveQuery: Sendable {
 
     /// Registers the commit observer (once, when created).
     func observeCommits() {
-        let token = query.core.observers.add { [weak self] summary in
+        let token = observers.add { [weak self] summary in
             guard let self, self.isAffected(by: summary) else { return }
             self.commitTouched(self.changedIDs(in: summary))
         }
@@ -242,7 +256,7 @@ final class LiveQuery: Sendable {
             defer { state.observerToken = nil }
             return state.observerToken
         }
-        if let token { query.core.observers.remove(token) }
+        if let token { observers.remove(token) }
     }
 
     private func schedule(_ update: (inout State) -> Void) {
@@ -253,7 +267,7 @@ final class LiveQuery: Sendable {
             return true
         }
         if start {
-            query.core.observationTasks.submit { self.run() }
+            tasks.submit { self.run() }
         }
     }
 

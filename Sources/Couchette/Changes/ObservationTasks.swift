@@ -7,7 +7,7 @@
 /// no evaluation starts afterwards, and running ones are cancelled.
 ///
 /// ```swift
-/// core.observationTasks.submit { liveQuery.run() }
+/// observation.tasks.submit { liveQuery.run() }
 /// ```
 final class ObservationTasks: Sendable {
     typealias Job = @Sendable () -> Void

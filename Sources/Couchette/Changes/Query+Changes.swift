@@ -43,7 +43,11 @@ extension Query {
     ///   `changes()` itself.
     public func changes() -> ChangeStream<QueryChange> {
         let buffer = ChangeBuffer<QueryChange> { queued, newer in queued = newer }
-        let registry = core.liveQueries
+        guard let observation = database?.observation else {  // the database is gone, and closed
+            buffer.finish()
+            return ChangeStream(buffer: buffer)
+        }
+        let registry = observation.liveQueries
         // The parameter observer first: an assignment racing with `subscribe` is then either read
         // by it or moves the subscriber afterwards (both happen under the registry's lock).
         let id = Locked<Int?>(nil)
@@ -53,7 +57,7 @@ extension Query {
         id.withLock { $0 = registry.subscribe(self, buffer: buffer) }
         let parameterObservers = self.parameterObservers
         // The shared live query observes commits; this stream only has to end at close.
-        return core.changeStream(buffer: buffer, onEnd: {
+        return observation.changeStream(buffer: buffer, onEnd: {
             parameterObservers.remove(parameterToken)
             if let id = id.withLock({ $0 }) { registry.unsubscribe(id) }
         }, onCommit: nil)

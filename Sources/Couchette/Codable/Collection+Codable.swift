@@ -68,7 +68,7 @@ extension Collection {
     @discardableResult
     nonisolated(nonsending) public func save<T: DocumentEncodable>(from object: T,
                                                                  concurrencyControl: ConcurrencyControl) async throws -> Bool {
-        try core.checkUsable(spec)
+        try reader.checkUsable(spec)
         let write = try ModelWrite(saving: object)
         let reference = write.reference
         let operation = WriteOperation.save(spec, id: reference.id, body: write.body, base: reference.base,
@@ -102,7 +102,7 @@ extension Collection {
     @discardableResult
     nonisolated(nonsending) public func save<T: DocumentCodable>(from object: T,
                                                                conflictHandler: (T, T?) throws -> Bool) async throws -> Bool {
-        try core.checkUsable(spec)
+        try reader.checkUsable(spec)
         let write = try ModelWrite(saving: object)
         let reference = write.reference
         return try await saveResolvingConflicts(id: reference.id, body: write.body, base: reference.base,
@@ -152,7 +152,7 @@ extension Collection {
     @discardableResult
     nonisolated(nonsending) public func delete<T: DocumentEncodable>(for object: T,
                                                                    concurrencyControl: ConcurrencyControl) async throws -> Bool {
-        try core.checkUsable(spec)
+        try reader.checkUsable(spec)
         let reference = try ModelReference(existing: object)
         let operation = WriteOperation.delete(spec, id: reference.id, base: reference.base,
                                               control: reference.control(concurrencyControl))
@@ -171,7 +171,7 @@ extension Collection {
     /// - Throws: `.notFound` when the object has no id or no such document (or tombstone)
     ///   exists; `.invalidParameter` as for ``delete(for:)``; `.notOpen` after close.
     nonisolated(nonsending) public func purge<T: DocumentEncodable>(for object: T) async throws {
-        try core.checkUsable(spec)
+        try reader.checkUsable(spec)
         let reference = try ModelReference(existing: object)
         try await purge(id: reference.id)
         reference.wrapper.unbind()

@@ -22,6 +22,8 @@ public final class Collection: Sendable, Hashable {
     }
 
     var core: DatabaseCore { database.core }
+    /// The read seam the layers above Database/ use (``StoreReader``).
+    var reader: StoreReader { database.reader }
 
     /// The collection's name.
     public var name: String { spec.name }
@@ -164,7 +166,7 @@ public final class Collection: Sendable, Hashable {
         try core.checkUsable(spec)
         let milliseconds = expiration.map { UInt64(max(1, ($0.timeIntervalSince1970 * 1000).rounded(.down))) } ?? 0
         _ = try await database.perform(PendingWrite([.setExpiration(spec, id: id, milliseconds: milliseconds)]))
-        core.expirationSignal.signal()
+        database.sweeper.wake()
     }
 
     /// The document's expiration, or nil when it has none.

@@ -14,6 +14,13 @@ final class CommitObservers: Sendable {
     }
 
     private let state = Locked(State())
+    /// Held weakly: an observer (the cross-process monitor) holds the database's reader, which
+    /// holds these observers; its owner (``DatabaseObservation``) keeps it alive.
+    private let transactionObservers = Locked<[WeakTransactionObserver]>([])
+
+    private struct WeakTransactionObserver: Sendable {
+        weak var observer: (any TransactionObserver)?
+    }
 
     /// Registers `observer` (and optionally what to do at close); returns a token for ``remove(_:)``.
     /// A nil `observer` registers only `onClose`, which ``count`` does not include.
@@ -30,6 +37,21 @@ final class CommitObservers: Sendable {
         state.withLock { state in
             state.observers[token] = nil
             state.closeObservers[token] = nil
+        }
+    }
+
+    /// Registers `observer` for the life of the database (see ``TransactionObserver``).
+    func add(transactionObserver observer: any TransactionObserver) {
+        transactionObservers.withLock { observers in
+            observers.removeAll { $0.observer == nil }
+            observers.append(WeakTransactionObserver(observer: observer))
+        }
+    }
+
+    /// Calls `body` with each ``TransactionObserver``: the writer's side of that protocol.
+    func forEachTransactionObserver(_ body: (any TransactionObserver) -> Void) {
+        for entry in transactionObservers.withLock({ $0 }) {
+            if let observer = entry.observer { body(observer) }
         }
     }
 

@@ -16,6 +16,12 @@ import Foundation
 /// ```
 public actor Database {
     nonisolated let core: DatabaseCore
+    /// Reads for the layers above Database/: Query, Indexes, Changes, Replication, the Listener.
+    nonisolated let reader: StoreReader
+    /// Change streams, live queries and the monitor of other processes' commits.
+    nonisolated let observation: DatabaseObservation
+    /// Purges expired documents in the background.
+    nonisolated let sweeper = ExpirationSweeper()
     private nonisolated let writer: WriterExecutor
     private var groupCommit = GroupCommitPacing()
 
@@ -33,14 +39,16 @@ public actor Database {
         }
         let path = Database.folder(name: name, directory: config.directory)
         core = try DatabaseCore(name: name, path: path, configuration: config)
+        reader = StoreReader(core: core)
+        observation = DatabaseObservation(reader: reader, observers: core.observers)
         writer = WriterExecutor(name: name)
-        ExpirationSweeper.start(for: self)
+        sweeper.start(for: self)
     }
 
     deinit {
         writer.stop()
         if core.markClosed() {
-            core.sweeper.withLock { $0?.cancel() }
+            sweeper.cancel()
             core.observers.close()
             EnvironmentRegistry.shared.release(core.environment)
         }
@@ -60,12 +68,12 @@ public actor Database {
     /// long query.
     public func close() throws {
         guard core.markClosed() else { return }
-        core.sweeper.withLock { $0?.cancel() }
+        sweeper.cancel()
         for write in core.takeQueued() {
             write.complete(.failure(CouchetteError(.notOpen, "database '\(name)' is closed")))
         }
         core.observers.close()
-        core.observationTasks.close()
+        observation.close()
         EnvironmentRegistry.shared.release(core.environment)
     }
 
@@ -159,6 +167,19 @@ public actor Database {
 
     // MARK: - Writes
 
+    /// The write entry for index definitions and builds: they commit in transactions of their
+    /// own, outside the group-commit queue, so that other writes commit between the steps of a
+    /// long build. With `spec`, the transaction first checks that the collection still exists.
+    nonisolated func writeIndexes<R>(in spec: CollectionSpec?, usingReserve: Bool = false,
+                                     _ body: (WriteTransaction, IndexRegistry) throws -> R) throws -> R {
+        let tables = core.environment.tables
+        let indexes = core.indexes
+        return try core.environment.write(usingReserve: usingReserve) { txn in
+            if let spec { try Catalog.checkCurrent(spec, in: txn, tables: tables) }
+            return try body(txn, indexes)
+        }
+    }
+
     /// Queues `write` and makes sure it is committed before returning its outcomes.
     nonisolated func perform(_ write: PendingWrite) async throws -> [WriteOutcome] {
         try core.checkOpen()
@@ -233,9 +254,10 @@ public actor Database {
                         return .failure(error)
                     }
                 }
-                // Recorded before the commit, so the cross-process monitor never sees it unrecorded.
+                // Told before the commit, so the cross-process monitor never sees it unrecorded.
                 transactionID = txn.id
-                core.externalChanges.recordOwnCommit(transactionID: txn.id, summary.ownWrites)
+                let ownWrites = summary.ownWrites
+                core.observers.forEachTransactionObserver { $0.willCommit(transactionID: txn.id, ownWrites) }
                 return results
             }
             transactionID = nil  // committed: the record stays for the monitor
@@ -247,7 +269,7 @@ public actor Database {
             core.observers.publish(summary)
         } catch {
             if let transactionID {  // the commit failed: LMDB reuses its id
-                core.externalChanges.forgetOwnCommit(transactionID: transactionID)
+                core.observers.forEachTransactionObserver { $0.commitFailed(transactionID: transactionID) }
             }
             throw CouchetteError.wrapping(error)
         }
@@ -293,8 +315,8 @@ public actor Database {
             guard EnvironmentRegistry.shared.openers(path: core.path) == 1 else {
                 throw CouchetteError(.busy, "cannot compact '\(name)': another Database instance in this process has it open")
             }
-            core.externalChanges.prepareForCompaction()
-            defer { core.externalChanges.compacted() }
+            core.observers.forEachTransactionObserver { $0.willCompact() }
+            defer { core.observers.forEachTransactionObserver { $0.didCompact() } }
             defer { core.indexes.forgetSnapshots() }
             try core.environment.compact()
         case .reindex:

@@ -1,7 +1,8 @@
 import Synchronization
 
-/// The state of one open database that lives outside the actor: everything synchronous APIs and
-/// lock-free reads need (the environment, the catalog, the write queue, the observers).
+/// The state of one open database that lives outside the actor: the environment (with the
+/// ``DocumentStore`` and ``IndexRegistry`` over its tables), the catalog, the write queue and the
+/// commit observers. Only Database/ sees it; the layers above read through ``StoreReader``.
 final class DatabaseCore: Sendable {
     let name: String
     let path: String
@@ -12,15 +13,8 @@ final class DatabaseCore: Sendable {
     let indexes: IndexRegistry
     let catalog = Catalog()
     let observers = CommitObservers()
-    let externalChanges = ExternalChanges()
-    /// The live queries of this database, shared by subscribers with the same text and parameters.
-    let liveQueries = LiveQueryRegistry()
-    /// The task group live-query evaluations run in.
-    let observationTasks = ObservationTasks()
-    let expirationSignal = WakeSignal()
     private let isOpen = Atomic<Bool>(true)
     private let queue = Locked<[PendingWrite]>([])
-    let sweeper = Locked<Task<Void, Never>?>(nil)
 
     init(name: String, path: String, configuration: DatabaseConfiguration) throws {
         self.name = name

@@ -23,18 +23,12 @@ extension DocumentStore {
         var changes: [StoredChange] = []
         var last = since
         var limitReached = false
-        guard since < UInt64.max else { return ([], since) }
-        let start = StoreLayout.sequenceKey(collection.number, since + 1)
-        let end = KeyEncoding.successor(ofPrefix: StoreLayout.collectionPrefix(collection.number))
-        try txn.scan(tables.sequences, from: start, to: end) { key, value in
-            guard key.count == 12, value.count >= 1 else { return true }
-            let sequence = KeyEncoding.readUInt64(key, at: 4)
-            let id = String(decoding: value[1...], as: UTF8.self)
+        try forEachChange(txn, collection, after: since, through: .max) { sequence, id, isDeleted in
             last = sequence
             if let documentIDs, !documentIDs.contains(id) { return true }
             let tree = try revisionTree(txn, collection, id)
             changes.append(StoredChange(sequence: sequence, id: id, leafRevisions: tree.leafIndices.map { tree.nodes[$0].revisionID },
-                                        isDeleted: value[0] & 1 != 0))
+                                        isDeleted: isDeleted))
             if changes.count >= limit {
                 limitReached = true
                 return false
@@ -42,6 +36,20 @@ extension DocumentStore {
             return true
         }
         return (changes, limitReached ? last : max(last, try lastSequence(txn, collection)))
+    }
+
+    /// Calls `body` with the sequence, document id and deleted flag of every entry of the
+    /// `sequences` table of `collection` after `sequence` up to `last`, in order, until it returns false.
+    func forEachChange(_ txn: ReadTransaction, _ collection: CollectionSpec, after sequence: UInt64, through last: UInt64,
+                       _ body: (UInt64, String, Bool) throws -> Bool) throws {
+        guard sequence < last else { return }
+        let start = StoreLayout.sequenceKey(collection.number, sequence + 1)
+        let end = last == .max ? KeyEncoding.successor(ofPrefix: StoreLayout.collectionPrefix(collection.number))
+            : StoreLayout.sequenceKey(collection.number, last + 1)
+        try txn.scan(tables.sequences, from: start, to: end) { key, value in
+            guard key.count == 12, value.count >= 1 else { return true }
+            return try body(KeyEncoding.readUInt64(key, at: 4), String(decoding: value[1...], as: UTF8.self), value[0] & 1 != 0)
+        }
     }
 
     /// For each document, the given revisions this collection lacks, and the leaves it has that

@@ -32,6 +32,18 @@ struct DocumentStore: Sendable {
         }
     }
 
+    /// Calls `body` with every visible record of `collection` in document-id order, until it
+    /// returns false.
+    func forEachVisibleRecord(_ txn: ReadTransaction, _ collection: CollectionSpec, now: UInt64, includingDeleted: Bool,
+                              _ body: (String, DocumentRecord) throws -> Bool) throws {
+        let prefix = StoreLayout.collectionPrefix(collection.number)
+        try txn.scan(tables.documents, prefix: prefix) { key, value in
+            let record = try DocumentRecord(decoding: value)
+            guard record.isVisible(now: now, includingDeleted: includingDeleted) else { return true }
+            return try body(String(decoding: key[prefix.count...], as: UTF8.self), record)
+        }
+    }
+
     /// The revision tree of `id` (empty when the document does not exist).
     ///
     /// A document whose whole history is its current revision (a fresh save, or a single grafted

@@ -41,55 +41,43 @@ extension Collection {
     /// ```
     /// - Throws: `.notOpen` when the database is closed or the collection deleted.
     public func indexes() async throws -> [String] {
-        try core.checkUsable(spec)
-        return try core.read { txn in try core.indexes.definitions(txn, spec).map(\.name) }.sorted()
+        try reader.checkUsable(spec)
+        return try reader.read { try $0.indexDefinitions(spec).map(\.name) }.sorted()
     }
 }
 
 extension Database {
     func createIndex(_ name: String, _ configuration: any IndexConfiguration, in spec: CollectionSpec) async throws {
-        try core.checkUsable(spec)
-        let indexes = core.indexes
-        let tables = core.environment.tables
-        guard let definition = try core.environment.write({ txn in
-            try Catalog.checkCurrent(spec, in: txn, tables: tables)
-            return try indexes.define(txn, spec, name, configuration)
-        }) else { return }
+        try reader.checkUsable(spec)
+        guard let definition = try writeIndexes(in: spec, { txn, indexes in try indexes.define(txn, spec, name, configuration) }) else {
+            return
+        }
         try await build(name, definition, in: spec)
     }
 
     /// Indexes the existing documents batch by batch; other writes may commit between batches
     /// (they maintain the index for what they touch, so both orders give the same entries).
     private func build(_ name: String, _ definition: IndexDefinition, in spec: CollectionSpec) async throws {
-        let indexes = core.indexes
         var position: [UInt8]?
         repeat {
-            try core.checkUsable(spec)
+            try reader.checkUsable(spec)
             let after = position
-            position = try core.environment.write { txn in
-                try Catalog.checkCurrent(spec, in: txn, tables: core.environment.tables)
-                return try indexes.buildStep(txn, spec, name, definition, after: after)
-            }
+            position = try writeIndexes(in: spec) { txn, indexes in try indexes.buildStep(txn, spec, name, definition, after: after) }
             if position != nil { await Task.yield() }
         } while position != nil
     }
 
     func deleteIndex(_ name: String, in spec: CollectionSpec) async throws {
-        try core.checkUsable(spec)
-        let indexes = core.indexes
-        _ = try core.environment.write(usingReserve: true) { txn in
-            try Catalog.checkCurrent(spec, in: txn, tables: core.environment.tables)
-            return try indexes.delete(txn, spec, name)
-        }
+        try reader.checkUsable(spec)
+        _ = try writeIndexes(in: spec, usingReserve: true) { txn, indexes in try indexes.delete(txn, spec, name) }
     }
 
     /// Rebuilds every index of every collection (`performMaintenance(type: .reindex)`).
     func rebuildIndexes() async throws {
-        let indexes = core.indexes
-        for spec in core.catalog.all {
-            let names = try core.read { txn in try indexes.definitions(txn, spec).map(\.name) }
+        for spec in reader.collections {
+            let names = try reader.read { try $0.indexDefinitions(spec).map(\.name) }
             for name in names {
-                guard let definition = try core.environment.write({ txn in try indexes.reset(txn, spec, name) }) else { continue }
+                guard let definition = try writeIndexes(in: nil, { txn, indexes in try indexes.reset(txn, spec, name) }) else { continue }
                 try await build(name, definition, in: spec)
             }
         }

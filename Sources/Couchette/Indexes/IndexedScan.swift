@@ -13,14 +13,14 @@ struct IndexedScan: DocumentScan {
 
     var description: String { "SCAN \(collection.fullName) (or an index chosen at run time)" }
 
-    private func choose(_ txn: ReadTransaction, _ core: DatabaseCore, _ context: EvaluationContext) throws -> IndexPlanner.Choice? {
-        let indexes = try core.indexes.indexes(txn, collection, readyOnly: true)
+    private func choose(_ snapshot: StoreSnapshot, _ context: EvaluationContext) throws -> IndexPlanner.Choice? {
+        let indexes = try snapshot.indexes(collection, readyOnly: true)
         guard !indexes.isEmpty else { return nil }
         return try IndexPlanner(analysis: analysis, indexes: indexes, context: context).choose()
     }
 
-    func explain(_ txn: ReadTransaction, core: DatabaseCore, context: EvaluationContext) throws -> String {
-        switch try choose(txn, core, context) {
+    func explain(_ snapshot: StoreSnapshot, context: EvaluationContext) throws -> String {
+        switch try choose(snapshot, context) {
         case nil: return fullScan.description
         case .union(let ranges) where ranges.isEmpty:
             return "NO SCAN of \(collection.fullName) (the WHERE matches nothing)"
@@ -34,21 +34,18 @@ struct IndexedScan: DocumentScan {
         }
     }
 
-    func forEach(_ txn: ReadTransaction, core: DatabaseCore, now: UInt64, context: EvaluationContext,
+    func forEach(_ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
                  order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
-        let tables = core.store.tables
-        let prefix = StoreLayout.collectionPrefix(collection.number)
         func fetch(_ id: [UInt8]) throws -> SourceBinding? {
-            guard let value = try txn.get(tables.documents, key: prefix + id) else { return nil }
-            return try CollectionScan.binding(String(decoding: id, as: UTF8.self), value, now: now, includeDeleted: false)
+            try CollectionScan.lookup(snapshot, collection, String(decoding: id, as: UTF8.self), now: now, includeDeleted: false)
         }
-        switch try choose(txn, core, context) {
+        switch try choose(snapshot, context) {
         case nil:
-            try fullScan.forEach(txn, core: core, now: now, context: context, order: order, isSatisfied: isSatisfied, body)
+            try fullScan.forEach(snapshot, now: now, context: context, order: order, isSatisfied: isSatisfied, body)
         case .union(let ranges):
             var ids: Set<[UInt8]> = []
             for range in ranges {
-                try txn.scan(tables.indexEntries, from: range.lower, to: range.upper) { _, id in
+                try snapshot.forEachIndexEntry(from: range.lower, to: range.upper) { _, id in
                     ids.insert(Array(id))
                     return true
                 }
@@ -98,11 +95,7 @@ struct IndexedScan: DocumentScan {
                 pending.append(Array(id))
                 return true
             }
-            if descending {
-                try txn.scanBackward(tables.indexEntries, from: range.lower, to: range.upper, visit)
-            } else {
-                try txn.scan(tables.indexEntries, from: range.lower, to: range.upper, visit)
-            }
+            try snapshot.forEachIndexEntry(from: range.lower, to: range.upper, descending: descending, visit)
             if !stopped && !pending.isEmpty { try flush() }
         }
     }

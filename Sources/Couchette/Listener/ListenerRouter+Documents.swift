@@ -53,7 +53,7 @@ extension ListenerRouter {
         let deleted = object["_deleted"]?.asBool ?? false
         try CouchDBDocument.stripUnderscoreFields(&object, id: id)
         let spec = keyspace.collection.spec
-        try keyspace.collection.core.checkUsable(spec)
+        try keyspace.collection.reader.checkUsable(spec)
         let operation: WriteOperation = deleted
             ? .delete(spec, id: id, base: base, control: .failOnConflict)
             : .save(spec, id: id, body: try ValueEncoder.encode(.dictionary(object)), base: base, control: .failOnConflict)

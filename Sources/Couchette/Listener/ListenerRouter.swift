@@ -105,7 +105,7 @@ final class ListenerRouter: Sendable {
         case "_revs_limit":
             // The database's maxRevisionHistory; fixed when it is opened, so not settable here.
             try allow(request, ["GET"], exact: rest.count == 1)
-            return .json(.int(Int64(keyspace.collection.core.configuration.maxRevisionHistory)))
+            return .json(.int(Int64(keyspace.collection.reader.configuration.maxRevisionHistory)))
         case "_local":
             guard rest.count > 1 else { return .error(400, "bad_request", "a _local document needs an id") }
             try allow(request, ["GET", "HEAD", "PUT", "DELETE"])
@@ -142,7 +142,7 @@ final class ListenerRouter: Sendable {
     /// `GET /`. `uuid` (CouchDB's server id, 32 hex digits) is the first served database's
     /// persistent UUID, so it survives restarts: PouchDB builds replication ids from it.
     private func serverInfo() throws -> HTTPResponse {
-        let uuid = try config.collections.first.map { try $0.core.uuid() } ?? ""
+        let uuid = try config.collections.first.map { try $0.reader.uuid() } ?? ""
         let hex = uuid.lowercased().filter(\.isHexDigit)
         return .json(.dictionary(["couchdb": .string("Welcome"), "version": .string("3.3.3"), "uuid": .string(hex),
                                   "vendor": .dictionary(["name": .string("Couchette")]), "features": .array([])]))
@@ -152,11 +152,12 @@ final class ListenerRouter: Sendable {
         let info = try await keyspace.peer.info()
         let collection = keyspace.collection
         let count = try await collection.count
-        try collection.core.checkUsable(collection.spec)
-        let statistics = try collection.core.read { try collection.core.store.statistics($0, collection.spec) }
+        let reader = collection.reader
+        try reader.checkUsable(collection.spec)
+        let statistics = try reader.read { try $0.statistics(collection.spec) }
         // `file` is the whole database file (every collection shares it); `active` and
         // `external` the stored records of this collection (CouchDB: live data, uncompressed).
-        let file = collection.core.environment.fileSize
+        let file = reader.fileSize
         return .json(.dictionary([
             "db_name": .string(keyspace.name), "update_seq": info.updateSequence,
             "doc_count": .int(Int64(clamping: count)), "doc_del_count": .int(Int64(clamping: statistics.deleted)),

@@ -13,12 +13,12 @@ extension Database {
     /// - Throws: `.invalidQuery` with the position and what was expected for a malformed query,
     ///   naming the collection when it does not exist; `.notOpen` when the database is closed.
     public nonisolated func createQuery(_ query: String) throws -> Query {
-        try core.checkOpen()
+        try reader.checkOpen()
         let statement = try Parser.parse(query)
-        let core = self.core
+        let reader = self.reader
         let plan = try QueryCompiler.compile(statement, databaseName: name) { scope, name in
-            try core.spec(scope: scope, name: name)
+            try reader.spec(scope: scope, name: name)
         }
-        return Query(core: core, text: query, plan: plan)
+        return Query(database: self, text: query, plan: plan)
     }
 }

@@ -4,14 +4,14 @@
 /// lets the ``IndexPlanner`` pick index ranges at each execution and looks the documents up.
 /// The executor only needs this protocol.
 protocol DocumentScan: Sendable, CustomStringConvertible {
-    /// Calls `body` for every visible document inside `txn`, until it returns false.
+    /// Calls `body` for every visible document in `snapshot`, until it returns false.
     /// A scan that delivers rows in ORDER BY order says so in `order`, and stops at the end of a
     /// tie group once `isSatisfied()` (the executor has all the rows it needs).
-    func forEach(_ txn: ReadTransaction, core: DatabaseCore, now: UInt64, context: EvaluationContext,
+    func forEach(_ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
                  order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws
 
     /// What this execution would do (explain()).
-    func explain(_ txn: ReadTransaction, core: DatabaseCore, context: EvaluationContext) throws -> String
+    func explain(_ snapshot: StoreSnapshot, context: EvaluationContext) throws -> String
 }
 
 /// What a scan tells the executor about the order of its rows, while it runs.
@@ -25,7 +25,7 @@ final class ScanOrder {
 }
 
 extension DocumentScan {
-    func explain(_ txn: ReadTransaction, core: DatabaseCore, context: EvaluationContext) throws -> String { description }
+    func explain(_ snapshot: StoreSnapshot, context: EvaluationContext) throws -> String { description }
 }
 
 /// Every document of one collection, read from the `documents` table in key (document id) order.
@@ -40,24 +40,26 @@ struct CollectionScan: DocumentScan {
         "SCAN \(collection.fullName)\(includeDeleted ? " (including deleted)" : "")"
     }
 
-    func forEach(_ txn: ReadTransaction, core: DatabaseCore, now: UInt64, context: EvaluationContext,
+    func forEach(_ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
                  order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
-        let prefix = StoreLayout.collectionPrefix(collection.number)
-        try txn.scan(core.store.tables.documents, prefix: prefix) { key, value in
-            let id = String(decoding: key[prefix.count...], as: UTF8.self)
-            guard let binding = try Self.binding(id, value, now: now, includeDeleted: includeDeleted) else { return true }
+        try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: includeDeleted) { id, record in
+            guard let binding = Self.binding(id, record) else { return true }
             return try body(binding)
         }
     }
 
-    /// The binding of a stored record, or nil when it is expired (or deleted and not wanted) or a
-    /// design document. Every way a query reaches a document (scans, index lookups, joins) comes
-    /// through here.
-    static func binding(_ id: String, _ value: UnsafeRawBufferPointer, now: UInt64,
-                        includeDeleted: Bool) throws -> SourceBinding? {
+    /// The document `id` of `collection` as a query sees it, or nil when it is not visible
+    /// (``StoreSnapshot/visibleRecord(_:_:now:includingDeleted:)``) or a design document: what
+    /// index lookups and joins by id read.
+    static func lookup(_ snapshot: StoreSnapshot, _ collection: CollectionSpec, _ id: String, now: UInt64,
+                       includeDeleted: Bool) throws -> SourceBinding? {
+        try snapshot.visibleRecord(collection, id, now: now, includingDeleted: includeDeleted).flatMap { binding(id, $0) }
+    }
+
+    /// The binding of a visible record, or nil for a design document. Every way a query reaches
+    /// a document (scans, index lookups, joins) comes through here.
+    static func binding(_ id: String, _ record: DocumentRecord) -> SourceBinding? {
         if id.hasPrefix("_design/") { return nil }
-        let record = try DocumentRecord(decoding: value)
-        guard record.isVisible(now: now, includingDeleted: includeDeleted) else { return nil }
         let root = EncodedValue(bytes: record.body.isEmpty ? Document.emptyBody : record.body)
         return SourceBinding(id: id, sequence: record.sequence, revisionID: record.revisionID,
                              isDeleted: record.isDeleted, expiration: record.expiration, body: Datum(root))

@@ -15,35 +15,35 @@ struct Executor {
         var ordinal: Int
     }
 
-    func run(core: DatabaseCore, parameters: [String: Datum]) throws -> [[Datum?]] {
-        try run(core: core, parameters: parameters, trackingMatches: false).rows
+    func run(_ reader: StoreReader, parameters: [String: Datum]) throws -> [[Datum?]] {
+        try run(reader, parameters: parameters, trackingMatches: false).rows
     }
 
     /// Runs the query; with `trackingMatches`, also returns the ids of the main collection's
     /// documents that passed WHERE (nil when there were more than ``MatchTracking/limit``, or
     /// when the query reads more than one source): what a live query needs to tell later that a
-    /// commit cannot change its results (see ``anyMatches(_:core:parameters:)``).
-    func run(core: DatabaseCore, parameters: [String: Datum],
+    /// commit cannot change its results (see ``anyMatches(_:in:parameters:)``).
+    func run(_ reader: StoreReader, parameters: [String: Datum],
              trackingMatches: Bool) throws -> (rows: [[Datum?]], matches: Set<String>?) {
         let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
         if !unset.isEmpty {
             throw CouchetteError(.invalidQuery, "query parameter\(unset.count > 1 ? "s" : "") \(unset.map { "$" + $0 }.joined(separator: ", ")) \(unset.count > 1 ? "are" : "is") not set; set them with query.parameters")
         }
         for source in plan.sources {
-            if case .collection(let spec) = source.kind { try core.checkUsable(spec) }
+            if case .collection(let spec) = source.kind { try reader.checkUsable(spec) }
         }
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
         let limit = try plan.limit.map { try count($0, context, "LIMIT") }
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
         let now = Clock.nowMilliseconds()
         var matches: Set<String>?
-        var rows = try core.read { txn -> [Row] in
+        var rows = try reader.read { snapshot -> [Row] in
             let scanOrder = ScanOrder()
             let sink = Sink(plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder,
-                            interruption: Interruption(core: core))
+                            interruption: Interruption(reader: reader))
             if trackingMatches && MatchTracking.applies(to: plan) { sink.matches = [] }
-            let joined = try plan.stages.map { try prepare($0, txn, core, now, context, sink.interruption) }
-            try plan.mainScan.forEach(txn, core: core, now: now, context: context, order: scanOrder,
+            let joined = try plan.stages.map { try prepare($0, snapshot, now, context, sink.interruption) }
+            try plan.mainScan.forEach(snapshot, now: now, context: context, order: scanOrder,
                                       isSatisfied: { sink.hasAllRows }) { binding in
                 try sink.interruption.check()
                 context.sources[0] = binding
@@ -78,15 +78,15 @@ struct Executor {
     /// row scanned, joined or unnested, so neither waits longer than one row's evaluation.
     /// ``Database/close()`` waits for running reads, and this is how it never waits on a long one.
     final class Interruption {
-        private let core: DatabaseCore
+        private let reader: StoreReader
         private var calls = 0
         /// Task cancellation is looked up less often than the (atomic) open flag.
         private static let cancellationInterval = 64
 
-        init(core: DatabaseCore) { self.core = core }
+        init(reader: StoreReader) { self.reader = reader }
 
         func check() throws {
-            try core.checkOpen()
+            try reader.checkOpen()
             calls &+= 1
             if calls % Self.cancellationInterval == 0, Task.isCancelled { throw CancellationError() }
         }
@@ -103,20 +103,16 @@ struct Executor {
         var lookup: ((String) throws -> SourceBinding?)?
     }
 
-    private func prepare(_ stage: Stage, _ txn: ReadTransaction, _ core: DatabaseCore, _ now: UInt64,
+    private func prepare(_ stage: Stage, _ snapshot: StoreSnapshot, _ now: UInt64,
                          _ context: EvaluationContext, _ interruption: Interruption) throws -> JoinedSource {
         guard case .join(_, let source, let scan, _, let hash) = stage else { return JoinedSource() }
         var joined = JoinedSource()
         if let hash, hash.innerIsDocumentID, case .collection(let spec) = plan.sources[source].kind {
             let includeDeleted = plan.sources[source].includeDeleted
-            let documents = core.store.tables.documents
-            joined.lookup = { id in
-                guard let value = try txn.get(documents, key: StoreLayout.documentKey(spec.number, id)) else { return nil }
-                return try CollectionScan.binding(id, value, now: now, includeDeleted: includeDeleted)
-            }
+            joined.lookup = { id in try CollectionScan.lookup(snapshot, spec, id, now: now, includeDeleted: includeDeleted) }
             return joined
         }
-        try scan.forEach(txn, core: core, now: now, context: context, order: ScanOrder(), isSatisfied: { false }) { binding in
+        try scan.forEach(snapshot, now: now, context: context, order: ScanOrder(), isSatisfied: { false }) { binding in
             try interruption.check()
             joined.bindings.append(binding)
             return true

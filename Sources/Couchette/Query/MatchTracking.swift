@@ -26,16 +26,16 @@ extension Executor {
     /// Whether any of `ids` is now a document of the main collection that passes WHERE (every
     /// visible document does when there is no WHERE). WHERE may be split in two (the conjuncts
     /// on the FROM document, then the rest): both must pass.
-    func anyMatches(_ ids: some Sequence<String>, core: DatabaseCore, parameters: [String: Datum]) throws -> Bool {
+    func anyMatches(_ ids: some Sequence<String>, in reader: StoreReader, parameters: [String: Datum]) throws -> Bool {
         guard case .collection(let spec) = plan.sources.first?.kind else { return true }
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
         let includeDeleted = plan.sources[0].includeDeleted
-        let documents = core.store.tables.documents
         let now = Clock.nowMilliseconds()
-        return try core.read { txn in
+        return try reader.read { snapshot in
             for id in ids {
-                guard let value = try txn.get(documents, key: StoreLayout.documentKey(spec.number, id)),
-                      let binding = try CollectionScan.binding(id, value, now: now, includeDeleted: includeDeleted) else { continue }
+                guard let binding = try CollectionScan.lookup(snapshot, spec, id, now: now, includeDeleted: includeDeleted) else {
+                    continue
+                }
                 context.sources[0] = binding
                 if try passes(plan.mainFilter, context), try passes(plan.filter, context) { return true }
             }

@@ -16,7 +16,10 @@
 ///   `.invalidParameter` when a parameter value cannot be used, `.notOpen` when the database is
 ///   closed or a queried collection was deleted.
 public final class Query: Sendable {
-    let core: DatabaseCore
+    let reader: StoreReader
+    /// The database the query was created on, for its live queries (``changes()``); weak, so that
+    /// a query kept after the database is dropped does not keep it open.
+    weak let database: Database?
     let plan: QueryPlan
     /// Built once: every result set of this query shares it.
     private let columns: ColumnNames
@@ -26,8 +29,9 @@ public final class Query: Sendable {
     /// Called after every assignment to ``parameters``: live queries re-run and emit.
     let parameterObservers = ParameterObservers()
 
-    init(core: DatabaseCore, text: String, plan: QueryPlan) {
-        self.core = core
+    init(database: Database, text: String, plan: QueryPlan) {
+        self.reader = database.reader
+        self.database = database
         self.text = text
         self.plan = plan
         columns = ColumnNames(plan.columnNames)
@@ -59,7 +63,7 @@ public final class Query: Sendable {
     /// Runs the compiled plan with `parameters` instead of the query's own (shared live queries).
     func executeNow(parameters: Parameters?) throws -> ResultSet {
         let values = try parameters?.resolved() ?? [:]
-        let rows = try Executor(plan: plan).run(core: core, parameters: values)
+        let rows = try Executor(plan: plan).run(reader, parameters: values)
         return ResultSet(columns: columns, rows: rows)
     }
 
@@ -67,13 +71,13 @@ public final class Query: Sendable {
     /// WHERE when ``MatchTracking`` applies (nil otherwise).
     func executeTrackingMatches(parameters: Parameters?) throws -> (results: ResultSet, matches: Set<String>?) {
         let values = try parameters?.resolved() ?? [:]
-        let (rows, matches) = try Executor(plan: plan).run(core: core, parameters: values, trackingMatches: true)
+        let (rows, matches) = try Executor(plan: plan).run(reader, parameters: values, trackingMatches: true)
         return (ResultSet(columns: columns, rows: rows), matches)
     }
 
     /// Whether any of `ids` now passes the query's WHERE clause (see ``MatchTracking``).
     func anyMatches(_ ids: Set<String>, parameters: Parameters?) throws -> Bool {
-        try Executor(plan: plan).anyMatches(ids, core: core, parameters: try parameters?.resolved() ?? [:])
+        try Executor(plan: plan).anyMatches(ids, in: reader, parameters: try parameters?.resolved() ?? [:])
     }
 
     /// A description of how the query runs: the scans, joins and the steps after them.
@@ -82,10 +86,10 @@ public final class Query: Sendable {
     /// parameters: `SCAN collection` (every document) or `INDEX SCAN collection USING name
     /// [bounds]` (the index and the conditions that bound its ranges).
     public func explain() async throws -> String {
-        try core.checkOpen()
+        try reader.checkOpen()
         let values = (try? storedParameters.withLock { $0 }?.resolved()) ?? [:]
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: values)
-        let scan = try core.read { txn in try plan.mainScan.explain(txn, core: core, context: context) }
+        let scan = try reader.read { snapshot in try plan.mainScan.explain(snapshot, context: context) }
         return scan + plan.explanationTail
     }
 }

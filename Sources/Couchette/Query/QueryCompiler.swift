@@ -19,8 +19,8 @@ struct QueryCompiler {
     private var resultAliases: [(String, Expression)] = []
     /// Sources referenced while compiling the current expression (for hash-join analysis).
     private var referencedSources: Set<Int> = []
-    /// Where aggregates may appear: nil when they may, else the clause name for the error.
-    private var aggregateBan: String? = nil
+    /// The clause being compiled, which decides whether aggregates may appear in it.
+    private var clause = Clause.results
     private var expandingAliases: Set<String> = []
     /// How deep the expression being compiled is nested, and how many expressions were compiled
     /// so far: result aliases are expanded where they are used, so the compiled tree can be
@@ -36,16 +36,44 @@ struct QueryCompiler {
         self.lookup = lookup
     }
 
+    /// Compiles `statement` in two steps over one ``QueryPlan``: ``compileStatement(_:)`` builds
+    /// every evaluator and reads the main collection by a full scan; ``planMainScan(_:_:)`` then
+    /// lets indexes replace that scan where the statement allows. What `explain()` prints is
+    /// derived from the finished plan (``QueryPlan/explanationTail``).
     static func compile(_ statement: SelectStatement, databaseName: String, lookup: @escaping CollectionLookup) throws -> QueryPlan {
         var compiler = QueryCompiler(databaseName: databaseName, lookup: lookup)
-        return try compiler.compile(statement)
+        var plan = try compiler.compileStatement(statement)
+        try compiler.planMainScan(statement, &plan)
+        return plan
+    }
+
+    /// The clauses of a statement, as far as the rule "aggregates only in the result list, HAVING
+    /// and ORDER BY" cares.
+    enum Clause: Equatable {
+        case results, whereClause, groupBy, limitOrOffset, joinCondition, unnest
+        /// The argument of an aggregate function (aggregates do not nest).
+        case aggregateArgument(String)
+
+        /// Nil where aggregates are allowed, else the clause's name for the error.
+        var forbiddingAggregates: String? {
+            switch self {
+            case .results: nil
+            case .whereClause: "WHERE"
+            case .groupBy: "GROUP BY"
+            case .limitOrOffset: "LIMIT or OFFSET"
+            case .joinCondition: "ON"
+            case .unnest: "UNNEST"
+            case .aggregateArgument(let name): "the argument of \(name)()"
+            }
+        }
     }
 
     private func invalid(_ message: String) -> CouchetteError { CouchetteError(.invalidQuery, message) }
 
     // MARK: - Statement
 
-    private mutating func compile(_ statement: SelectStatement) throws -> QueryPlan {
+    /// Step 1: every evaluator of the statement, the main collection read by a full scan.
+    private mutating func compileStatement(_ statement: SelectStatement) throws -> QueryPlan {
         let main = try resolve(statement.from)
         sources.append(main.plan)
         var collections: [Int: CollectionSpec] = [0: main.spec]
@@ -70,7 +98,7 @@ struct QueryCompiler {
         var pendingStages: [(Int, JoinClause)] = []
         for (offset, join) in statement.joins.enumerated() { pendingStages.append((offset + 1, join)) }
 
-        aggregateBan = "WHERE"
+        clause = .whereClause
         var filter: Evaluator?, mainFilter: Evaluator?
         if let condition = statement.whereClause {
             if statement.joins.isEmpty {
@@ -87,9 +115,9 @@ struct QueryCompiler {
                 filter = Self.conjunction(late)
             }
         }
-        aggregateBan = "GROUP BY"
+        clause = .groupBy
         let groupKeys = try statement.groupBy.map { try compileExpression($0) }
-        aggregateBan = nil
+        clause = .results
         let having = try statement.having.map { try compileExpression($0) }
 
         var columns: [Evaluator] = []
@@ -125,68 +153,61 @@ struct QueryCompiler {
             }
             return OrderKey(evaluator: try compileExpression(value), descending: item.descending, collation: collation)
         }
-        aggregateBan = "LIMIT or OFFSET"
+        clause = .limitOrOffset
         let limit = try statement.limit.map { try compileCount($0, "LIMIT") }
         let offset = try statement.offset.map { try compileCount($0, "OFFSET") }
 
-        var stages: [Stage] = []
+        // The joined sources' scans are made once every expression is compiled: a source's
+        // deleted documents become visible when any of them reads META(alias).deleted.
+        enum CompiledJoin {
+            case join(JoinClause.Kind, source: Int, on: Evaluator?, hash: HashCondition?)
+            case unnest(source: Int, Evaluator)
+        }
+        var compiledJoins: [CompiledJoin] = []
         for (index, join) in pendingStages {
             switch join {
             case .join(let kind, _, let on):
-                aggregateBan = "ON"
+                clause = .joinCondition
                 var hash: HashCondition?
                 var condition: Evaluator?
                 if let on {
                     condition = try compileExpression(on)
                     hash = try hashCondition(on, joined: index)
                 }
-                let spec = collections[index]!
-                stages.append(.join(kind, source: index, scan: CollectionScan(collection: spec, includeDeleted: false),
-                                    on: condition, hash: hash))
+                compiledJoins.append(.join(kind, source: index, on: condition, hash: hash))
             case .unnest(let value, _):
-                aggregateBan = "UNNEST"
-                stages.append(.unnest(source: index, try compileExpression(value)))
+                clause = .unnest
+                compiledJoins.append(.unnest(source: index, try compileExpression(value)))
             }
         }
-        // Deleted documents become visible once META().deleted is read (sources marked meanwhile).
-        stages = stages.map { stage in
-            guard case .join(let kind, let source, _, let on, let hash) = stage, case .collection(let spec) = sources[source].kind else { return stage }
-            return .join(kind, source: source, scan: CollectionScan(collection: spec, includeDeleted: sources[source].includeDeleted), on: on, hash: hash)
+        let stages = compiledJoins.map { compiled -> Stage in
+            switch compiled {
+            case .join(let kind, let source, let on, let hash):
+                let scan = CollectionScan(collection: collections[source]!, includeDeleted: sources[source].includeDeleted)
+                return .join(kind, source: source, scan: scan, on: on, hash: hash)
+            case .unnest(let source, let evaluator):
+                return .unnest(source: source, evaluator)
+            }
         }
         let columnNames = try uniqueColumnNames(names)
         let aggregating = !groupKeys.isEmpty || !aggregates.isEmpty
         if having != nil && !aggregating { throw invalid("HAVING requires GROUP BY or an aggregate function") }
 
-        var mainScan: any DocumentScan = CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted)
-        if !sources[0].includeDeleted {
-            let analysis = try analyzeIndexUse(statement, orderUsable: statement.joins.isEmpty && !aggregating
-                                               && !statement.distinct && statement.limit != nil)
-            if !analysis.isEmpty { mainScan = IndexedScan(collection: main.spec, analysis: analysis) }
-        }
-
-        var explanation = [" AS \(sources[0].alias)"]
-        for stage in stages {
-            switch stage {
-            case .join(let kind, let source, let scan, _, let hash):
-                explanation.append("\(kind.rawValue) JOIN \(scan) AS \(sources[source].alias) (\(hash == nil ? "nested loop" : hash!.innerIsDocumentID ? "lookup by id" : "hash"))")
-            case .unnest(let source, _):
-                explanation.append("UNNEST AS \(sources[source].alias)")
-            }
-        }
-        if mainFilter != nil { explanation.insert("FILTER \(sources[0].alias) BEFORE JOINS", at: 1) }
-        if filter != nil { explanation.append("FILTER") }
-        if aggregating { explanation.append("GROUP (\(groupKeys.count) keys, \(aggregates.count) aggregates)") }
-        if having != nil { explanation.append("HAVING") }
-        explanation.append("PROJECT " + columnNames.joined(separator: ", "))
-        if statement.distinct { explanation.append("DISTINCT (hash)") }
-        if !order.isEmpty { explanation.append("SORT (\(order.count) keys\(limit != nil ? ", top-k" : ""))") }
-        if limit != nil || offset != nil { explanation.append("LIMIT/OFFSET") }
-
-        return QueryPlan(sources: sources, mainScan: mainScan, stages: stages, mainFilter: mainFilter, filter: filter, groupKeys: groupKeys,
+        return QueryPlan(sources: sources, mainScan: CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted),
+                         stages: stages, mainFilter: mainFilter, filter: filter, groupKeys: groupKeys,
                          aggregates: aggregates, isAggregating: aggregating, having: having, columns: columns,
                          columnNames: columnNames, order: order, distinct: statement.distinct, limit: limit,
-                         offset: offset, parameterNames: parameterNames, variableCount: variableCount,
-                         explanationTail: explanation.joined(separator: "\n"))
+                         offset: offset, parameterNames: parameterNames, variableCount: variableCount)
+    }
+
+    /// Step 2: lets indexes find the main collection's documents when the statement allows it (no
+    /// deleted documents read); the ranges themselves are chosen at each execution
+    /// (``IndexedScan``), when the parameters are known.
+    private mutating func planMainScan(_ statement: SelectStatement, _ plan: inout QueryPlan) throws {
+        guard !plan.sources[0].includeDeleted, case .collection(let spec) = plan.sources[0].kind else { return }
+        let orderUsable = statement.joins.isEmpty && !plan.isAggregating && !statement.distinct && statement.limit != nil
+        let analysis = try analyzeIndexUse(statement, orderUsable: orderUsable)
+        if !analysis.isEmpty { plan.mainScan = IndexedScan(collection: spec, analysis: analysis) }
     }
 
     /// The sargable parts of WHERE and ORDER BY, with names resolved as ``compilePath`` does.
@@ -703,11 +724,14 @@ struct QueryCompiler {
 
     private mutating func compileFunction(_ name: String, _ arguments: [Expression], distinct: Bool, star: Bool, offset: Int) throws -> Evaluator {
         if let kind = AggregateKind(rawValue: name) {
-            if let clause = aggregateBan { throw invalid("aggregate \(name)() is not allowed in \(clause) (offset \(offset))") }
+            if let forbidding = clause.forbiddingAggregates {
+                throw invalid("aggregate \(name)() is not allowed in \(forbidding) (offset \(offset))")
+            }
             if star && kind != .count { throw invalid("\(name)(*) is not allowed; only COUNT(*) (offset \(offset))") }
             guard star || arguments.count == 1 else { throw invalid("\(name)() takes one argument, got \(arguments.count) (offset \(offset))") }
-            aggregateBan = "the argument of \(name)()"
-            defer { aggregateBan = nil }
+            let outer = clause
+            clause = .aggregateArgument(name)
+            defer { clause = outer }
             let argument = star ? nil : try compileExpression(arguments[0])
             let slot = aggregates.count
             aggregates.append(AggregatePlan(kind: kind, argument: argument, distinct: distinct))

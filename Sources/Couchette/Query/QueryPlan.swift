@@ -24,8 +24,6 @@ struct QueryPlan: Sendable {
     var offset: Evaluator?
     var parameterNames: Set<String>
     var variableCount: Int
-    /// explain() after the main scan's own line: its alias, then one line per later step.
-    var explanationTail: String
 }
 
 struct SourcePlan: Sendable {

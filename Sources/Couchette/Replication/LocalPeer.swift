@@ -10,7 +10,7 @@ struct LocalPeer: ReplicationPeer {
 
     init(collection: Collection) throws {
         self.collection = collection
-        identifier = "couchette:\(try collection.core.uuid())/\(collection.fullName)"
+        identifier = "couchette:\(try collection.reader.uuid())/\(collection.fullName)"
     }
 
     func info() async throws -> PeerInfo {
@@ -172,6 +172,6 @@ struct LocalPeer: ReplicationPeer {
 
     /// Every commit is already durable (or as durable as the database's `fullSync` setting makes it).
     func ensureFullCommit() async throws {
-        try collection.core.checkUsable(collection.spec)
+        try collection.reader.checkUsable(collection.spec)
     }
 }

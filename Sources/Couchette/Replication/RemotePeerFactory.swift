@@ -8,7 +8,8 @@ import Foundation
 /// `user:password@` in the URL) go into headers, never into the peer's identifier.
 ///
 /// - Throws: `.invalidParameter` for a URL that is not `http(s)://host[:port]/db`.
-func makeRemotePeer(url: URL, remoteName: String, config: ReplicatorConfiguration) throws -> any ReplicationPeer {
+func makeRemotePeer(url: URL, remoteName: String, config: ReplicatorConfiguration,
+                    requestTimeout: TimeInterval) throws -> any ReplicationPeer {
     guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
         throw CouchetteError(.invalidParameter, "'\(RemotePeer.redacted(url))' is not a valid URL")
     }
@@ -29,5 +30,5 @@ func makeRemotePeer(url: URL, remoteName: String, config: ReplicatorConfiguratio
     default:
         break
     }
-    return try RemotePeer(url: peerURL, headers: headers, requestTimeout: config.requestTimeout, tls: config.clientTLS)
+    return try RemotePeer(url: peerURL, headers: headers, requestTimeout: requestTimeout, tls: config.clientTLS)
 }

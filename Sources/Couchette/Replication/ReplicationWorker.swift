@@ -12,8 +12,8 @@ struct ReplicationWorker: Sendable {
     let replicator: Replicator
     let replicationID: String
 
-    var source: any ReplicationPeer { isPush ? link.localPeer : link.remote }
-    var target: any ReplicationPeer { isPush ? link.remote : link.localPeer }
+    var source: any ReplicationPeer { isPush ? link.local : link.remote }
+    var target: any ReplicationPeer { isPush ? link.remote : link.local }
     var config: ReplicatorConfiguration { replicator.config }
     var state: ReplicatorState { replicator.state }
     var filter: ReplicationFilter? { isPush ? link.config.pushFilter : link.config.pullFilter }
@@ -24,7 +24,7 @@ struct ReplicationWorker: Sendable {
         self.number = number
         self.replicator = replicator
         replicationID = Checkpoint.replicationID(
-            localUUID: try link.collection.core.uuid(), collection: link.collection.fullName,
+            localUUID: try link.collection.reader.uuid(), collection: link.collection.fullName,
             remote: link.remote.identifier, isPush: isPush, documentIDs: link.config.documentIDs,
             hasFilter: (isPush ? link.config.pushFilter : link.config.pullFilter) != nil,
             selector: isPush ? nil : link.pullSelector?.source)
@@ -100,7 +100,7 @@ struct ReplicationWorker: Sendable {
             }
             state.setActivity(replicator, worker: number, .busy)
             // A full page means more is waiting: read the next page while this one is moved.
-            let isFull = page.results.count >= config.batchSize
+            let isFull = page.results.count >= replicator.options.batchSize
             let following = page.lastSequence
             async let upcoming = isFull ? nextPage(since: following, caughtUp: false) as PeerChanges? : nil
             try await transfer(page.results, session: &cursor.session)
@@ -121,7 +121,7 @@ struct ReplicationWorker: Sendable {
     private func nextPage(since: Value?, caughtUp: Bool) async throws -> PeerChanges {
         if caughtUp { state.setActivity(replicator, worker: number, .idle) }
         let wait: ChangesWait = caughtUp ? .longpoll(timeout: .seconds(min(max(config.heartbeat, 1), 60))) : .normal
-        return try await source.changes(since: since, limit: config.batchSize, documentIDs: link.config.documentIDs,
+        return try await source.changes(since: since, limit: replicator.options.batchSize, documentIDs: link.config.documentIDs,
                                         selector: isPush ? nil : link.pullSelector, wait: wait)
     }
 

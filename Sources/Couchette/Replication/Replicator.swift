@@ -67,8 +67,10 @@ public actor Replicator {
     /// The configuration this replicator was created with.
     public nonisolated let config: ReplicatorConfiguration
     nonisolated let state = ReplicatorState()
-    /// Wraps each peer (tests count and break calls through it).
-    private nonisolated let wrapPeer: @Sendable (any ReplicationPeer) -> any ReplicationPeer
+    /// Tuning kept out of the public configuration (``ReplicationOptions``).
+    nonisolated let options: ReplicationOptions
+    /// Where the peers come from (``EndpointPeers`` outside tests).
+    private nonisolated let peers: any ReplicationPeerFactory
     private var run: Task<Void, Never>?
     private var isStopping = false
     private var generation = 0
@@ -82,10 +84,10 @@ public actor Replicator {
     ///   a negative or non-finite `heartbeat` or `maxAttemptWaitTime`, or a `pullSelector` that is
     ///   not a valid Mango selector.
     public init(config: ReplicatorConfiguration) throws {
-        try self.init(config: config, wrapPeer: { $0 })
+        try self.init(config: config, options: ReplicationOptions(), peers: EndpointPeers())
     }
 
-    init(config: ReplicatorConfiguration, wrapPeer: @escaping @Sendable (any ReplicationPeer) -> any ReplicationPeer) throws {
+    init(config: ReplicatorConfiguration, options: ReplicationOptions, peers: any ReplicationPeerFactory) throws {
         guard let first = config.collections.first else {
             throw CouchetteError(.invalidParameter, "replicator configuration has no collection: call addCollection first")
         }
@@ -99,8 +101,8 @@ public actor Replicator {
         for collectionConfig in config.collectionConfigs {
             if case .failure(let error)? = collectionConfig.parsedPullSelector { throw error }
         }
-        guard config.batchSize > 0 else {
-            throw CouchetteError(.invalidParameter, "batch size must be positive, not \(config.batchSize)")
+        guard options.batchSize > 0 else {
+            throw CouchetteError(.invalidParameter, "batch size must be positive, not \(options.batchSize)")
         }
         switch config.target {
         case let endpoint as DatabaseEndpoint:
@@ -116,13 +118,14 @@ public actor Replicator {
             throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
         }
         self.config = config
-        self.wrapPeer = wrapPeer
+        self.options = options
+        self.peers = peers
         for database in databases {
-            let token = database.core.observers.add(nil, onClose: { [weak self] in
+            let token = database.observation.observers.add(nil, onClose: { [weak self] in
                 guard let self else { return }
                 Task { await self.stop() }
             })
-            closeRegistrations.withLock { $0.append((database.core.observers, token)) }
+            closeRegistrations.withLock { $0.append((database.observation.observers, token)) }
         }
     }
 
@@ -205,43 +208,12 @@ public actor Replicator {
     func resolveLinks() async throws -> [ReplicationLink] {
         if let links { return links }
         var made: [ReplicationLink] = []
-        var remoteNames: [String]?
-        if let endpoint = config.target as? URLEndpoint {
-            remoteNames = try RemoteDatabaseNames.resolve(url: endpoint.url, collections: config.collections, configs: config.collectionConfigs)
-        }
         for (index, (collection, collectionConfig)) in zip(config.collections, config.collectionConfigs).enumerated() {
-            let remote: any ReplicationPeer
-            switch config.target {
-            case let endpoint as DatabaseEndpoint:
-                remote = try LocalPeer(collection: try await Self.counterpart(of: collection, in: endpoint.database, remoteName: collectionConfig.remoteName))
-            case let endpoint as URLEndpoint:
-                remote = try makeRemotePeer(url: endpoint.url, remoteName: remoteNames?[index] ?? "", config: config)
-            default:
-                throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
-            }
-            made.append(ReplicationLink(collection: collection, config: collectionConfig,
-                                        local: try LocalPeer(collection: collection),
-                                        localPeer: wrapPeer(try LocalPeer(collection: collection)),
-                                        remote: wrapPeer(remote)))
+            let (local, remote) = try await peers.makePeers(for: collection, at: index, of: config, options: options)
+            made.append(ReplicationLink(collection: collection, config: collectionConfig, local: local, remote: remote))
         }
         links = made
         return made
-    }
-
-    /// The collection of `database` that `collection` replicates with, created when missing.
-    private static func counterpart(of collection: Collection, in database: Database, remoteName: String?) async throws -> Collection {
-        var scope = collection.scope.name
-        var name = collection.name
-        if let remoteName {
-            let parts = remoteName.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            guard (1...2).contains(parts.count) else {
-                throw CouchetteError(.invalidParameter, "remoteName '\(remoteName)' must be 'collection' or 'scope.collection'")
-            }
-            name = parts[parts.count - 1]
-            scope = parts.count == 2 ? parts[0] : Catalog.defaultName
-        }
-        if let existing = try database.collection(name: name, scope: scope) { return existing }
-        return try await database.createCollection(name: name, scope: scope)
     }
 
     // MARK: - Streams
@@ -282,7 +254,7 @@ public actor Replicator {
             throw CouchetteError(.invalidParameter, "\(collection.fullName) is not replicated by this replicator")
         }
         let worker = try ReplicationWorker(link: link, isPush: true, number: 0, replicator: self)
-        let checkpoint = try link.local.collection.localDocument(id: worker.replicationID)
+        let checkpoint = try link.collection.localDocument(id: worker.replicationID)
         var since = try LocalPeer.sequence(checkpoint?["source_last_seq"])
         let ids = link.config.documentIDs.map(Set.init)
         var pending = Set<String>()
@@ -302,7 +274,7 @@ public actor Replicator {
 
     private func passesPushFilter(_ change: StoredChange, _ link: ReplicationLink) throws -> Bool {
         guard let filter = link.config.pushFilter else { return true }
-        let collection = link.local.collection
+        let collection = link.collection
         guard let document = try collection.storedDocument(id: change.id, includingDeleted: true) else { return false }
         return filter(document, document.isDeleted ? .deleted : [])
     }
@@ -312,9 +284,8 @@ public actor Replicator {
 struct ReplicationLink: Sendable {
     let collection: Collection
     let config: CollectionConfiguration
-    /// The unwrapped local peer (conflict resolution reads the collection directly).
-    let local: LocalPeer
-    let localPeer: any ReplicationPeer
+    /// The local side (conflict resolution and checkpoints read ``collection`` directly).
+    let local: any ReplicationPeer
     let remote: any ReplicationPeer
 
     /// The collection's pull selector (checked valid by `Replicator.init`).

@@ -54,11 +54,6 @@ public struct ReplicatorConfiguration: Sendable {
     /// `couchette replicate --cacert` sets); the host name is checked against the server's
     /// certificate. Nil (default): the system trust store.
     public var trustedRootCertificates: [Data]?
-    /// How many changes one batch carries (internal: tests use small batches).
-    var batchSize = 500
-    /// Seconds an HTTP request may stay silent (no byte either way) before it fails with `.io`
-    /// and is retried (internal: the fault tests use a short one).
-    var requestTimeout: TimeInterval = 60
 
     /// A configuration for replicating with `target`: push and pull, one-shot, no collections yet
     /// (add them with ``addCollection(_:config:)``), the system trust store for HTTPS.

@@ -248,14 +248,6 @@ final class StorageEnvironment: @unchecked Sendable {
 
     // MARK: - Map size
 
-    var mapSize: Int {
-        gate.withShared {
-            var info = MDB_envinfo()
-            mdb_env_info(env, &info)
-            return info.me_mapsize
-        }
-    }
-
     private func growMap(usingReserve: Bool) throws {
         try gate.withExclusive {
             try checkOpen()

@@ -6,9 +6,11 @@ extension ReadTransaction {
     /// one key also last to first), stopping when `body` returns false.
     func scanBackward(_ table: Table, from lower: [UInt8], to upper: [UInt8]?,
                       _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
-        var cursor: OpaquePointer?
-        try StorageError.check(mdb_cursor_open(txn, table.handle, &cursor), "opening a cursor on \(table.name)")
-        defer { mdb_cursor_close(cursor) }
+        try withCursor(table) { cursor in try scanBackward(cursor, table, from: lower, to: upper, body) }
+    }
+
+    private func scanBackward(_ cursor: OpaquePointer?, _ table: Table, from lower: [UInt8], to upper: [UInt8]?,
+                              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         var key = MDB_val()
         var data = MDB_val()
         var rc: Int32
@@ -28,14 +30,6 @@ extension ReadTransaction {
             rc = mdb_cursor_get(cursor, &key, &data, MDB_PREV)
         }
         if rc != MDB_NOTFOUND { try StorageError.check(rc, "scanning \(table.name) backward") }
-    }
-
-    static func compareBytes(_ lhs: UnsafeRawBufferPointer, _ rhs: [UInt8]) -> Int {
-        let common = min(lhs.count, rhs.count)
-        for index in 0..<common where lhs[index] != rhs[index] {
-            return lhs[index] < rhs[index] ? -1 : 1
-        }
-        return lhs.count - rhs.count
     }
 }
 

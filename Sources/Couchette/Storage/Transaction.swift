@@ -56,9 +56,21 @@ class ReadTransaction {
     /// returns false. A nil `upper` runs to the end of the table.
     func scan(_ table: Table, from lower: [UInt8], to upper: [UInt8]?,
               _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try withCursor(table) { cursor in
+            try scan(cursor, table, from: lower, to: upper, body)
+        }
+    }
+
+    /// Opens a cursor on `table` for `body` and closes it when `body` returns.
+    func withCursor<R>(_ table: Table, _ body: (OpaquePointer?) throws -> R) throws -> R {
         var cursor: OpaquePointer?
         try StorageError.check(mdb_cursor_open(txn, table.handle, &cursor), "opening a cursor on \(table.name)")
         defer { mdb_cursor_close(cursor) }
+        return try body(cursor)
+    }
+
+    private func scan(_ cursor: OpaquePointer?, _ table: Table, from lower: [UInt8], to upper: [UInt8]?,
+                      _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         var key = MDB_val()
         var data = MDB_val()
         // LMDB rejects empty keys, so an empty lower bound means "from the first entry".
@@ -69,7 +81,7 @@ class ReadTransaction {
                 return mdb_cursor_get(cursor, &key, &data, MDB_SET_RANGE)
             }
         while rc == MDB_SUCCESS {
-            if let upper, compare(key.buffer, upper) >= 0 { return }
+            if let upper, Self.compareBytes(key.buffer, upper) >= 0 { return }
             if try !body(key.buffer, data.buffer) { return }
             rc = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
         }
@@ -100,7 +112,8 @@ class ReadTransaction {
         return found
     }
 
-    private func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: [UInt8]) -> Int {
+    /// Byte-wise order of a stored key and a bound, LMDB's default key order.
+    static func compareBytes(_ lhs: UnsafeRawBufferPointer, _ rhs: [UInt8]) -> Int {
         let common = min(lhs.count, rhs.count)
         for index in 0..<common where lhs[index] != rhs[index] {
             return lhs[index] < rhs[index] ? -1 : 1

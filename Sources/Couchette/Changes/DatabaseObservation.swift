@@ -1,4 +1,30 @@
-extension DatabaseCore {
+/// Everything that watches one database: the change streams' commit observers, the shared live
+/// queries (``LiveQueryRegistry``), the task group their evaluations run in
+/// (``ObservationTasks``) and the monitor of other processes' commits (``ExternalChanges``,
+/// plugged into the commit observers as a ``TransactionObserver``). Owned by ``Database``, which
+/// closes it; it sees the database only through ``StoreReader`` and ``CommitObservers``.
+final class DatabaseObservation: Sendable {
+    let reader: StoreReader
+    let observers: CommitObservers
+    /// The live queries of this database, shared by subscribers with the same text and parameters.
+    let liveQueries: LiveQueryRegistry
+    /// The task group live-query evaluations run in.
+    let tasks = ObservationTasks()
+    /// Other processes' (and other instances') commits, published through ``observers``.
+    let external: ExternalChanges
+
+    init(reader: StoreReader, observers: CommitObservers) {
+        self.reader = reader
+        self.observers = observers
+        external = ExternalChanges(reader: reader, observers: observers)
+        liveQueries = LiveQueryRegistry(observers: observers, tasks: tasks)
+    }
+
+    /// Ends observation when the database closes: no evaluation starts afterwards.
+    func close() {
+        tasks.close()
+    }
+
     /// Registers a commit observer feeding a new stream, before returning it.
     ///
     /// `event` runs on the writer thread after every commit, in commit order; it turns the
@@ -28,19 +54,19 @@ extension DatabaseCore {
         onEnd: (@Sendable () -> Void)? = nil,
         onCommit: CommitObservers.Observer?
     ) -> ChangeStream<Element> {
-        guard isOpenNow else {
+        guard reader.isOpen else {
             buffer.finish()
             onEnd?()
             return ChangeStream(buffer: buffer)
         }
         let token = observers.add(onCommit, onClose: { buffer.finish() })
-        externalChanges.ensureRunning(self)
+        external.ensureRunning()
         let observers = self.observers
         buffer.setOnTermination {
             observers.remove(token)
             onEnd?()
         }
-        if !isOpenNow { buffer.finish() }
+        if !reader.isOpen { buffer.finish() }
         return ChangeStream(buffer: buffer)
     }
 }
