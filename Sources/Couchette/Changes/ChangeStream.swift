@@ -24,6 +24,8 @@
 /// unregisters it. A stream is meant for one consumer; iterating it after breaking out of a
 /// `for await` loop yields nothing. Create one stream per consumer.
 public struct ChangeStream<Element: Sendable>: AsyncSequence, Sendable {
+    /// Change streams never throw: failures of a live query arrive inside its events
+    /// (``QueryChange/error``).
     public typealias Failure = Never
 
     let buffer: ChangeBuffer<Element>
@@ -41,12 +43,15 @@ public struct ChangeStream<Element: Sendable>: AsyncSequence, Sendable {
         return ChangeStream(buffer: buffer)
     }
 
+    /// The iterator that `for await` uses. Make one per stream: the stream's events go to whichever
+    /// iterator asks first.
     public func makeAsyncIterator() -> Iterator {
         Iterator(buffer: buffer, lifetime: lifetime)
     }
 
     /// Iterates a ``ChangeStream``; ending the iteration (dropping the iterator) ends the stream.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
+        /// Iteration never throws.
         public typealias Failure = Never
 
         private let buffer: ChangeBuffer<Element>

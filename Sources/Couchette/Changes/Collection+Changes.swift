@@ -20,7 +20,9 @@ extension Collection {
     /// The stream ends when the database is closed (it is empty and already ended when the
     /// database is closed at the call). A consumer more than 64 events behind gets further
     /// commits merged into one event holding the union of their ids (see ``ChangeStream``).
-    /// Commits made by other processes that opened the same database file are not reported.
+    /// Commits made by other processes (or another `Database` instance) on the same file are
+    /// reported too, within about 20 ms: their saves and deletions with their ids, several such
+    /// commits possibly in one event; their purges leave no ids behind and give no event.
     ///
     /// - Returns: A stream of ``CollectionChange``s for one consumer.
     public func changes() -> ChangeStream<CollectionChange> {

@@ -2,6 +2,14 @@
 ///
 /// Valid only inside the batch body; using it afterwards throws `.invalidParameter`. Documents
 /// are encoded when you call a method, so later edits to a `MutableDocument` are not included.
+///
+/// ```swift
+/// let draft = try await drafts.document(id: "order-7")     // the body is synchronous: read first
+/// try await db.inBatch { batch in
+///     try batch.save(document: MutableDocument(id: "order-7").setInt(3, forKey: "items"), in: orders)
+///     if let draft { try batch.delete(document: draft, in: drafts) }
+/// }
+/// ```
 public final class Batch {
     let database: Database
     private(set) var operations: [WriteOperation] = []
@@ -35,12 +43,18 @@ public final class Batch {
                      control: alreadyWritten ? .lastWriteWins : concurrencyControl), tracking: document)
     }
 
+    /// Adds the deletion of `document` (a tombstone revision) to the batch.
+    ///
+    /// With `.failOnConflict`, a document that changed since it was read fails the whole batch with
+    /// `.conflict`; a document that does not exist fails it with `.notFound`.
     public func delete(document: Document, in collection: Collection,
                        concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
         try check(collection)
         append(.delete(collection.spec, id: document.id, base: document.revisionID, control: concurrencyControl))
     }
 
+    /// Adds the purge of the document `id` to the batch: every trace of it is removed, and the purge
+    /// is not replicated. A document that does not exist fails the whole batch with `.notFound`.
     public func purge(id: String, in collection: Collection) throws {
         try check(collection)
         append(.purge(collection.spec, id: id))

@@ -40,10 +40,13 @@ public final class Collection: Sendable, Hashable {
         }
     }
 
+    /// Two collections are equal when they are the same scope and name in the same `Database`
+    /// instance.
     public static func == (lhs: Collection, rhs: Collection) -> Bool {
         lhs.database === rhs.database && lhs.spec == rhs.spec
     }
 
+    /// Hashes what ``==(_:_:)`` compares, so collections can key dictionaries and sets.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(database))
         hasher.combine(spec)
@@ -224,5 +227,6 @@ public final class Collection: Sendable, Hashable {
 }
 
 extension Collection: CustomStringConvertible {
+    /// `Collection(scope.name)`, for logs and debugging.
     public var description: String { "Collection(\(fullName))" }
 }

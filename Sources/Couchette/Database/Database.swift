@@ -25,7 +25,7 @@ public actor Database {
     private nonisolated let writer: WriterExecutor
     private var groupCommit = GroupCommitPacing()
 
-    /// The actor runs on its own writer thread (see ``WriterExecutor``).
+    /// The actor runs on its own writer thread (`WriterExecutor`).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { writer.asUnownedSerialExecutor() }
 
     /// Opens the database `name` in `config.directory`, creating it if needed.
@@ -64,7 +64,7 @@ public actor Database {
     ///
     /// Queries running on other threads notice the close at their next row and throw
     /// `.notOpen`; closing waits for them only that long (one row's evaluation, in which a
-    /// regular expression is cut off after ``FunctionLibrary/regexTimeLimit``), never for a whole
+    /// regular expression is cut off after `FunctionLibrary.regexTimeLimit`), never for a whole
     /// long query.
     public func close() throws {
         guard core.markClosed() else { return }

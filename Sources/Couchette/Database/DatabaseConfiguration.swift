@@ -38,6 +38,8 @@ public struct DatabaseConfiguration: Sendable {
     /// the file, not another process's.
     public var maximumSize: Int?
 
+    /// The default configuration: databases in `directory` (the current directory when nil), no full
+    /// sync, CouchDB's 1,000-revision history, and a size that grows as needed.
     public init(directory: String? = nil) {
         self.directory = directory ?? FileManager.default.currentDirectoryPath
         self.fullSync = false

@@ -1,6 +1,10 @@
 import Foundation
 
 /// Housekeeping that ``Database/performMaintenance(type:)`` can run.
+///
+/// ```swift
+/// try await db.performMaintenance(type: .compact)
+/// ```
 public enum MaintenanceType: Sendable {
     /// Rewrites the file without free pages, returning space to the file system.
     case compact

@@ -6,6 +6,7 @@
 /// for collection in try scope?.collections() ?? [] { print(collection.fullName) }
 /// ```
 public final class Scope: Sendable, Hashable {
+    /// The scope's name, such as `_default` or `inventory`.
     public let name: String
     /// The database this scope belongs to.
     public let database: Database
@@ -25,10 +26,12 @@ public final class Scope: Sendable, Hashable {
         try database.collection(name: name, scope: self.name)
     }
 
+    /// Two scopes are equal when they have the same name in the same `Database` instance.
     public static func == (lhs: Scope, rhs: Scope) -> Bool {
         lhs.database === rhs.database && lhs.name == rhs.name
     }
 
+    /// Hashes what ``==(_:_:)`` compares, so scopes can key dictionaries and sets.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(database))
         hasher.combine(name)

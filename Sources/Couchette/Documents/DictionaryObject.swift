@@ -17,15 +17,21 @@ public struct DictionaryObject: DictionaryProtocol, Sendable, Equatable {
         encoded.value(forKey: key).map(ImmutableValues.wrap)
     }
 
+    /// The property as an array, or nil when it is missing or not an array.
     public func array(forKey key: String) -> ArrayObject? { value(forKey: key) as? ArrayObject }
+    /// The property as a nested dictionary, or nil when it is missing or not a dictionary.
     public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
+    /// A fragment for path-style reads that never fail: `address["geo"]["lat"].double`.
     public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
 
     public func toDictionary() -> [String: Any] { ValueConversion.plainDictionary(encoded) }
+    /// The dictionary as compact JSON text, numbers written as CouchDB writes them.
     public func toJSON() -> String { JSON.string(from: encoded.decode()) }
     /// A mutable copy.
     public func toMutable() -> MutableDictionaryObject { MutableDictionaryObject(encoded: encoded) }
 
+    /// Two dictionaries are equal when their stored bytes are: same keys, same values, same number
+    /// kinds (`1` and `1.0` differ).
     public static func == (lhs: DictionaryObject, rhs: DictionaryObject) -> Bool {
         lhs.encoded.slice == rhs.encoded.slice
     }

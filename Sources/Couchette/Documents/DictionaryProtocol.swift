@@ -31,8 +31,13 @@ public protocol DictionaryProtocol {
 }
 
 extension DictionaryProtocol {
+    /// Whether the property exists; true for a property holding JSON null too.
     public func contains(key: String) -> Bool { value(forKey: key) != nil }
+    /// The property as a `String`, or nil when it is missing or not a string (numbers are not
+    /// converted).
     public func string(forKey key: String) -> String? { Coercion.string(value(forKey: key)) }
+    /// The property as an `Int`: doubles truncated toward zero, `true` as 1, 0 for missing values and
+    /// non-numbers.
     public func int(forKey key: String) -> Int { Coercion.int(value(forKey: key)) }
     /// The property as an `Int64`: doubles truncated, integers beyond `Int64` clamped, 0 for
     /// non-numbers.
@@ -40,10 +45,15 @@ extension DictionaryProtocol {
     /// The property as a `Double`: integers (beyond `Int64` too) as the nearest `Double`, 0 for
     /// non-numbers.
     public func double(forKey key: String) -> Double { Coercion.double(value(forKey: key)) }
+    /// The property as a `Float`, converted from ``double(forKey:)`` (0 for non-numbers).
     public func float(forKey key: String) -> Float { Float(Coercion.double(value(forKey: key))) }
+    /// The property as a `Bool` with Couchbase Lite's truthiness: false for a missing property, JSON
+    /// null, `false` and zero; true for anything else, strings and containers included.
     public func bool(forKey key: String) -> Bool { Coercion.bool(value(forKey: key)) }
     /// Couchbase Lite's spelling of ``bool(forKey:)``.
     public func boolean(forKey key: String) -> Bool { bool(forKey: key) }
+    /// The property as an `NSNumber` (integers, doubles, booleans and exact large integers as
+    /// `NSDecimalNumber`), or nil when it is not a number.
     public func number(forKey key: String) -> NSNumber? { Coercion.number(value(forKey: key)) }
     /// Parses an ISO-8601 string property; nil for anything else.
     public func date(forKey key: String) -> Date? { Coercion.date(value(forKey: key)) }

@@ -2,7 +2,7 @@ import Foundation
 
 /// An immutable snapshot of a stored document: its id, revision, sequence and properties.
 ///
-/// Property reads go straight to the stored bytes (see ``ValueTag``); nothing is decoded up front.
+/// Property reads go straight to the stored bytes (`ValueTag`); nothing is decoded up front.
 /// `Document` is `Sendable`: pass it between tasks freely. To change it, make a mutable copy.
 ///
 /// ```swift
@@ -49,8 +49,11 @@ public final class Document: DictionaryProtocol, Sendable {
         root.value(forKey: key).map(ImmutableValues.wrap)
     }
 
+    /// The property as an array, or nil when it is missing or not an array.
     public func array(forKey key: String) -> ArrayObject? { value(forKey: key) as? ArrayObject }
+    /// The property as a nested dictionary, or nil when it is missing or not a dictionary.
     public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
+    /// A fragment for path-style reads that never fail: `doc["address"]["city"].string`.
     public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
 
     public func toDictionary() -> [String: Any] { ValueConversion.plainDictionary(root) }
@@ -64,5 +67,6 @@ public final class Document: DictionaryProtocol, Sendable {
 }
 
 extension Document: CustomStringConvertible {
+    /// The id, the revision and the properties as JSON, for logs and debugging.
     public var description: String { "Document(\(id), \(revisionID ?? "unsaved")): \(toJSON())" }
 }

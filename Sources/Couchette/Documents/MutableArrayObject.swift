@@ -1,11 +1,19 @@
 import Foundation
 
 /// An array that can be edited in place.
+///
+/// ```swift
+/// let tags = MutableArrayObject().addString("home").addString("urgent")
+/// doc.setArray(tags, forKey: "tags")
+/// try doc.array(forKey: "tags")?.insertValue("first", at: 0)   // edits the document's array
+/// ```
 public final class MutableArrayObject: ArrayProtocol {
     var slots: [MutableSlot]
 
+    /// An empty array, to fill with the `add` methods.
     public init() { slots = [] }
 
+    /// An array holding a copy of `data` (values as accepted by ``addValue(_:)``).
     public convenience init(data: [Any]) {
         self.init()
         setData(data)
@@ -36,8 +44,11 @@ public final class MutableArrayObject: ArrayProtocol {
         return MutableSlot.get(&slots[index])
     }
 
+    /// The element as an editable array, or nil when out of range or not an array.
     public func array(at index: Int) -> MutableArrayObject? { value(at: index) as? MutableArrayObject }
+    /// The element as an editable dictionary, or nil when out of range or not a dictionary.
     public func dictionary(at index: Int) -> MutableDictionaryObject? { value(at: index) as? MutableDictionaryObject }
+    /// A fragment that reads and sets along a path: `tags[0].string = "urgent"`.
     public subscript(index: Int) -> MutableFragment { MutableFragment(parent: .array(self, index)) }
 
     public func toArray() -> [Any] { slots.map(MutableSlot.plain) }
@@ -60,6 +71,9 @@ public final class MutableArrayObject: ArrayProtocol {
         return self
     }
 
+    /// Appends a value: strings, numbers, booleans, dates (as ISO-8601 strings), `nil`/`NSNull`
+    /// (JSON null), arrays, dictionaries and Couchette's container objects. A value that cannot be
+    /// stored is kept and reported by the next save.
     @discardableResult public func addValue(_ value: Any?) -> Self {
         slots.append(MutableSlot(value, owner: self))
         return self
@@ -74,6 +88,8 @@ public final class MutableArrayObject: ArrayProtocol {
         return self
     }
 
+    /// Removes the element at `index`, shifting the later ones down; out of range throws
+    /// `.invalidParameter`.
     @discardableResult public func removeValue(at index: Int) throws -> Self {
         guard slots.indices.contains(index) else {
             throw CouchetteError(.invalidParameter, "array index \(index) out of range 0..<\(slots.count)")
@@ -82,18 +98,27 @@ public final class MutableArrayObject: ArrayProtocol {
         return self
     }
 
+    /// Appends a string; nil appends JSON null.
     @discardableResult public func addString(_ value: String?) -> Self { addValue(value) }
+    /// Appends an integer.
     @discardableResult public func addInt(_ value: Int) -> Self { addValue(value) }
+    /// Appends a 64-bit integer.
     @discardableResult public func addInt64(_ value: Int64) -> Self { addValue(value) }
+    /// Appends a double (kept as a double).
     @discardableResult public func addDouble(_ value: Double) -> Self { addValue(value) }
+    /// Appends `true` or `false`.
     @discardableResult public func addBoolean(_ value: Bool) -> Self { addValue(value) }
+    /// Appends a date as an ISO-8601 string; nil appends JSON null.
     @discardableResult public func addDate(_ value: Date?) -> Self { addValue(value) }
+    /// Appends an editable array; nil appends JSON null.
     @discardableResult public func addArray(_ value: MutableArrayObject?) -> Self { addValue(value) }
+    /// Appends an editable dictionary; nil appends JSON null.
     @discardableResult public func addDictionary(_ value: MutableDictionaryObject?) -> Self { addValue(value) }
     @discardableResult public func addBlob(_ value: Blob?) -> Self { addValue(value) }
     /// Replaces the element at `index` with a blob; out of range throws `.invalidParameter`.
     @discardableResult public func setBlob(_ value: Blob?, at index: Int) throws -> Self { try setValue(value, at: index) }
 
+    /// Replaces every element with the contents of `data`.
     @discardableResult public func setData(_ data: [Any]) -> Self {
         slots = data.map { MutableSlot($0, owner: self) }
         return self

@@ -45,6 +45,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         storage = built
     }
 
+    /// An empty dictionary, to fill with the setters and store with a `setDictionary(_:forKey:)`.
     public init() { storage = [:] }
 
     /// A dictionary holding a copy of `data` (values as accepted by ``setValue(_:forKey:)``).
@@ -93,8 +94,13 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         return MutableSlot.get(&slots[key]!)
     }
 
+    /// The property as an editable array: changes made through it change this dictionary. Nil when
+    /// missing or not an array.
     public func array(forKey key: String) -> MutableArrayObject? { value(forKey: key) as? MutableArrayObject }
+    /// The property as an editable dictionary: changes made through it change this dictionary. Nil
+    /// when missing or not a dictionary.
     public func dictionary(forKey key: String) -> MutableDictionaryObject? { value(forKey: key) as? MutableDictionaryObject }
+    /// A fragment that reads and sets along a path: `address["geo"]["lat"].double = 48.85`.
     public subscript(key: String) -> MutableFragment { MutableFragment(parent: .dictionary(self, key)) }
 
     public func toDictionary() -> [String: Any] { slots.mapValues(MutableSlot.plain) }
@@ -118,12 +124,21 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     }
 
     // Typed setters store their value directly: no `Any` boxing and no dynamic casts.
+    /// Stores a string; nil stores JSON null.
     @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { set(value.map(Value.string) ?? .null, key) }
+    /// Stores an integer (kept as an integer: `1` never becomes `1.0`).
     @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { set(.int(Int64(value)), key) }
+    /// Stores a 64-bit integer.
     @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { set(.int(value), key) }
+    /// Stores a double (kept as a double: `1.0` is written back as `1.0`). NaN and infinities are
+    /// reported by the next save, since JSON cannot hold them.
     @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { set(.double(value), key) }
+    /// Stores a float, widened to a double.
     @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { set(.double(Double(value)), key) }
+    /// Stores `true` or `false`.
     @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { set(.bool(value), key) }
+    /// Stores a date as an ISO-8601 string (what ``DictionaryProtocol/date(forKey:)`` reads back); nil
+    /// stores JSON null, and a date outside what ISO-8601 can write is reported by the next save.
     @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self {
         guard let value, ISO8601.canFormat(value) else { return setValue(value, forKey: key) }  // nil, or reported at save
         return set(.string(ISO8601.string(from: value)), key)
@@ -133,13 +148,18 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         slots[key] = .value(value)
         return self
     }
+    /// Stores an array read from a document (its elements are copied); nil stores JSON null.
     @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Stores an editable array; nil stores JSON null.
     @discardableResult public func setArray(_ value: MutableArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Stores a dictionary read from a document (its entries are copied); nil stores JSON null.
     @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Stores an editable dictionary; nil stores JSON null.
     @discardableResult public func setDictionary(_ value: MutableDictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
 
     /// Sets a blob; saving the document stores its content.
     @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Removes the property, so it is missing rather than null; removing a missing key does nothing.
     @discardableResult public func removeValue(forKey key: String) -> Self {
         slots[key] = nil
         return self

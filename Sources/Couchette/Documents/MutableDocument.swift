@@ -54,8 +54,13 @@ public final class MutableDocument: DictionaryProtocol {
     public var count: Int { root.count }
     public var keys: [String] { root.keys }
     public func value(forKey key: String) -> Any? { root.value(forKey: key) }
+    /// The property as an editable array: changes made through it are saved with the document. Nil
+    /// when missing or not an array.
     public func array(forKey key: String) -> MutableArrayObject? { root.array(forKey: key) }
+    /// The property as an editable dictionary: changes made through it are saved with the document.
+    /// Nil when missing or not a dictionary.
     public func dictionary(forKey key: String) -> MutableDictionaryObject? { root.dictionary(forKey: key) }
+    /// A fragment that reads and sets along a path: `doc["address"]["city"].string = "Lyon"`.
     public subscript(key: String) -> MutableFragment { root[key] }
     public func toDictionary() -> [String: Any] { root.toDictionary() }
 
@@ -66,18 +71,33 @@ public final class MutableDocument: DictionaryProtocol {
 
     // MARK: - Writing
 
+    /// Stores `value` under `key`: strings, numbers, booleans, dates (as ISO-8601 strings),
+    /// `nil`/`NSNull` (JSON null), arrays, dictionaries and Couchette's container objects. A value
+    /// that cannot be stored (NaN, an unsupported type) is kept and makes the next save throw
+    /// `.invalidParameter` naming its key path.
     @discardableResult public func setValue(_ value: Any?, forKey key: String) -> Self { root.setValue(value, forKey: key); return self }
+    /// Stores a string; nil stores JSON null.
     @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { root.setString(value, forKey: key); return self }
+    /// Stores an integer (kept as an integer: `1` never becomes `1.0`).
     @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { root.setInt(value, forKey: key); return self }
+    /// Stores a 64-bit integer.
     @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { root.setInt64(value, forKey: key); return self }
+    /// Stores a double (kept as a double: `1.0` is written back as `1.0`); NaN and infinities make
+    /// the next save throw.
     @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { root.setDouble(value, forKey: key); return self }
+    /// Stores a float, widened to a double.
     @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { root.setFloat(value, forKey: key); return self }
+    /// Stores `true` or `false`.
     @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { root.setBoolean(value, forKey: key); return self }
     /// Stores the date as an ISO-8601 string with milliseconds, in UTC.
     @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { root.setDate(value, forKey: key); return self }
+    /// Stores an array read from another document; nil stores JSON null.
     @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Stores an editable array; nil stores JSON null.
     @discardableResult public func setArray(_ value: MutableArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Stores a dictionary read from another document; nil stores JSON null.
     @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Stores an editable dictionary; nil stores JSON null.
     @discardableResult public func setDictionary(_ value: MutableDictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     /// Sets a blob, at the top level (nest it with ``MutableDictionaryObject/setBlob(_:forKey:)``
     /// and ``MutableArrayObject/addBlob(_:)``). Saving the document stores the content first.
@@ -87,6 +107,8 @@ public final class MutableDocument: DictionaryProtocol {
     /// try await photos.save(document: doc)
     /// ```
     @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { root.setBlob(value, forKey: key); return self }
+    /// Removes the property, so it is missing rather than null (SQL++ sees MISSING); removing a
+    /// missing key does nothing.
     @discardableResult public func removeValue(forKey key: String) -> Self { root.removeValue(forKey: key); return self }
 
     /// Replaces every property with the contents of `data`.
@@ -120,6 +142,7 @@ public final class MutableDocument: DictionaryProtocol {
 }
 
 extension MutableDocument: CustomStringConvertible {
+    /// The id, the revision (or "unsaved") and the properties as JSON, for logs and debugging.
     public var description: String { "MutableDocument(\(id), \(revisionID ?? "unsaved")): \(toJSON())" }
 }
 

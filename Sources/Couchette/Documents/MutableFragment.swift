@@ -33,36 +33,48 @@ public struct MutableFragment {
         }
     }
 
+    /// Whether the path leads to a value (JSON null counts as existing).
     public var exists: Bool { value != nil }
+    /// The value as a `String`, or nil when missing or not a string; setting stores a string (nil
+    /// stores JSON null).
     public var string: String? {
         get { Coercion.string(value) }
         nonmutating set { value = newValue }
     }
+    /// The value as an `Int` (0 when missing or not a number); setting stores an integer.
     public var int: Int {
         get { Coercion.int(value) }
         nonmutating set { value = newValue }
     }
+    /// The value as an `Int64` (0 when missing or not a number); setting stores an integer.
     public var int64: Int64 {
         get { Coercion.int64(value) }
         nonmutating set { value = newValue }
     }
+    /// The value as a `Double` (0 when missing or not a number); setting stores a double.
     public var double: Double {
         get { Coercion.double(value) }
         nonmutating set { value = newValue }
     }
+    /// The value as a `Float` (0 when missing or not a number); setting stores it as a double.
     public var float: Float {
         get { Float(Coercion.double(value)) }
         nonmutating set { value = newValue }
     }
+    /// The value as a `Bool` (false when missing, null, `false` or zero); setting stores a boolean.
     public var bool: Bool {
         get { Coercion.bool(value) }
         nonmutating set { value = newValue }
     }
+    /// Couchbase Lite's spelling of ``bool``.
     public var boolean: Bool {
         get { bool }
         nonmutating set { bool = newValue }
     }
+    /// The value as an `NSNumber`, or nil when missing or not a number (read-only: set ``int``,
+    /// ``double`` or ``value`` instead).
     public var number: NSNumber? { Coercion.number(value) }
+    /// The value parsed as an ISO-8601 date; setting stores the date as an ISO-8601 string.
     public var date: Date? {
         get { Coercion.date(value) }
         nonmutating set { value = newValue }
@@ -72,20 +84,27 @@ public struct MutableFragment {
         get { Coercion.blob(value) }
         nonmutating set { value = newValue }
     }
+    /// The value as an editable array, or nil when missing or not an array; setting stores an array.
     public var array: MutableArrayObject? {
         get { value as? MutableArrayObject }
         nonmutating set { value = newValue }
     }
+    /// The value as an editable dictionary, or nil when missing or not a dictionary; setting stores a
+    /// dictionary.
     public var dictionary: MutableDictionaryObject? {
         get { value as? MutableDictionaryObject }
         nonmutating set { value = newValue }
     }
 
+    /// The property `key` of this value; reading or setting through it does nothing when this value is
+    /// not a dictionary.
     public subscript(key: String) -> MutableFragment {
         guard let dictionary else { return MutableFragment(parent: .none) }
         return MutableFragment(parent: .dictionary(dictionary, key))
     }
 
+    /// The element at `index` of this value; reading or setting through it does nothing when this
+    /// value is not an array or the index is out of range.
     public subscript(index: Int) -> MutableFragment {
         guard let array else { return MutableFragment(parent: .none) }
         return MutableFragment(parent: .array(array, index))

@@ -14,6 +14,8 @@ public struct ArrayIndexConfiguration: IndexConfiguration, Equatable {
     /// Expressions on each member, or nil for the member itself.
     public let expressions: [String]?
 
+    /// An index over the members of the array at `path`, or over `expressions` evaluated on each
+    /// member; checked by ``Collection/createIndex(withName:config:)``.
     public init(path: String, expressions: [String]? = nil) {
         self.path = path
         self.expressions = expressions

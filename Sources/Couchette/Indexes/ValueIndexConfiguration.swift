@@ -17,6 +17,8 @@ public struct ValueIndexConfiguration: IndexConfiguration, Equatable {
     /// The condition of a partial index, or nil to index every document.
     public let whereClause: String?
 
+    /// An index over `expressions` (SQL++ text), optionally only over the documents
+    /// matching `whereClause`; both are checked by ``Collection/createIndex(withName:config:)``.
     public init(_ expressions: [String], where whereClause: String? = nil) {
         self.expressions = expressions
         self.whereClause = whereClause

@@ -13,6 +13,7 @@ public struct ListenerCertificateAuthenticator: ListenerAuthenticator {
     /// The trusted roots, DER. Only these: the system's certificate authorities are not trusted.
     public let rootCertificates: [Data]
 
+    /// Accepts clients whose certificate chains up to one of `rootCertificates` (DER).
     public init(rootCertificates: [Data]) {
         self.rootCertificates = rootCertificates
     }

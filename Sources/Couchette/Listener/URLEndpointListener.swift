@@ -20,6 +20,8 @@ public final class URLEndpointListener: Sendable {
     private let server: HTTPServer
     private let running = Locked<(port: UInt16, identity: TLSIdentity?)?>(nil)
 
+    /// A stopped listener for `config`; nothing is bound until ``start()``, which reports a busy port or
+    /// a bad TLS identity.
     public init(config: URLEndpointListenerConfiguration) {
         self.config = config
         router = ListenerRouter(config: config)

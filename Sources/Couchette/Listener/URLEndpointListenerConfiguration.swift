@@ -46,6 +46,8 @@ public struct URLEndpointListenerConfiguration: Sendable {
     /// `chttpd_auth/timeout`: 10 minutes).
     var sessionLifetime: Duration = .seconds(600)
 
+    /// Serves `collections` with the defaults: HTTPS with a generated self-signed identity, any
+    /// free port, loopback only, no authentication, read-write.
     public init(collections: [Collection]) {
         self.collections = collections
     }

@@ -21,6 +21,7 @@ public final class Parameters: Sendable {
 
     private let entries: Locked<[String: Entry]>
 
+    /// No parameters yet; chain the setters to add some.
     public init() { entries = Locked([:]) }
 
     init(entries: [String: Entry]) { self.entries = Locked(entries) }
@@ -40,14 +41,26 @@ public final class Parameters: Sendable {
         return self
     }
 
+    /// Sets a string parameter; nil binds JSON null.
     @discardableResult public func setString(_ value: String?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets an integer parameter.
     @discardableResult public func setInt(_ value: Int, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets a 64-bit integer parameter.
     @discardableResult public func setInt64(_ value: Int64, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets a double parameter, kept as a double as a document property would be.
     @discardableResult public func setDouble(_ value: Double, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets a float parameter, widened to a double.
     @discardableResult public func setFloat(_ value: Float, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets a boolean parameter.
     @discardableResult public func setBoolean(_ value: Bool, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets a date parameter as its ISO-8601 string, which compares with dates stored by
+    /// `setDate(_:forKey:)`; nil binds JSON null.
     @discardableResult public func setDate(_ value: Date?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets an array parameter (plain Swift values, converted as ``setValue(_:forName:)`` does); nil
+    /// binds JSON null.
     @discardableResult public func setArray(_ value: [Any]?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets a dictionary parameter (plain Swift values, converted as ``setValue(_:forName:)`` does);
+    /// nil binds JSON null.
     @discardableResult public func setDictionary(_ value: [String: Any]?, forName name: String) -> Parameters { setValue(value, forName: name) }
     /// Sets a saved blob, as its blob dictionary (compare it with a blob property:
     /// `WHERE image = $image`). An unsaved blob is reported by the next execution.

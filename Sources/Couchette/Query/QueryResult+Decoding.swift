@@ -5,7 +5,7 @@ extension QueryResult {
     /// its top level are read from the dictionary column of that name (the `* AS data` of
     /// `SELECT meta().id AS id, * AS data FROM tasks`). A `@DocumentID` property reads the column
     /// whose name matches the property (select `meta().id AS id`). Decoding reads the row's binary
-    /// encoding through ``DocumentDecoder``, with its conversions (ISO-8601 dates, range-checked
+    /// encoding through `DocumentDecoder`, with its conversions (ISO-8601 dates, range-checked
     /// integers, …).
     ///
     /// ```swift

@@ -46,29 +46,41 @@ public struct QueryResult: DictionaryProtocol, ArrayProtocol, Sendable {
 
     // Typed getters read the stored values directly (no boxing into `Any`); other types get
     // Couchbase Lite's coercions as everywhere else.
+    /// The column at `index` as a `String`, or nil when it is MISSING, not a string or out of range.
     public func string(at index: Int) -> String? {
         guard values.indices.contains(index) else { return nil }
         if case .string(let text)? = values[index] { return text }
         return Coercion.string(value(at: index))
     }
 
+    /// The column at `index` as an `Int`: doubles truncated, 0 when MISSING, not a number or out of
+    /// range.
     public func int(at index: Int) -> Int {
         guard values.indices.contains(index) else { return 0 }
         if case .int(let number)? = values[index] { return Int(truncatingIfNeeded: number) }
         return Coercion.int(value(at: index))
     }
 
+    /// The column named `key` as a `String`, or nil when it is MISSING, not a string or not a column.
     public func string(forKey key: String) -> String? { columns.index[key].flatMap { string(at: $0) } }
+    /// The column named `key` as an `Int`, 0 when it is MISSING, not a number or not a column.
     public func int(forKey key: String) -> Int { columns.index[key].map { int(at: $0) } ?? 0 }
 
     /// The value of the column named `key`: nil for MISSING or an unknown name.
     public func value(forKey key: String) -> Any? { columns.index[key].flatMap(value(at:)) }
 
+    /// The column at `index` as an array, or nil when it is not one.
     public func array(at index: Int) -> ArrayObject? { value(at: index) as? ArrayObject }
+    /// The column at `index` as a dictionary (such as a `SELECT *` document), or nil when it is not
+    /// one.
     public func dictionary(at index: Int) -> DictionaryObject? { value(at: index) as? DictionaryObject }
+    /// A fragment for path-style reads into the column at `index`: `result[0]["address"]["city"].string`.
     public subscript(index: Int) -> Fragment { Fragment(value(at: index)) }
+    /// The column named `key` as an array, or nil when it is not one.
     public func array(forKey key: String) -> ArrayObject? { value(forKey: key) as? ArrayObject }
+    /// The column named `key` as a dictionary, or nil when it is not one.
     public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
+    /// A fragment for path-style reads into the column named `key`: `result["tasks"]["title"].string`.
     public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
     /// The column as a ``Blob`` when it holds a blob dictionary; nil otherwise.
     public func blob(at index: Int) -> Blob? { Coercion.blob(value(at: index)) }

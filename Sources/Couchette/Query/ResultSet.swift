@@ -12,6 +12,7 @@ public struct ResultSet: Sequence, Sendable {
     let columns: ColumnNames
     let rows: [[Datum?]]
 
+    /// Walks the rows in order, making one ``QueryResult`` per row; `for result in results` uses it.
     public struct Iterator: IteratorProtocol {
         private let columns: ColumnNames
         private var rows: IndexingIterator<[[Datum?]]>
@@ -21,13 +22,16 @@ public struct ResultSet: Sequence, Sendable {
             rows = set.rows.makeIterator()
         }
 
+        /// The next row, or nil after the last one.
         public mutating func next() -> QueryResult? {
             rows.next().map { QueryResult(columns: columns, values: $0) }
         }
     }
 
+    /// An iterator from the first row; each call starts over, since the rows do not change.
     public func makeIterator() -> Iterator { Iterator(self) }
 
+    /// The exact number of rows, so `Array(results)` allocates once.
     public var underestimatedCount: Int { rows.count }
 
     /// The column names, in order.

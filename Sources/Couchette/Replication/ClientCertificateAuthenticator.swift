@@ -9,8 +9,10 @@ import Foundation
 /// config.authenticator = ClientCertificateAuthenticator(identity: identity)
 /// ```
 public struct ClientCertificateAuthenticator: Authenticator {
+    /// The certificate chain and private key presented to the server.
     public let identity: TLSIdentity
 
+    /// Presents `identity` whenever the server asks for a client certificate.
     public init(identity: TLSIdentity) {
         self.identity = identity
     }

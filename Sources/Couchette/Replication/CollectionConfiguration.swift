@@ -65,5 +65,7 @@ public struct CollectionConfiguration: Sendable {
     /// `"scope.name"` / `"name"` here.
     public var remoteName: String?
 
+    /// The defaults: every document in both directions, no filters, the default conflict resolution
+    /// and the remote database the endpoint names.
     public init() {}
 }

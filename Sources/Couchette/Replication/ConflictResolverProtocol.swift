@@ -23,5 +23,8 @@
 /// one before a deletion, then the higher generation, then the higher revision id) is kept and
 /// the others are closed, which every peer computes identically.
 public protocol ConflictResolverProtocol: Sendable {
+    /// Chooses the document to keep for `conflict`, or nil to delete it. Runs on a replicator task
+    /// after each pulled batch; the same conflict may be offered again if the replicator stops before
+    /// the resolution is saved, so answer deterministically.
     func resolve(conflict: Conflict) -> Document?
 }

@@ -15,8 +15,10 @@ import Foundation
 /// database (or ``CollectionConfiguration/remoteName``, `"scope.name"` or `"name"`), which the
 /// replicator creates when missing.
 public struct DatabaseEndpoint: Endpoint {
+    /// The database replicated with.
     public let database: Database
 
+    /// An endpoint for `database`, which must stay open while the replicator runs.
     public init(database: Database) {
         self.database = database
     }

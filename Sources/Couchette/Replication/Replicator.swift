@@ -24,17 +24,41 @@ import Foundation
 public actor Replicator {
     /// What a replicator is doing; ordered from least to most active.
     public enum ActivityLevel: Sendable, Comparable {
-        case stopped, offline, connecting, idle, busy
+        /// Not running: never started, finished a one-shot run, stopped, or failed (see
+        /// ``Status/error``).
+        case stopped
+        /// Waiting to retry after a network failure, with backoff; the server is probed so its
+        /// return is noticed at once.
+        case offline
+        /// Starting: reaching the peer and reading checkpoints.
+        case connecting
+        /// Caught up: a continuous replicator waits for new changes on either side.
+        case idle
+        /// Moving changes.
+        case busy
     }
 
     /// Changes processed (`completed`) out of changes seen so far (`total`) in this run.
     public struct Progress: Sendable, Equatable {
+        /// Changes fully processed: fetched if needed, written and, after a pull, conflicts
+        /// resolved.
         public let completed: UInt64
+        /// Changes read from the sources' change feeds so far; grows as a run finds more.
         public let total: UInt64
     }
 
+    /// A snapshot of what the replicator is doing, as ``Replicator/status`` and
+    /// ``Replicator/changes()`` report it.
+    ///
+    /// ```swift
+    /// let status = await replicator.status
+    /// print(status.activity, "\(status.progress.completed)/\(status.progress.total)")
+    /// ```
     public struct Status: Sendable {
+        /// The activity of the busiest direction and collection (busy before connecting, before
+        /// offline, before idle).
         public let activity: ActivityLevel
+        /// Progress of the current or last run.
         public let progress: Progress
         /// The failure that stopped the replicator, or the one it is retrying while `.offline`.
         public let error: (any Error)?

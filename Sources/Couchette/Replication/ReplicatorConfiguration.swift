@@ -55,6 +55,8 @@ public struct ReplicatorConfiguration: Sendable {
     /// certificate. Nil (default): the system trust store.
     public var trustedRootCertificates: [Data]?
 
+    /// A configuration for replicating with `target`: push and pull, one-shot, no collections yet
+    /// (add them with ``addCollection(_:config:)``), the system trust store for HTTPS.
     public init(target: any Endpoint) {
         self.target = target
     }

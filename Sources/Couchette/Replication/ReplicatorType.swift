@@ -1,4 +1,8 @@
 /// Which way a ``Replicator`` moves documents.
+///
+/// ```swift
+/// config.replicatorType = .pull          // a read-only replica of the server
+/// ```
 public enum ReplicatorType: Sendable {
     /// Both ways: local changes go to the target and the target's changes come back.
     case pushAndPull

@@ -33,11 +33,14 @@ import Foundation
 /// Changing the list starts a new checkpoint (documents the other side has are not sent again).
 /// TLS settings (a pinned certificate, trusted roots) apply to every server of the list.
 public struct URLEndpoint: Endpoint {
-    /// The first of ``urls``.
+    /// The remote database's URL (`http` or `https`), credentials excluded: set them with an
+    /// ``Authenticator``. With several servers, the first of ``urls``.
     public let url: URL
     /// The servers of the database, in order of preference.
     public let urls: [URL]
 
+    /// An endpoint for the database at `url`, such as `https://sync.example.com/app`; the URL is
+    /// checked when the ``Replicator`` is created.
     public init(url: URL) {
         self.url = url
         urls = [url]

@@ -43,6 +43,7 @@ public struct CouchetteError: Error, Sendable, Equatable, CustomStringConvertibl
         /// refused) or a TLS identity could not be made. Never retried.
         case tls
 
+        /// The case's name, such as `notFound` or `http(404)`.
         public var description: String {
             switch self {
             case .notFound: "notFound"
@@ -62,14 +63,18 @@ public struct CouchetteError: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 
+    /// What kind of failure this is: switch on it, since messages may change.
     public let code: Code
     /// A human-readable explanation that names the offending input.
     public let message: String
 
+    /// An error of kind `code`; your own code may throw one too, for example a conflict handler
+    /// that gives up (the save rethrows it).
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// `CouchetteError.<code>: <message>`, for logs.
     public var description: String { "CouchetteError.\(code): \(message)" }
 }
