@@ -221,12 +221,15 @@ public final class Blob: Sendable, Hashable, Codable {
 
     // MARK: - Equality and Codable
 
+    /// Blobs are equal when their digests are, that is when their contents are the same bytes; an
+    /// unsaved blob (no digest yet) equals only itself.
     public static func == (lhs: Blob, rhs: Blob) -> Bool {
         if lhs === rhs { return true }
         guard let left = lhs.digest, let right = rhs.digest else { return false }
         return left == right
     }
 
+    /// Hashes the digest, consistent with `==` (an unsaved blob hashes its identity).
     public func hash(into hasher: inout Hasher) {
         if let digest { hasher.combine(digest) } else { hasher.combine(ObjectIdentifier(self)) }
     }
@@ -235,6 +238,8 @@ public final class Blob: Sendable, Hashable, Codable {
         case type = "@type", digest, length, contentType = "content_type"
     }
 
+    /// Reads a blob dictionary (`@type: "blob"`, `digest`, `length`, `content_type`), as a document
+    /// model's `Blob` property does; anything else throws `DecodingError.dataCorrupted`.
     public convenience init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         guard try container.decodeIfPresent(String.self, forKey: .type) == Blob.typeName else {
@@ -273,5 +278,6 @@ extension Blob: ValueConvertible {
 }
 
 extension Blob: CustomStringConvertible {
+    /// The content type, length and digest (or "unsaved"), for logs; never the content.
     public var description: String { "Blob(\(contentType), \(length) bytes, \(digest ?? "unsaved"))" }
 }

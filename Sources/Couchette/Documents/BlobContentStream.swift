@@ -9,17 +9,21 @@ import Foundation
 /// for try await chunk in blob.contentStream() { total += chunk.count }
 /// ```
 public struct BlobContentStream: AsyncSequence, Sendable {
+    /// Each element is one chunk of the content, in order.
     public typealias Element = Data
+    /// Reading fails with a ``CouchetteError`` when the content is missing or unreadable.
     public typealias Failure = any Error
 
     let blob: Blob
 
+    /// Reads the chunks one by one, opening the content's file on the first call.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let blob: Blob
         var reader: BlobReader?
         var offset = 0
         var finished = false
 
+        /// The next chunk, or nil after the last one.
         public mutating func next() async throws -> Data? {
             guard !finished else { return nil }
             // A blob made from data still has it: slice it; everything else is read from its file.
@@ -38,5 +42,6 @@ public struct BlobContentStream: AsyncSequence, Sendable {
         }
     }
 
+    /// A new iterator that reads the content from its start.
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(blob: blob) }
 }

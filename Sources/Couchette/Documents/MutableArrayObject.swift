@@ -114,6 +114,7 @@ public final class MutableArrayObject: ArrayProtocol {
     @discardableResult public func addArray(_ value: MutableArrayObject?) -> Self { addValue(value) }
     /// Appends an editable dictionary; nil appends JSON null.
     @discardableResult public func addDictionary(_ value: MutableDictionaryObject?) -> Self { addValue(value) }
+    /// Appends a blob; saving the document stores its content first. Nil appends JSON null.
     @discardableResult public func addBlob(_ value: Blob?) -> Self { addValue(value) }
     /// Replaces the element at `index` with a blob; out of range throws `.invalidParameter`.
     @discardableResult public func setBlob(_ value: Blob?, at index: Int) throws -> Self { try setValue(value, at: index) }

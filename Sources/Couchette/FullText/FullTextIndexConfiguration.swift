@@ -25,6 +25,9 @@ public struct FullTextIndexConfiguration: IndexConfiguration, Equatable {
     /// The ISO-639 code of the text's language, or nil (or `""`) for no stemming and no stop words.
     public let language: String?
 
+    /// A full-text index over `expressions` (1 to 255 of them), optionally partial (`where`),
+    /// accent-folding and stemmed for `language`; an unknown language code makes
+    /// `createIndex` throw `.invalidParameter` naming the ones available.
     public init(_ expressions: [String], where whereClause: String? = nil, ignoreAccents: Bool = false,
                 language: String? = nil) {
         self.expressions = expressions
