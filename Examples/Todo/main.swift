@@ -147,11 +147,13 @@ struct CommandError: Error, CustomStringConvertible {
 
 let argument = CommandLine.arguments.dropFirst().first ?? "todo"
 let url = URL(fileURLWithPath: argument.hasSuffix(".couchette") ? String(argument.dropLast(".couchette".count)) : argument)
-let database = try Database(name: url.lastPathComponent,
-                            config: DatabaseConfiguration(directory: url.deletingLastPathComponent().path))
+let database = try Database(
+    name: url.lastPathComponent,
+    config: DatabaseConfiguration(directory: url.deletingLastPathComponent().path))
 let tasks = try await database.createCollection(name: "tasks")
-let screen = Screen(model: try TodoViewModel(database: database, tasks: tasks),
-                    location: url.deletingLastPathComponent().path + "/" + url.lastPathComponent + ".couchette")
+let screen = Screen(
+    model: try TodoViewModel(database: database, tasks: tasks),
+    location: url.deletingLastPathComponent().path + "/" + url.lastPathComponent + ".couchette")
 
 // The keyboard (or the pipe) is read on its own thread; lines reach the main actor through a stream.
 let (lines, input) = AsyncStream.makeStream(of: String.self)

@@ -21,7 +21,7 @@ final class TodoTask: Codable {
 
 @MainActor @Observable
 final class TodoViewModel {
-    var todos: [TodoTask] = []    // Observable property automatically tracked by SwiftUI
+    var todos: [TodoTask] = []  // Observable property automatically tracked by SwiftUI
 
     private let db: Database
     private let tasks: Collection

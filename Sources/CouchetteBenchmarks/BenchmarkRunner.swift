@@ -28,17 +28,20 @@ public enum BenchmarkRunner {
         let result = try await workload.run(engine, WorkloadContext(size: size, runs: runs, directory: directory))
         let peak = sampler.stop()
         let times = result.samples.map(\.seconds).sorted()
-        let entry = Entry(workload: name, engine: engineName, median_s: times[times.count / 2], min_s: times.first ?? 0,
-                          max_s: times.last ?? 0, ops: result.samples.first?.ops ?? 0, peak_rss_bytes: peak,
-                          bytes: result.samples.first?.bytes,
-                          p99_s: result.samples.compactMap(\.p99).sorted().dropFirst(result.samples.count / 2).first)
+        let entry = Entry(
+            workload: name, engine: engineName, median_s: times[times.count / 2], min_s: times.first ?? 0,
+            max_s: times.last ?? 0, ops: result.samples.first?.ops ?? 0, peak_rss_bytes: peak,
+            bytes: result.samples.first?.bytes,
+            p99_s: result.samples.compactMap(\.p99).sorted().dropFirst(result.samples.count / 2).first)
         let data = try JSONEncoder().encode(entry)
         print(String(decoding: data, as: UTF8.self))
     }
 
     /// Parent side: spawns `executable --child …` for every workload and engine.
-    public static func run(workloads: [Workload], size: Int, runs: Int, executable: String,
-                           progress: (String) -> Void) throws -> [Entry] {
+    public static func run(
+        workloads: [Workload], size: Int, runs: Int, executable: String,
+        progress: (String) -> Void
+    ) throws -> [Entry] {
         var entries: [Entry] = []
         for workload in workloads {
             for engine in workload.engines {
@@ -52,8 +55,9 @@ public enum BenchmarkRunner {
                 let data = output.fileHandleForReading.readDataToEndOfFile()
                 child.waitUntilExit()
                 guard child.terminationStatus == 0,
-                      let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last,
-                      let entry = try? JSONDecoder().decode(Entry.self, from: Data(line.utf8)) else {
+                    let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last,
+                    let entry = try? JSONDecoder().decode(Entry.self, from: Data(line.utf8))
+                else {
                     throw BenchmarkError.engine("\(workload.name) on \(engine.name) failed (exit \(child.terminationStatus))")
                 }
                 entries.append(entry)
@@ -95,16 +99,20 @@ public enum BenchmarkRunner {
         let workloads = entries.map(\.workload).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
         for workload in workloads {
             let couchette = find(workload, "couchette")
-            rows.append([workload, "\(couchette?.ops ?? 0)", figure(couchette), figure(find(workload, "sqlite")),
-                         ratio(find(workload, "sqlite"), couchette), figure(find(workload, "lmdb")),
-                         ratio(find(workload, "lmdb"), couchette),
-                         String(format: "%.1f MB", Double(couchette?.peak_rss_bytes ?? 0) / 1_048_576)])
+            rows.append([
+                workload, "\(couchette?.ops ?? 0)", figure(couchette), figure(find(workload, "sqlite")),
+                ratio(find(workload, "sqlite"), couchette), figure(find(workload, "lmdb")),
+                ratio(find(workload, "lmdb"), couchette),
+                String(format: "%.1f MB", Double(couchette?.peak_rss_bytes ?? 0) / 1_048_576),
+            ])
         }
         let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
-        var text = "Couchette benchmark — \(size) documents; median of runs; ratio = baseline time / Couchette time (> 1: Couchette faster)\n"
+        var text =
+            "Couchette benchmark — \(size) documents; median of runs; ratio = baseline time / Couchette time (> 1: Couchette faster)\n"
         text += "Couchette-only workloads (change feeds, live queries) have no baseline: \"—\"; latencies are per event\n"
         for (index, row) in rows.enumerated() {
-            text += row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+            text +=
+                row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
                 .joined(separator: "  ") + "\n"
             if index == 0 { text += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n" }
         }
@@ -119,11 +127,14 @@ public enum BenchmarkRunner {
 
     /// What the `--json` file records about this machine.
     public static func machine() -> [String: String] {
-        var info = ["cores": "\(ProcessInfo.processInfo.activeProcessorCount)",
-                    "memory_bytes": "\(ProcessInfo.processInfo.physicalMemory)",
-                    "os": ProcessInfo.processInfo.operatingSystemVersionString]
+        var info = [
+            "cores": "\(ProcessInfo.processInfo.activeProcessorCount)",
+            "memory_bytes": "\(ProcessInfo.processInfo.physicalMemory)",
+            "os": ProcessInfo.processInfo.operatingSystemVersionString,
+        ]
         if let cpu = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-           let model = cpu.split(separator: "\n").first(where: { $0.hasPrefix("model name") }) {
+            let model = cpu.split(separator: "\n").first(where: { $0.hasPrefix("model name") })
+        {
             info["cpu"] = model.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) }
         }
         return info

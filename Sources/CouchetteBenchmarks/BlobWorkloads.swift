@@ -8,34 +8,47 @@ extension Workload {
     static let blobSize = 1 << 20
 
     static let blobs: [Workload] = [
-        Workload(name: "blob-write",
-                 summary: "save N (at most 64) documents with a distinct 1 MB blob each (ops = MB; compare blob-write-file)",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "blob-write",
+            summary: "save N (at most 64) documents with a distinct 1 MB blob each (ops = MB; compare blob-write-file)",
+            isCouchetteOnly: true
+        ) { _, context in
             try await blobThroughput(context, reading: false)
         },
-        Workload(name: "blob-write-file",
-                 summary: "baseline of blob-write: the same bytes written to N new files, each fsynced and renamed into place",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "blob-write-file",
+            summary: "baseline of blob-write: the same bytes written to N new files, each fsynced and renamed into place",
+            isCouchetteOnly: true
+        ) { _, context in
             try await fileThroughput(context, reading: false)
         },
-        Workload(name: "blob-read",
-                 summary: "read N (at most 64) 1 MB blobs back through contentStream() (ops = MB; compare blob-read-file)",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "blob-read",
+            summary: "read N (at most 64) 1 MB blobs back through contentStream() (ops = MB; compare blob-read-file)",
+            isCouchetteOnly: true
+        ) { _, context in
             try await blobThroughput(context, reading: true)
         },
-        Workload(name: "blob-read-file",
-                 summary: "baseline of blob-read: the same files read back in 256 KiB chunks",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "blob-read-file",
+            summary: "baseline of blob-read: the same files read back in 256 KiB chunks",
+            isCouchetteOnly: true
+        ) { _, context in
             try await fileThroughput(context, reading: true)
         },
-        Workload(name: "replicate-attachments",
-                 summary: "push N (at most 32) documents with a 1 MB blob each to a URLEndpointListener on loopback, one-shot (ops = MB)",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "replicate-attachments",
+            summary: "push N (at most 32) documents with a 1 MB blob each to a URLEndpointListener on loopback, one-shot (ops = MB)",
+            isCouchetteOnly: true
+        ) { _, context in
             try await replicateAttachments(context)
         },
-        Workload(name: "blob-500mb-memory",
-                 summary: "anonymous memory (RssAnon, sampled) a 500 MB blob adds while it is saved from a file, read back by stream and replicated in process (4 MB below N = 1,000)",
-                 isCouchetteOnly: true, runsOnce: true) { _, context in
+        Workload(
+            name: "blob-500mb-memory",
+            summary:
+                "anonymous memory (RssAnon, sampled) a 500 MB blob adds while it is saved from a file, read back by stream and replicated in process (4 MB below N = 1,000)",
+            isCouchetteOnly: true, runsOnce: true
+        ) { _, context in
             try await largeBlobMemory(context, megabytes: context.size >= 1000 ? 500 : 4)
         },
     ]
@@ -58,7 +71,8 @@ extension Workload {
             let engine = try await CouchetteEngine(directory: try freshFolder(context, run), durable: false)
             let write = {
                 for (index, content) in contents.enumerated() {
-                    let document = MutableDocument(id: "blob-\(index)").setBlob(Blob(contentType: "application/octet-stream", data: content), forKey: "content")
+                    let document = MutableDocument(id: "blob-\(index)").setBlob(
+                        Blob(contentType: "application/octet-stream", data: content), forKey: "content")
                     try await engine.collection.save(document: document)
                 }
             }
@@ -95,18 +109,23 @@ extension Workload {
                 for (index, content) in contents.enumerated() {
                     let temporary = folder + "/.tmp-\(index)"
                     guard FileManager.default.createFile(atPath: temporary, contents: nil),
-                          let handle = FileHandle(forWritingAtPath: temporary) else { throw BenchmarkError.engine("cannot create \(temporary)") }
+                        let handle = FileHandle(forWritingAtPath: temporary)
+                    else { throw BenchmarkError.engine("cannot create \(temporary)") }
                     try handle.write(contentsOf: content)
                     try handle.synchronize()
                     try handle.close()
-                    guard rename(temporary, folder + "/blob-\(index)") == 0 else { throw BenchmarkError.engine("cannot rename \(temporary)") }
+                    guard rename(temporary, folder + "/blob-\(index)") == 0 else {
+                        throw BenchmarkError.engine("cannot rename \(temporary)")
+                    }
                 }
             }
             if reading {
                 try write()
                 let seconds = try await time {
                     for index in contents.indices {
-                        guard let handle = FileHandle(forReadingAtPath: folder + "/blob-\(index)") else { throw BenchmarkError.engine("cannot open blob-\(index)") }
+                        guard let handle = FileHandle(forReadingAtPath: folder + "/blob-\(index)") else {
+                            throw BenchmarkError.engine("cannot open blob-\(index)")
+                        }
                         var bytes = 0
                         while let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty { bytes += chunk.count }
                         try handle.close()
@@ -118,7 +137,8 @@ extension Workload {
                 samples.append(Sample(seconds: try await time { try write() }, ops: contents.count))
             }
         }
-        let written = context.captureContents ? Dictionary(uniqueKeysWithValues: contents.indices.map { ("blob-\($0)", "\(blobSize) bytes") }) : nil
+        let written =
+            context.captureContents ? Dictionary(uniqueKeysWithValues: contents.indices.map { ("blob-\($0)", "\(blobSize) bytes") }) : nil
         return WorkloadResult(samples: samples, contents: written)
     }
 
@@ -131,8 +151,9 @@ extension Workload {
             let source = try await CouchetteEngine(directory: folder + "/source", durable: false)
             let target = try await CouchetteEngine(directory: folder + "/target", durable: false)
             for (index, content) in contents.enumerated() {
-                try await source.collection.save(document: MutableDocument(id: "att-\(index)")
-                    .setBlob(Blob(contentType: "application/octet-stream", data: content), forKey: "content"))
+                try await source.collection.save(
+                    document: MutableDocument(id: "att-\(index)")
+                        .setBlob(Blob(contentType: "application/octet-stream", data: content), forKey: "content"))
             }
             var listenerConfig = URLEndpointListenerConfiguration(collections: [target.collection])
             listenerConfig.disableTLS = true
@@ -145,7 +166,8 @@ extension Workload {
             let replicator = try Replicator(config: config)
             let seconds = try await time { try await runOnce(replicator) }
             await listener.stop()
-            guard try await target.collection.document(id: "att-\(contents.count - 1)")?.blob(forKey: "content")?.content() == contents.last else {
+            guard try await target.collection.document(id: "att-\(contents.count - 1)")?.blob(forKey: "content")?.content() == contents.last
+            else {
                 throw BenchmarkError.engine("the last attachment did not arrive intact")
             }
             samples.append(Sample(seconds: seconds, ops: contents.count))
@@ -182,7 +204,8 @@ extension Workload {
             config.replicatorType = .push
             try await runOnce(try Replicator(config: config))
             guard let copy = try await target.collection.document(id: "large")?.blob(forKey: "content"),
-                  copy.length == UInt64(megabytes << 20), copy.digest == blob.digest else {
+                copy.length == UInt64(megabytes << 20), copy.digest == blob.digest
+            else {
                 throw BenchmarkError.engine("the replicated blob is missing or different")
             }
         }

@@ -9,8 +9,11 @@ import Foundation
 /// include the commit itself: an upper bound of commit → event.
 extension Workload {
     static let changeFeeds: [Workload] = [
-        Workload(name: "changes-latency", summary: "save() → collection.changes() event in a for await loop, median and p99 (at most 1,000 saves)",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "changes-latency",
+            summary: "save() → collection.changes() event in a for await loop, median and p99 (at most 1,000 saves)",
+            isCouchetteOnly: true
+        ) { _, context in
             let count = min(context.size, 1000)
             return try await latencyRuns(context) { engine in
                 let stream = engine.collection.changes()
@@ -18,8 +21,11 @@ extension Workload {
                 return try await timeSaves(count, into: engine, arrivals: arrivals) { MutableDocument(id: "saved-\($0)") }
             }
         },
-        Workload(name: "live-query-latency", summary: "save() → live query event, indexed query over N (at most 10,000) documents, median and p99 (at most 1,000 saves)",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "live-query-latency",
+            summary: "save() → live query event, indexed query over N (at most 10,000) documents, median and p99 (at most 1,000 saves)",
+            isCouchetteOnly: true
+        ) { _, context in
             let documents = DocumentGenerator().documents(count: min(context.size, 10_000))
             let count = min(context.size, 1000)
             return try await latencyRuns(context) { engine in
@@ -35,8 +41,11 @@ extension Workload {
                 }
             }
         },
-        Workload(name: "live-queries-8", summary: "8 live queries under N (at most 10,000) single-document saves from 8 tasks, until all are current",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "live-queries-8",
+            summary: "8 live queries under N (at most 10,000) single-document saves from 8 tasks, until all are current",
+            isCouchetteOnly: true
+        ) { _, context in
             let count = min(context.size, 10_000)
             var samples: [Sample] = []
             var contents: [String: String]?
@@ -49,8 +58,12 @@ extension Workload {
             }
             return WorkloadResult(samples: samples, contents: contents)
         },
-        Workload(name: "idle-cpu", summary: "CPU time per second that following one collection.changes() stream adds to an idle process (5 s idle with, minus 5 s without; 0.2 s below 1,000 documents)",
-                 isCouchetteOnly: true, runsOnce: true) { _, context in
+        Workload(
+            name: "idle-cpu",
+            summary:
+                "CPU time per second that following one collection.changes() stream adds to an idle process (5 s idle with, minus 5 s without; 0.2 s below 1,000 documents)",
+            isCouchetteOnly: true, runsOnce: true
+        ) { _, context in
             let engine = try await CouchetteEngine(directory: try freshFolder(context, 0), durable: false)
             try await engine.insertAll(DocumentGenerator().documents(count: min(context.size, 1000)))
             let idle = context.size >= 1000 ? 5.0 : 0.2
@@ -89,16 +102,20 @@ extension Workload {
     }
 
     /// Runs `measure` once per run in a fresh database; each returns the latencies of one run.
-    private static func latencyRuns(_ context: WorkloadContext,
-                                    _ measure: (CouchetteEngine) async throws -> [Double]) async throws -> WorkloadResult {
+    private static func latencyRuns(
+        _ context: WorkloadContext,
+        _ measure: (CouchetteEngine) async throws -> [Double]
+    ) async throws -> WorkloadResult {
         var samples: [Sample] = []
         var contents: [String: String]?
         for run in 0..<context.runs {
             let engine = try await CouchetteEngine(directory: try freshFolder(context, run), durable: false)
             let latencies = try await measure(engine).sorted()
             guard !latencies.isEmpty else { throw BenchmarkError.engine("no event arrived") }
-            samples.append(Sample(seconds: latencies[latencies.count / 2], ops: latencies.count,
-                                  p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)]))
+            samples.append(
+                Sample(
+                    seconds: latencies[latencies.count / 2], ops: latencies.count,
+                    p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)]))
             if context.captureContents && run == context.runs - 1 { contents = try await engine.contents() }
             try await engine.close()
         }
@@ -107,8 +124,10 @@ extension Workload {
 
     /// Consumes `stream` in a `for await` loop of its own task and relays the arrival time of each
     /// event that `counts` to the measuring task.
-    private static func relay<Element: Sendable>(_ stream: ChangeStream<Element>,
-                                                 counts: @escaping @Sendable (Element) -> Bool) -> AsyncStream<ContinuousClock.Instant> {
+    private static func relay<Element: Sendable>(
+        _ stream: ChangeStream<Element>,
+        counts: @escaping @Sendable (Element) -> Bool
+    ) -> AsyncStream<ContinuousClock.Instant> {
         let (arrivals, continuation) = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
         let consumer = Task {
             for await event in stream where counts(event) { continuation.yield(.now) }
@@ -120,8 +139,10 @@ extension Workload {
 
     /// Saves `count` documents one at a time, each after the previous one's event arrived; returns
     /// the seconds from each `save()` call to its event.
-    private static func timeSaves(_ count: Int, into engine: CouchetteEngine, arrivals: AsyncStream<ContinuousClock.Instant>,
-                                  document: (Int) -> MutableDocument) async throws -> [Double] {
+    private static func timeSaves(
+        _ count: Int, into engine: CouchetteEngine, arrivals: AsyncStream<ContinuousClock.Instant>,
+        document: (Int) -> MutableDocument
+    ) async throws -> [Double] {
         var iterator = arrivals.makeAsyncIterator()
         var latencies: [Double] = []
         latencies.reserveCapacity(count)

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -63,22 +64,28 @@ public final class CouchDBStyleProxy: Sendable {
             if isChanges && target.contains("feed=continuous") {
                 state.increment(\.refusedStreams)
                 let body = #"{"error":"bad_request","reason":"this server long-polls only"}"# + "\n"
-                guard send(client, "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body) else { return }
+                guard
+                    send(
+                        client,
+                        "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+                else { return }
                 continue
             }
             let isLongPoll = isChanges && target.contains("feed=longpoll")
             if isLongPoll {
                 state.increment(\.longPolls)
                 let early = "{\"results\":[\n"
-                let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: must-revalidate\r\nTransfer-Encoding: chunked\r\n\r\n"
+                let head =
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: must-revalidate\r\nTransfer-Encoding: chunked\r\n\r\n"
                 guard send(client, head + String(early.utf8.count, radix: 16) + "\r\n" + early + "\r\n") else { return }
             }
             guard let response = forward(request) else { return }
             if isLongPoll {
                 // The rest of the body, after the `{"results":[` already sent, in CouchDB's layout.
                 guard response.status == 200, let rest = Self.restOfLongPoll(response.body),
-                      sendAll(client, Array(String(rest.count, radix: 16).utf8) + [13, 10] + rest + [13, 10]),
-                      send(client, "0\r\n\r\n") else { return }
+                    sendAll(client, Array(String(rest.count, radix: 16).utf8) + [13, 10] + rest + [13, 10]),
+                    send(client, "0\r\n\r\n")
+                else { return }
             } else {
                 var head = response.headLines.filter {
                     let name = $0.lowercased()
@@ -94,8 +101,9 @@ public final class CouchDBStyleProxy: Sendable {
     /// follows `{"results":[` in CouchDB's answer: one row per line, then `last_seq` and `pending`.
     private static func restOfLongPoll(_ body: [UInt8]) -> [UInt8]? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              let rows = object["results"] as? [Any], let last = object["last_seq"],
-              let lastText = try? JSONSerialization.data(withJSONObject: last, options: .fragmentsAllowed) else { return nil }
+            let rows = object["results"] as? [Any], let last = object["last_seq"],
+            let lastText = try? JSONSerialization.data(withJSONObject: last, options: .fragmentsAllowed)
+        else { return nil }
         let rowTexts = rows.compactMap { try? JSONSerialization.data(withJSONObject: $0) }.map { String(decoding: $0, as: UTF8.self) }
         let pending = (object["pending"] as? Int).map { ",\"pending\":\($0)" } ?? ""
         let rest = rowTexts.joined(separator: ",\n") + "\n],\n\"last_seq\":" + String(decoding: lastText, as: UTF8.self) + pending + "}\n"
@@ -109,7 +117,9 @@ public final class CouchDBStyleProxy: Sendable {
         guard state.track(upstream) else { return nil }
         defer { state.untrack(upstream) }
         let lines = request.head.components(separatedBy: "\r\n").filter { !$0.lowercased().hasPrefix("connection:") && !$0.isEmpty }
-        guard sendAll(upstream, Array((lines.joined(separator: "\r\n") + "\r\nConnection: close\r\n\r\n").utf8) + request.body) else { return nil }
+        guard sendAll(upstream, Array((lines.joined(separator: "\r\n") + "\r\nConnection: close\r\n\r\n").utf8) + request.body) else {
+            return nil
+        }
         let response = MessageReader(upstream).readResponse()
         state.add(request.body.count + (response?.body.count ?? 0), to: \.bodyBytes)
         return response

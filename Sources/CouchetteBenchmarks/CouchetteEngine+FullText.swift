@@ -16,7 +16,8 @@ extension CouchetteEngine: FullTextBenchmarkEngine {
     }
 
     public func prepareFullTextSearch() throws -> (String) async throws -> [[String]] {
-        let query = try database.createQuery("""
+        let query = try database.createQuery(
+            """
             SELECT META().id AS id, sentence FROM _ WHERE MATCH(sentences, $search)
             ORDER BY RANK(sentences) DESC LIMIT 20
             """)

@@ -31,12 +31,14 @@ extension CouchetteEngine: QueryBenchmarkEngine {
                 GROUP BY contact.address.state ORDER BY contact.address.state
                 """
         case .join:
-            text = "SELECT META(o).id AS id, p.name.last AS last FROM orders AS o JOIN _ AS p ON META(p).id = o.person WHERE o.amount >= $value"
+            text =
+                "SELECT META(o).id AS id, p.name.last AS last FROM orders AS o JOIN _ AS p ON META(p).id = o.person WHERE o.amount >= $value"
         }
         let compiled = try database.createQuery(text)
         return { value in
             if let value {
-                compiled.parameters = Int(value).map { Parameters().setInt($0, forName: "value") }
+                compiled.parameters =
+                    Int(value).map { Parameters().setInt($0, forName: "value") }
                     ?? Parameters().setString(value, forName: "value")
             }
             return try await compiled.execute().map { row in

@@ -10,13 +10,19 @@ public struct DocumentGenerator: Sendable {
         public let json: String
     }
 
-    private static let firstNames = ["Lue", "Jasper", "Kandra", "Alda", "Marin", "Rosalie", "Eusebio", "Tijuana",
-                                     "Donnie", "Lucinda", "Ann", "Bruno", "Chiara", "Dmitri", "Esme", "Farid"]
-    private static let lastNames = ["Laserna", "Grebel", "Beichner", "Panora", "Dohrmann", "Allegro", "Kowalski",
-                                    "Nguyen", "Okafor", "Petrov", "Quinn", "Rossi", "Santos", "Tanaka"]
-    private static let cities = [("San Pedro", "CA", "310"), ("Burns", "KS", "316"), ("Albany", "NY", "518"),
-                                 ("Austin", "TX", "512"), ("Boise", "ID", "208"), ("Denver", "CO", "303"),
-                                 ("Miami", "FL", "305"), ("Salem", "OR", "503")]
+    private static let firstNames = [
+        "Lue", "Jasper", "Kandra", "Alda", "Marin", "Rosalie", "Eusebio", "Tijuana",
+        "Donnie", "Lucinda", "Ann", "Bruno", "Chiara", "Dmitri", "Esme", "Farid",
+    ]
+    private static let lastNames = [
+        "Laserna", "Grebel", "Beichner", "Panora", "Dohrmann", "Allegro", "Kowalski",
+        "Nguyen", "Okafor", "Petrov", "Quinn", "Rossi", "Santos", "Tanaka",
+    ]
+    private static let cities = [
+        ("San Pedro", "CA", "310"), ("Burns", "KS", "316"), ("Albany", "NY", "518"),
+        ("Austin", "TX", "512"), ("Boise", "ID", "208"), ("Denver", "CO", "303"),
+        ("Miami", "FL", "305"), ("Salem", "OR", "503"),
+    ]
     private static let streets = ["Deer Loop", "Florida Loop", "Oak Street", "Main Street", "Hill Road", "Lake Drive"]
     private static let likes = ["chatting", "shopping", "swimming", "driving", "biking", "travelling", "reading"]
 
@@ -58,9 +64,11 @@ public struct DocumentGenerator: Sendable {
             "gender": random.next() % 2 == 0 ? "female" : "male",
             "birthday": date(random: &random, fromYear: 1950, years: 50),
             "contact": [
-                "address": ["street": "\(random.next() % 99 + 1) \(pick(Self.streets))",
-                            "zip": String(format: "%05d", Int(random.next() % 99_999)),
-                            "city": city, "state": state],
+                "address": [
+                    "street": "\(random.next() % 99 + 1) \(pick(Self.streets))",
+                    "zip": String(format: "%05d", Int(random.next() % 99_999)),
+                    "city": city, "state": state,
+                ],
                 "email": [email],
                 "region": region,
                 "phone": ["\(region)-\(1_000_000 + random.next() % 8_999_999)"],

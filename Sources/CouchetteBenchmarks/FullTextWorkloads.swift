@@ -17,10 +17,12 @@ public protocol FullTextBenchmarkEngine: BenchmarkEngine {
 /// pronounceable made-up words: word frequencies like a natural language's, deterministic.
 public struct SentenceGenerator: Sendable {
     public static let vocabularySize = 20_000
-    private static let syllables = ["ka", "to", "ri", "mu", "se", "na", "lo", "pe", "di", "va", "zu", "ho", "gi", "be",
-                                    "ta", "ne", "so", "ki", "ru", "ma", "li", "po", "de", "vi", "za", "ha", "go", "bu",
-                                    "te", "ni", "sa", "ko", "re", "mi", "lu", "pa", "do", "ve", "zi", "he", "ga", "bo",
-                                    "tu", "no", "su", "ke", "ro", "me", "la", "pi"]
+    private static let syllables = [
+        "ka", "to", "ri", "mu", "se", "na", "lo", "pe", "di", "va", "zu", "ho", "gi", "be",
+        "ta", "ne", "so", "ki", "ru", "ma", "li", "po", "de", "vi", "za", "ha", "go", "bu",
+        "te", "ni", "sa", "ko", "re", "mi", "lu", "pa", "do", "ve", "zi", "he", "ga", "bo",
+        "tu", "no", "su", "ke", "ro", "me", "la", "pi",
+    ]
     public let words: [String]
     private let cumulative: [Double]
 
@@ -73,14 +75,18 @@ public struct SentenceGenerator: Sendable {
 
 extension Workload {
     static let fullText: [Workload] = [
-        Workload(name: "fts-index", summary: "build a full-text index over N sentences (SQLite: FTS5 'rebuild')",
-                 needsQueries: true, runsOnce: true) { engine, context in
+        Workload(
+            name: "fts-index", summary: "build a full-text index over N sentences (SQLite: FTS5 'rebuild')",
+            needsQueries: true, runsOnce: true
+        ) { engine, context in
             try await fullTextRun(engine, context) { store, _ in
                 Sample(seconds: try await time { try await store.createFullTextIndex() }, ops: context.size)
             }
         },
-        Workload(name: "fts-index-size", summary: "how much the full-text index of N sentences adds to the files",
-                 needsQueries: true, runsOnce: true) { engine, context in
+        Workload(
+            name: "fts-index-size", summary: "how much the full-text index of N sentences adds to the files",
+            needsQueries: true, runsOnce: true
+        ) { engine, context in
             try await fullTextRun(engine, context) { store, _ in
                 let before = try store.diskSize()
                 try await store.createFullTextIndex()
@@ -88,16 +94,20 @@ extension Workload {
                 return Sample(seconds: 0, ops: context.size, bytes: after > before ? after - before : 0)
             }
         },
-        Workload(name: "fts-query", summary: "two-term MATCH … ORDER BY RANK … LIMIT 20 over N sentences, 200 queries (prepared)",
-                 needsQueries: true) { engine, context in
+        Workload(
+            name: "fts-query", summary: "two-term MATCH … ORDER BY RANK … LIMIT 20 over N sentences, 200 queries (prepared)",
+            needsQueries: true
+        ) { engine, context in
             let searches = SentenceGenerator().searches(count: 200)
             var samples: [Sample] = []
             var result = try await fullTextRun(engine, context) { store, search in
                 try await store.createFullTextIndex()
                 for _ in 0..<context.runs {
-                    samples.append(Sample(seconds: try await time {
-                        for text in searches { _ = try await search(text) }
-                    }, ops: searches.count))
+                    samples.append(
+                        Sample(
+                            seconds: try await time {
+                                for text in searches { _ = try await search(text) }
+                            }, ops: searches.count))
                 }
                 return samples[0]
             }
@@ -109,9 +119,12 @@ extension Workload {
     /// Loads the sentences into a fresh store (untimed), runs `measure`, then captures the ids
     /// each of a few searches finds (sorted: ties in rank may come in either order), so the smoke
     /// test can check that both engines index and match alike.
-    private static func fullTextRun(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext,
-                                    _ measure: (any FullTextBenchmarkEngine, (String) async throws -> [[String]]) async throws -> Sample)
-        async throws -> WorkloadResult {
+    private static func fullTextRun(
+        _ engine: any BenchmarkEngine.Type, _ context: WorkloadContext,
+        _ measure: (any FullTextBenchmarkEngine, (String) async throws -> [[String]]) async throws -> Sample
+    )
+        async throws -> WorkloadResult
+    {
         let generator = SentenceGenerator()
         let store = try await engine.init(directory: try freshFolder(context, 0), durable: false)
         guard let fullText = store as? any FullTextBenchmarkEngine else {

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,7 +28,7 @@ final class MessageReader {
 
     init(_ socket: Int32) {
         self.socket = socket
-        var timeout = timeval(tv_sec: 120, tv_usec: 0)   // a silent peer cannot hold a thread forever
+        var timeout = timeval(tv_sec: 120, tv_usec: 0)  // a silent peer cannot hold a thread forever
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
@@ -78,7 +79,8 @@ final class MessageReader {
         var body: [UInt8] = []
         while true {
             guard let line = readLine(), let size = Int(line.split(separator: ";")[0].trimmingCharacters(in: .whitespaces), radix: 16),
-                  size >= 0 else { return nil }
+                size >= 0
+            else { return nil }
             if size == 0 {
                 while let trailer = readLine(), !trailer.isEmpty {}
                 return body

@@ -39,14 +39,17 @@ extension Workload {
         return (0..<max(50, people / 10)).map { number in
             let person = DocumentGenerator.id(Int(random.next() % UInt64(max(1, people))))
             let amount = Int(random.next() % 1000)
-            return DocumentGenerator.GeneratedDocument(id: String(format: "order-%06d", number),
-                                                       json: "{\"amount\":\(amount),\"person\":\"\(person)\"}")
+            return DocumentGenerator.GeneratedDocument(
+                id: String(format: "order-%06d", number),
+                json: "{\"amount\":\(amount),\"person\":\"\(person)\"}")
         }
     }
 
     static let queries: [Workload] = [
-        Workload(name: "index-point-lookup", summary: "find a person by e-mail with a value index, 2,000 queries (prepared)",
-                 needsQueries: true) { engine, context in
+        Workload(
+            name: "index-point-lookup", summary: "find a person by e-mail with a value index, 2,000 queries (prepared)",
+            needsQueries: true
+        ) { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
             var random = SplitMix64(seed: 7)
             let emails = (0..<2000).map { _ in email(of: documents[Int(random.next() % UInt64(documents.count))]) }
@@ -54,27 +57,36 @@ extension Workload {
                 rows.count == emails.count  // one person per e-mail
             }
         },
-        Workload(name: "index-range-limit", summary: "birthday >= date ORDER BY birthday LIMIT 20 with an index, 500 queries",
-                 needsQueries: true) { engine, context in
+        Workload(
+            name: "index-range-limit", summary: "birthday >= date ORDER BY birthday LIMIT 20 with an index, 500 queries",
+            needsQueries: true
+        ) { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
             var random = SplitMix64(seed: 8)
             let dates = (0..<500).map { _ in String(format: "%04d-%02d-01", 1950 + Int(random.next() % 50), 1 + Int(random.next() % 12)) }
             return try await queryRuns(engine, context, documents, index: .birthday, query: .rangeLimit, parameters: dates) { _ in true }
         },
-        Workload(name: "like-scan", summary: "name.last LIKE '%an%' over every document (no index), 3 queries",
-                 needsQueries: true) { engine, context in
+        Workload(
+            name: "like-scan", summary: "name.last LIKE '%an%' over every document (no index), 3 queries",
+            needsQueries: true
+        ) { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
             return try await queryRuns(engine, context, documents, index: nil, query: .likeScan, parameters: [nil, nil, nil]) { _ in true }
         },
-        Workload(name: "group-by", summary: "COUNT(*) and MAX(visits) GROUP BY state over every document, 3 queries",
-                 needsQueries: true) { engine, context in
+        Workload(
+            name: "group-by", summary: "COUNT(*) and MAX(visits) GROUP BY state over every document, 3 queries",
+            needsQueries: true
+        ) { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
             return try await queryRuns(engine, context, documents, index: nil, query: .groupBy, parameters: [nil, nil, nil]) { _ in true }
         },
-        Workload(name: "join", summary: "orders (N/10) with amount >= 800 JOIN people ON the person's id, 3 queries",
-                 needsQueries: true) { engine, context in
+        Workload(
+            name: "join", summary: "orders (N/10) with amount >= 800 JOIN people ON the person's id, 3 queries",
+            needsQueries: true
+        ) { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
-            return try await queryRuns(engine, context, documents, index: nil, query: .join, parameters: ["800", "800", "800"]) { _ in true }
+            return try await queryRuns(engine, context, documents, index: nil, query: .join, parameters: ["800", "800", "800"]) { _ in true
+            }
         },
     ]
 
@@ -86,27 +98,37 @@ extension Workload {
     /// Loads people and orders (and the index) untimed, prepares the query, then times running it
     /// once per parameter, per run. The rows of the last run become the captured contents, so the
     /// smoke test can check that every engine answers alike.
-    private static func queryRuns(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext,
-                                  _ documents: [DocumentGenerator.GeneratedDocument], index: BenchmarkQuery.Path?,
-                                  query: BenchmarkQuery, parameters: [String?],
-                                  check: @escaping ([[String]]) -> Bool) async throws -> WorkloadResult {
+    private static func queryRuns(
+        _ engine: any BenchmarkEngine.Type, _ context: WorkloadContext,
+        _ documents: [DocumentGenerator.GeneratedDocument], index: BenchmarkQuery.Path?,
+        query: BenchmarkQuery, parameters: [String?],
+        check: @escaping ([[String]]) -> Bool
+    ) async throws -> WorkloadResult {
         let orders = orders(people: documents.count)
         var captured: [String: String] = [:]
-        var result = try await onLoadedStore(engine, context, durable: false, load: { store in
-            guard let store = store as? any QueryBenchmarkEngine else { throw BenchmarkError.engine("\(engine.name) cannot run queries") }
-            try await store.insertAll(documents)
-            try await store.insertOrders(orders)
-            if let index { try await store.createIndex("by-\(index)", path: index) }
-        }) { store in
+        var result = try await onLoadedStore(
+            engine, context, durable: false,
+            load: { store in
+                guard let store = store as? any QueryBenchmarkEngine else {
+                    throw BenchmarkError.engine("\(engine.name) cannot run queries")
+                }
+                try await store.insertAll(documents)
+                try await store.insertOrders(orders)
+                if let index { try await store.createIndex("by-\(index)", path: index) }
+            }
+        ) { store in
             guard let store = store as? any QueryBenchmarkEngine else { throw BenchmarkError.engine("\(engine.name) cannot run queries") }
             let run = try store.prepare(query)
             var rows: [[String]] = []
             let seconds = try await time {
                 for parameter in parameters { rows += try await run(parameter) }
             }
-            guard !rows.isEmpty, check(rows) else { throw BenchmarkError.engine("\(engine.name) answered \(query) with \(rows.count) rows") }
-            captured = Dictionary(rows.enumerated().map { ("result-\(String(format: "%07d", $0.offset))", $0.element.joined(separator: "\t")) },
-                                  uniquingKeysWith: { a, _ in a })
+            guard !rows.isEmpty, check(rows) else {
+                throw BenchmarkError.engine("\(engine.name) answered \(query) with \(rows.count) rows")
+            }
+            captured = Dictionary(
+                rows.enumerated().map { ("result-\(String(format: "%07d", $0.offset))", $0.element.joined(separator: "\t")) },
+                uniquingKeysWith: { a, _ in a })
             return Sample(seconds: seconds, ops: parameters.count)
         }
         if context.captureContents { result.contents = captured }

@@ -4,44 +4,63 @@ import Foundation
 /// Couchette-only workloads: replication throughput. The baselines have no replicator.
 extension Workload {
     static let replication: [Workload] = [
-        Workload(name: "replicate-in-process",
-                 summary: "push N (at most 10,000) ~1 KB documents to another database through DatabaseEndpoint, one-shot",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "replicate-in-process",
+            summary: "push N (at most 10,000) ~1 KB documents to another database through DatabaseEndpoint, one-shot",
+            isCouchetteOnly: true
+        ) { _, context in
             try await replicateInProcess(context, .push)
         },
-        Workload(name: "replicate-in-process-pull",
-                 summary: "pull N (at most 10,000) ~1 KB documents from another database through DatabaseEndpoint, one-shot",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "replicate-in-process-pull",
+            summary: "pull N (at most 10,000) ~1 KB documents from another database through DatabaseEndpoint, one-shot",
+            isCouchetteOnly: true
+        ) { _, context in
             try await replicateInProcess(context, .pull)
         },
-        Workload(name: "replicate-http",
-                 summary: "push N (at most 10,000) ~1 KB documents to another database served by a URLEndpointListener on loopback, one-shot",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "replicate-http",
+            summary: "push N (at most 10,000) ~1 KB documents to another database served by a URLEndpointListener on loopback, one-shot",
+            isCouchetteOnly: true
+        ) { _, context in
             try await replicateInProcess(context, .push, overHTTP: true)
         },
-        Workload(name: "replicate-http-pull",
-                 summary: "pull N (at most 10,000) ~1 KB documents from another database served by a URLEndpointListener on loopback, one-shot",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "replicate-http-pull",
+            summary: "pull N (at most 10,000) ~1 KB documents from another database served by a URLEndpointListener on loopback, one-shot",
+            isCouchetteOnly: true
+        ) { _, context in
             try await replicateInProcess(context, .pull, overHTTP: true)
         },
-        Workload(name: "replicate-https",
-                 summary: "replicate-http over TLS: the listener serves its anonymous self-signed identity, which the replicator pins",
-                 isCouchetteOnly: true) { _, context in
+        Workload(
+            name: "replicate-https",
+            summary: "replicate-http over TLS: the listener serves its anonymous self-signed identity, which the replicator pins",
+            isCouchetteOnly: true
+        ) { _, context in
             try await replicateInProcess(context, .push, overHTTP: true, tls: true)
         },
-        Workload(name: "revision-history-1000",
-                 summary: "storage of one ~1 KB document edited 1,000 times (1,001 revisions, all ids kept: CouchDB's revs_limit): bytes of its record and revision tree; ops = revisions",
-                 isCouchetteOnly: true, runsOnce: true) { _, context in
+        Workload(
+            name: "revision-history-1000",
+            summary:
+                "storage of one ~1 KB document edited 1,000 times (1,001 revisions, all ids kept: CouchDB's revs_limit): bytes of its record and revision tree; ops = revisions",
+            isCouchetteOnly: true, runsOnce: true
+        ) { _, context in
             try await revisionHistoryStorage(context)
         },
-        Workload(name: "idle-replicator-cpu",
-                 summary: "CPU time per second that an idle continuous push-and-pull replicator over loopback HTTP adds to the process (both its ends: the replicator and the listener; one continuous _changes stream; 5 s idle with, minus 5 s without; 0.2 s below 1,000 documents)",
-                 isCouchetteOnly: true, runsOnce: true) { _, context in
+        Workload(
+            name: "idle-replicator-cpu",
+            summary:
+                "CPU time per second that an idle continuous push-and-pull replicator over loopback HTTP adds to the process (both its ends: the replicator and the listener; one continuous _changes stream; 5 s idle with, minus 5 s without; 0.2 s below 1,000 documents)",
+            isCouchetteOnly: true, runsOnce: true
+        ) { _, context in
             try await idleReplicatorCPU(context)
         },
-        Workload(name: "idle-replicator-cpu-longpoll",
-                 summary: "idle-replicator-cpu through a CouchDBStyleProxy: long polls whose head and first bytes arrive at once and the rest when the wait ends, as CouchDB answers them",
-                 isCouchetteOnly: true, runsOnce: true) { _, context in
+        Workload(
+            name: "idle-replicator-cpu-longpoll",
+            summary:
+                "idle-replicator-cpu through a CouchDBStyleProxy: long polls whose head and first bytes arrive at once and the rest when the wait ends, as CouchDB answers them",
+            isCouchetteOnly: true, runsOnce: true
+        ) { _, context in
             try await idleReplicatorCPU(context, throughCouchDBStyleProxy: true)
         },
     ]
@@ -66,13 +85,14 @@ extension Workload {
     /// Two databases, N (at most 1,000) documents replicated once, then a continuous replicator
     /// that has caught up: the CPU it uses while nothing changes (its `_changes` stream, or its
     /// long polls through the proxy, and the listener answering them), per second of idling.
-    private static func idleReplicatorCPU(_ context: WorkloadContext, throughCouchDBStyleProxy: Bool = false) async throws -> WorkloadResult {
+    private static func idleReplicatorCPU(_ context: WorkloadContext, throughCouchDBStyleProxy: Bool = false) async throws -> WorkloadResult
+    {
         let folder = try freshFolder(context, 0)
         let local = try await CouchetteEngine(directory: folder + "/local", durable: false)
         let remote = try await CouchetteEngine(directory: folder + "/remote", durable: false)
         try await local.insertAll(DocumentGenerator().documents(count: min(context.size, 1000)))
         var listenerConfig = URLEndpointListenerConfiguration(collections: [remote.collection])
-        listenerConfig.disableTLS = true   // the CouchDB-style proxy speaks plain HTTP
+        listenerConfig.disableTLS = true  // the CouchDB-style proxy speaks plain HTTP
         let listener = URLEndpointListener(config: listenerConfig)
         try await listener.start()
         guard var url = listener.urls.first, let port = listener.port else { throw BenchmarkError.engine("the listener reports no URL") }
@@ -116,8 +136,10 @@ extension Workload {
     /// `overHTTP` the other database is served by a listener on loopback and reached through
     /// ``URLEndpoint`` (started before the clock runs); with `tls` too, over HTTPS with the
     /// listener's certificate pinned.
-    private static func replicateInProcess(_ context: WorkloadContext, _ direction: ReplicatorType,
-                                           overHTTP: Bool = false, tls: Bool = false) async throws -> WorkloadResult {
+    private static func replicateInProcess(
+        _ context: WorkloadContext, _ direction: ReplicatorType,
+        overHTTP: Bool = false, tls: Bool = false
+    ) async throws -> WorkloadResult {
         let documents = DocumentGenerator().documents(count: min(context.size, 10_000))
         var samples: [Sample] = []
         var contents: [String: String]?
@@ -133,7 +155,7 @@ extension Workload {
             var pin: Data?
             if overHTTP {
                 var listenerConfig = URLEndpointListenerConfiguration(collections: [remote.collection])
-                listenerConfig.disableTLS = !tls   // replicate-http measures plain HTTP
+                listenerConfig.disableTLS = !tls  // replicate-http measures plain HTTP
                 let server = URLEndpointListener(config: listenerConfig)
                 try await server.start()
                 guard let url = server.urls.first else { throw BenchmarkError.engine("the listener reports no URL") }

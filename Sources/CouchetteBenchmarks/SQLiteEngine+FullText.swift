@@ -16,7 +16,8 @@ extension SQLiteEngine: FullTextBenchmarkEngine {
 
     public func createFullTextIndex() async throws {
         try transaction {
-            try execute("""
+            try execute(
+                """
                 CREATE VIRTUAL TABLE ft USING fts5(sentence, content='sentences', content_rowid='rowid',
                                                    tokenize='unicode61 remove_diacritics 0')
                 """)
@@ -25,7 +26,9 @@ extension SQLiteEngine: FullTextBenchmarkEngine {
     }
 
     public func prepareFullTextSearch() throws -> (String) async throws -> [[String]] {
-        let statement = try PreparedStatement(self, """
+        let statement = try PreparedStatement(
+            self,
+            """
             SELECT s.id, s.sentence FROM (SELECT rowid, rank FROM ft WHERE ft MATCH ? ORDER BY rank LIMIT 20) AS m
             JOIN sentences AS s ON s.rowid = m.rowid ORDER BY m.rank
             """)

@@ -48,9 +48,10 @@ extension SQLiteEngine: QueryBenchmarkEngine {
             var rows: [[String]] = []
             let columns = Int(sqlite3_column_count(statement.handle))
             let read: (OpaquePointer?) -> Void = { row in
-                rows.append((0..<columns).map { column in
-                    sqlite3_column_text(row, Int32(column)).map { String(cString: $0) } ?? "null"
-                })
+                rows.append(
+                    (0..<columns).map { column in
+                        sqlite3_column_text(row, Int32(column)).map { String(cString: $0) } ?? "null"
+                    })
             }
             if let value, let number = Int(value) {
                 sqlite3_bind_int64(statement.handle, 1, Int64(number))

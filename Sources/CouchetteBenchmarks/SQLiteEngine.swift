@@ -102,7 +102,8 @@ public final class SQLiteEngine: BenchmarkEngine {
         var keys = 0
         for id in ids {
             guard let data = try body(of: id),
-                  let dictionary = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                let dictionary = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else {
                 throw BenchmarkError.engine("sqlite lost \(id)")
             }
             keys += dictionary.count

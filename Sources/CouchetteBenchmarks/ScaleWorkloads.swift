@@ -32,8 +32,11 @@ extension Workload {
             }
             return WorkloadResult(samples: samples, contents: contents)
         },
-        Workload(name: "import", summary: "import 10×N documents (1M at the default N) from a JSON-lines file, 1,000 per transaction: see peak anon memory",
-                 runsOnce: true) { engine, context in
+        Workload(
+            name: "import",
+            summary: "import 10×N documents (1M at the default N) from a JSON-lines file, 1,000 per transaction: see peak anon memory",
+            runsOnce: true
+        ) { engine, context in
             let count = context.size * scaleFactor
             let file = try freshFolder(context, 0) + "/import.jsonl"
             try writeJSONLines(count, to: file)
@@ -66,7 +69,8 @@ extension Workload {
     /// Writes `count` generated documents as lines of `id <tab> json`.
     private static func writeJSONLines(_ count: Int, to path: String) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil),
-              let handle = FileHandle(forWritingAtPath: path) else {
+            let handle = FileHandle(forWritingAtPath: path)
+        else {
             throw BenchmarkError.engine("cannot create \(path)")
         }
         defer { try? handle.close() }
@@ -101,8 +105,10 @@ extension Workload {
             if length > 0, let line {
                 let bytes = UnsafeRawBufferPointer(start: line, count: length - 1)  // without the newline
                 guard let tab = bytes.firstIndex(of: 0x09) else { throw BenchmarkError.engine("malformed line in \(path)") }
-                batch.append(DocumentGenerator.GeneratedDocument(id: String(decoding: bytes[..<tab], as: UTF8.self),
-                                                                 json: String(decoding: bytes[(tab + 1)...], as: UTF8.self)))
+                batch.append(
+                    DocumentGenerator.GeneratedDocument(
+                        id: String(decoding: bytes[..<tab], as: UTF8.self),
+                        json: String(decoding: bytes[(tab + 1)...], as: UTF8.self)))
             }
             if batch.count == scaleBatchSize || (length < 0 && !batch.isEmpty) {
                 try await store.insertAll(batch)

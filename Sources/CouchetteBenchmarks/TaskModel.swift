@@ -22,8 +22,10 @@ public final class BenchTask: Codable {
 
     /// The same fields as a plain dictionary (what the non-Codable paths store).
     public var properties: [String: Any] {
-        ["title": title, "completed": completed, "priority": priority, "tags": tags,
-         "createdAt": ISO8601DateFormatter.couchette.string(from: createdAt)]
+        [
+            "title": title, "completed": completed, "priority": priority, "tags": tags,
+            "createdAt": ISO8601DateFormatter.couchette.string(from: createdAt),
+        ]
     }
 
     /// `count` tasks with seeded contents; ids `task-0000000`, ….
@@ -38,8 +40,9 @@ public final class BenchTask: Codable {
             let tags = (0..<3).map { _ in words[Int(random.next() % 10)] }
             // Whole milliseconds, so every engine's date text is identical.
             let created = base.addingTimeInterval(Double(random.next() % 10_000_000_000) / 1000)
-            return BenchTask(id: id, title: title, completed: random.next() % 2 == 0,
-                             priority: Int(random.next() % 5), tags: tags, createdAt: created)
+            return BenchTask(
+                id: id, title: title, completed: random.next() % 2 == 0,
+                priority: Int(random.next() % 5), tags: tags, createdAt: created)
         }
     }
 
@@ -56,8 +59,9 @@ public final class BenchTask: Codable {
     var body: Body { Body(title: title, completed: completed, priority: priority, tags: tags, createdAt: createdAt) }
 
     convenience init(id: String, body: Body) {
-        self.init(id: id, title: body.title, completed: body.completed, priority: body.priority, tags: body.tags,
-                  createdAt: body.createdAt)
+        self.init(
+            id: id, title: body.title, completed: body.completed, priority: body.priority, tags: body.tags,
+            createdAt: body.createdAt)
     }
 
     /// The baselines' model read: each stored JSON body decoded with `JSONDecoder` into a task;

@@ -46,8 +46,10 @@ public struct Workload: Sendable {
     public let runsOnce: Bool
     let body: @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult
 
-    init(name: String, summary: String, isCouchetteOnly: Bool = false, needsQueries: Bool = false, runsOnce: Bool = false,
-         body: @escaping @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult) {
+    init(
+        name: String, summary: String, isCouchetteOnly: Bool = false, needsQueries: Bool = false, runsOnce: Bool = false,
+        body: @escaping @Sendable (any BenchmarkEngine.Type, WorkloadContext) async throws -> WorkloadResult
+    ) {
         self.name = name
         self.summary = summary
         self.isCouchetteOnly = isCouchetteOnly
@@ -84,7 +86,8 @@ public struct Workload: Sendable {
         Workload(name: "single-save", summary: "save documents one transaction each, full sync (at most 500)") { engine, context in
             try await singleSaves(engine, context, count: min(context.size, 500), durable: true, writers: 1)
         },
-        Workload(name: "single-save-concurrent", summary: "8 tasks saving one transaction each, default sync (at most 2000)") { engine, context in
+        Workload(name: "single-save-concurrent", summary: "8 tasks saving one transaction each, default sync (at most 2000)") {
+            engine, context in
             try await singleSaves(engine, context, count: min(context.size, 2000), durable: false, writers: 8)
         },
         Workload(name: "point-read", summary: "read documents by id in random order, decoded to dictionaries") { engine, context in
@@ -102,8 +105,9 @@ public struct Workload: Sendable {
             return try await onLoadedStore(engine, context, durable: true, load: { try await $0.insertAll(documents) }) { store in
                 current = current.mapValues(incrementVisits)  // pre-encoded bytes for the raw LMDB floor
                 let updated = current
-                return Sample(seconds: try await time { try await store.incrementVisits(chosen.map(\.id), updated: updated) },
-                              ops: chosen.count)
+                return Sample(
+                    seconds: try await time { try await store.incrementVisits(chosen.map(\.id), updated: updated) },
+                    ops: chosen.count)
             }
         },
         Workload(name: "iterate", summary: "read every document, each decoded to a dictionary") { engine, context in
@@ -115,13 +119,16 @@ public struct Workload: Sendable {
                 return Sample(seconds: seconds, ops: seen)
             }
         },
-        Workload(name: "codable-save", summary: "save N TodoTask models in one transaction (SQLite, LMDB: JSONEncoder)") { engine, context in
+        Workload(name: "codable-save", summary: "save N TodoTask models in one transaction (SQLite, LMDB: JSONEncoder)") {
+            engine, context in
             try await saveTasks(engine, context) { store, tasks in try await store.saveModels(tasks) }
         },
-        Workload(name: "document-save", summary: "the same tasks as plain documents, no Codable (SQLite, LMDB: JSONSerialization)") { engine, context in
+        Workload(name: "document-save", summary: "the same tasks as plain documents, no Codable (SQLite, LMDB: JSONSerialization)") {
+            engine, context in
             try await saveTasks(engine, context) { store, tasks in try await store.saveTaskDocuments(tasks) }
         },
-        Workload(name: "codable-read", summary: "read N TodoTask models by id in random order (SQLite, LMDB: JSONDecoder)") { engine, context in
+        Workload(name: "codable-read", summary: "read N TodoTask models by id in random order (SQLite, LMDB: JSONDecoder)") {
+            engine, context in
             let tasks = BenchTask.generate(count: context.size)
             var random = SplitMix64(seed: 42)
             let ids = tasks.compactMap(\.id).shuffled(using: &random)
@@ -144,16 +151,20 @@ public struct Workload: Sendable {
         },
     ]
 
-    private static func saveTasks(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext,
-                                  _ save: (any BenchmarkEngine, [BenchTask]) async throws -> Void) async throws -> WorkloadResult {
+    private static func saveTasks(
+        _ engine: any BenchmarkEngine.Type, _ context: WorkloadContext,
+        _ save: (any BenchmarkEngine, [BenchTask]) async throws -> Void
+    ) async throws -> WorkloadResult {
         try await onFreshStores(engine, context, durable: true) { store in
             let tasks = BenchTask.generate(count: context.size)  // fresh objects: saving binds them
             return Sample(seconds: try await time { try await save(store, tasks) }, ops: tasks.count)
         }
     }
 
-    private static func singleSaves(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, count: Int,
-                                    durable: Bool, writers: Int) async throws -> WorkloadResult {
+    private static func singleSaves(
+        _ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, count: Int,
+        durable: Bool, writers: Int
+    ) async throws -> WorkloadResult {
         let documents = DocumentGenerator().documents(count: count)
         return try await onFreshStores(engine, context, durable: durable) { store in
             Sample(seconds: try await time { try await store.saveEach(documents, writers: writers) }, ops: documents.count)
@@ -161,8 +172,10 @@ public struct Workload: Sendable {
     }
 
     /// Runs `measure` once per run, each time on a new, empty store.
-    static func onFreshStores(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
-                                      _ measure: (any BenchmarkEngine) async throws -> Sample) async throws -> WorkloadResult {
+    static func onFreshStores(
+        _ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
+        _ measure: (any BenchmarkEngine) async throws -> Sample
+    ) async throws -> WorkloadResult {
         var samples: [Sample] = []
         var contents: [String: String]?
         for run in 0..<context.runs {
@@ -175,9 +188,11 @@ public struct Workload: Sendable {
     }
 
     /// Opens one store, fills it with `load` (not timed), then runs `measure` once per run on it.
-    static func onLoadedStore(_ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
-                                      load: (any BenchmarkEngine) async throws -> Void,
-                                      _ measure: (any BenchmarkEngine) async throws -> Sample) async throws -> WorkloadResult {
+    static func onLoadedStore(
+        _ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, durable: Bool,
+        load: (any BenchmarkEngine) async throws -> Void,
+        _ measure: (any BenchmarkEngine) async throws -> Sample
+    ) async throws -> WorkloadResult {
         let store = try await engine.init(directory: try freshFolder(context, 0), durable: durable)
         try await load(store)
         var samples: [Sample] = []

@@ -5,14 +5,14 @@ import Foundation
 @main
 enum BenchCommand {
     static let usage = """
-    Usage: couchette-bench [--list] [--filter NAME] [--size N] [--runs N] [--json FILE]
+        Usage: couchette-bench [--list] [--filter NAME] [--size N] [--runs N] [--json FILE]
 
-      --list          list the workloads and exit
-      --filter NAME   run only workloads whose name contains NAME
-      --size N        documents per workload (default 100000)
-      --runs N        timed runs per workload and engine (default 5); the median is reported
-      --json FILE     also write machine-readable results to FILE
-    """
+          --list          list the workloads and exit
+          --filter NAME   run only workloads whose name contains NAME
+          --size N        documents per workload (default 100000)
+          --runs N        timed runs per workload and engine (default 5); the median is reported
+          --json FILE     also write machine-readable results to FILE
+        """
 
     static func main() async {
         do {

@@ -75,7 +75,9 @@ private func runBlocking(_ harness: FuzzHarness, _ input: [UInt8]) {
 }
 
 @_cdecl("LLVMFuzzerInitialize")
-public func fuzzerInitialize(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>) -> Int32 {
+public func fuzzerInitialize(
+    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>
+) -> Int32 {
     let environment = ProcessInfo.processInfo.environment
     let name = environment["COUCHETTE_FUZZ_TARGET"] ?? ""
     if let corpus = environment["COUCHETTE_FUZZ_WRITE_SEEDS"], let fixtures = environment["COUCHETTE_FUZZ_FIXTURES"] {

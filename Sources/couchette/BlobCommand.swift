@@ -4,8 +4,11 @@ import Foundation
 /// `couchette blob DB ID KEY [--output FILE] [--collection C]`
 enum BlobCommand {
     static let command = Command(
-        name: "blob", arguments: [.database, .init("ID", "the document's id"),
-                                  .init("KEY", "the blob property: a name, or a path such as photos[1].image")],
+        name: "blob",
+        arguments: [
+            .database, .init("ID", "the document's id"),
+            .init("KEY", "the blob property: a name, or a path such as photos[1].image"),
+        ],
         summary: "Write a blob's content to standard output or a file",
         discussion: """
             Streams the content in chunks, so blobs of any size use little memory. A property that
@@ -42,8 +45,11 @@ enum BlobCommand {
 /// `couchette attach DB ID KEY FILE [--type MIME] [--collection C]`
 enum AttachCommand {
     static let command = Command(
-        name: "attach", arguments: [.database, .init("ID", "the document's id (created when missing)"),
-                                    .init("KEY", "the top-level property to set"), .init("FILE", "the file to store")],
+        name: "attach",
+        arguments: [
+            .database, .init("ID", "the document's id (created when missing)"),
+            .init("KEY", "the top-level property to set"), .init("FILE", "the file to store"),
+        ],
         summary: "Store a file as a blob property of a document; prints the new revision",
         discussion: "The file is streamed into the database, never loaded whole. Other properties are kept.",
         options: [.collection, .init(name: "type", valueName: "MIME", help: "the content type (default: application/octet-stream)")]

@@ -54,9 +54,11 @@ struct Command: Sendable {
     let isHidden: Bool
     let run: @Sendable (ParsedArguments) async throws -> Void
 
-    init(name: String, arguments: [Argument] = [], summary: String, discussion: String = "",
-         options: [Option] = [], isHidden: Bool = false,
-         run: @escaping @Sendable (ParsedArguments) async throws -> Void) {
+    init(
+        name: String, arguments: [Argument] = [], summary: String, discussion: String = "",
+        options: [Option] = [], isHidden: Bool = false,
+        run: @escaping @Sendable (ParsedArguments) async throws -> Void
+    ) {
         self.name = name
         self.arguments = arguments
         self.summary = summary
@@ -104,7 +106,8 @@ struct Command: Sendable {
         """
 
     private static func row(_ left: String, _ right: String) -> String {
-        let padded = left.count < 22 ? left.padding(toLength: 22, withPad: " ", startingAt: 0) : left + "\n" + String(repeating: " ", count: 24)
+        let padded =
+            left.count < 22 ? left.padding(toLength: 22, withPad: " ", startingAt: 0) : left + "\n" + String(repeating: " ", count: 24)
         return "  " + padded + (left.count < 22 ? "  " : "") + right + "\n"
     }
 }
@@ -185,7 +188,8 @@ struct ParsedArguments: Sendable {
                 let missing = command.arguments[positional.count..<required].map(\.name).joined(separator: " ")
                 throw UsageError("missing argument\(required - positional.count > 1 ? "s" : "") \(missing) (expected \(expected))")
             }
-            throw UsageError("unexpected argument '\(positional[command.arguments.count])' (expected \(expected.isEmpty ? "none" : expected))")
+            throw UsageError(
+                "unexpected argument '\(positional[command.arguments.count])' (expected \(expected.isEmpty ? "none" : expected))")
         }
     }
 

@@ -70,7 +70,8 @@ enum CouchetteTool {
     }
 
     static var overview: String {
-        var text = "couchette — look into, script and demo Couchette databases\n\nUsage: couchette COMMAND [ARGUMENTS] [OPTIONS]\n\nCommands:\n"
+        var text =
+            "couchette — look into, script and demo Couchette databases\n\nUsage: couchette COMMAND [ARGUMENTS] [OPTIONS]\n\nCommands:\n"
         for command in commands where !command.isHidden {
             text += "  " + command.name.padding(toLength: 10, withPad: " ", startingAt: 0) + command.summary + "\n"
         }

@@ -40,8 +40,10 @@ struct DatabaseLocation: Equatable {
 }
 
 /// Opens the database `argument` names, runs `body`, and closes it (also when `body` throws).
-func withOpenDatabase<R>(_ argument: String, create: Bool = false,
-                     _ body: (Database) async throws -> R) async throws -> R {
+func withOpenDatabase<R>(
+    _ argument: String, create: Bool = false,
+    _ body: (Database) async throws -> R
+) async throws -> R {
     let database = try DatabaseLocation(argument).open(create: create)
     do {
         let result = try await body(database)

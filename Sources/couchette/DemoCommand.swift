@@ -92,15 +92,18 @@ extension DemoCommand {
     static func showLiveQuery(database: Database, tasks: Collection) async throws {
         let query = try database.createQuery(
             "SELECT meta().id AS id, title FROM tasks WHERE completed = false ORDER BY title")
-        var changes = query.changes().makeAsyncIterator()   // registered now: nothing is missed
+        var changes = query.changes().makeAsyncIterator()  // registered now: nothing is missed
         func printNext(_ caption: String) async {
             guard let change = await changes.next() else { return }
             let titles = change.results?.map { $0.string(forKey: "title") ?? "?" } ?? []
-            print("Live query (\(caption)): \(change.error.map { "error \($0)" } ?? (titles.isEmpty ? "(no open task)" : titles.joined(separator: ", ")))")
+            print(
+                "Live query (\(caption)): \(change.error.map { "error \($0)" } ?? (titles.isEmpty ? "(no open task)" : titles.joined(separator: ", ")))"
+            )
         }
         await printNext("initial results")
-        try await tasks.save(document: MutableDocument(id: "task-5").setString("Book the trip", forKey: "title")
-            .setBoolean(false, forKey: "completed"))
+        try await tasks.save(
+            document: MutableDocument(id: "task-5").setString("Book the trip", forKey: "title")
+                .setBoolean(false, forKey: "completed"))
         await printNext("after adding task-5")
         if let trip = try await tasks.document(id: "task-5") {
             try await tasks.save(document: trip.toMutable().setBoolean(true, forKey: "completed"))

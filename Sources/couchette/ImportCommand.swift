@@ -22,10 +22,11 @@ enum ImportCommand {
             .init(name: "batch-size", valueName: "N", help: "documents per transaction (default: 1000)"),
         ]
     ) { arguments in
-        let batchSize = try arguments.options["batch-size"].map { text in
-            guard let size = Int(text), size > 0 else { throw UsageError("--batch-size needs a positive number, not '\(text)'") }
-            return size
-        } ?? 1000
+        let batchSize =
+            try arguments.options["batch-size"].map { text in
+                guard let size = Int(text), size > 0 else { throw UsageError("--batch-size needs a positive number, not '\(text)'") }
+                return size
+            } ?? 1000
         let file = arguments.positional[1]
         let reader = try JSONRecordReader(path: file)
         let collectionName = try arguments.collectionName
@@ -70,8 +71,9 @@ struct Importer {
                 do {
                     batch.append(try document(from: record.text))
                 } catch {
-                    throw BadRecord(message: "\(file), line \(record.line): \(CouchetteTool.describe(error)); "
-                                    + "nothing from line \(batchLine) on was written")
+                    throw BadRecord(
+                        message: "\(file), line \(record.line): \(CouchetteTool.describe(error)); "
+                            + "nothing from line \(batchLine) on was written")
                 }
                 if batch.count >= batchSize { try await commit() }
             }
@@ -84,8 +86,9 @@ struct Importer {
             throw failure("\(CouchetteTool.describe(error)); nothing from line \(batchLine) on was written")
         }
         progress.finish()
-        print("Imported \(imported) document\(imported == 1 ? "" : "s") into \(collection.fullName) "
-              + "in \(ResultPrinter.seconds(progress.elapsed))")
+        print(
+            "Imported \(imported) document\(imported == 1 ? "" : "s") into \(collection.fullName) "
+                + "in \(ResultPrinter.seconds(progress.elapsed))")
     }
 
     private struct BadRecord: Error {

@@ -6,9 +6,11 @@ import Foundation
 enum IndexCommand {
     static let command = Command(
         name: "index",
-        arguments: [.database, .init("ACTION", "create, drop or list"),
-                    .init("NAME", "the index's name (create, drop)", isOptional: true),
-                    .init("EXPRESSIONS", "comma-separated SQL++ expressions to index (create)", isOptional: true)],
+        arguments: [
+            .database, .init("ACTION", "create, drop or list"),
+            .init("NAME", "the index's name (create, drop)", isOptional: true),
+            .init("EXPRESSIONS", "comma-separated SQL++ expressions to index (create)", isOptional: true),
+        ],
         summary: "Create, drop or list a collection's value and full-text indexes",
         discussion: """
             Examples:
@@ -21,10 +23,13 @@ enum IndexCommand {
             Creating an index that exists with the same expressions does nothing; with others it replaces it.
             A full-text index (--fts) is searched with MATCH(NAME, 'terms') and ranked with RANK(NAME).
             """,
-        options: [.collection, .init(name: "where", valueName: "COND", help: "index only the documents matching COND (create)"),
-                  .init(name: "fts", valueName: nil, help: "create a full-text index (create)"),
-                  .init(name: "language", valueName: "CODE", help: "full-text stemming and stop words, an ISO-639 code such as en (create --fts)"),
-                  .init(name: "ignore-accents", valueName: nil, help: "full-text matching ignores accents (create --fts)")]
+        options: [
+            .collection, .init(name: "where", valueName: "COND", help: "index only the documents matching COND (create)"),
+            .init(name: "fts", valueName: nil, help: "create a full-text index (create)"),
+            .init(
+                name: "language", valueName: "CODE", help: "full-text stemming and stop words, an ISO-639 code such as en (create --fts)"),
+            .init(name: "ignore-accents", valueName: nil, help: "full-text matching ignores accents (create --fts)"),
+        ]
     ) { arguments in
         let positional = arguments.positional
         let action = positional[1]
@@ -39,12 +44,16 @@ enum IndexCommand {
                     throw UsageError("--language and --ignore-accents only go with --fts")
                 }
                 let collection = try arguments.collectionName.existing(in: database)
-                let config: any IndexConfiguration = fullText
-                    ? FullTextIndexConfiguration(expressions, where: arguments.options["where"],
-                                                 ignoreAccents: arguments.flag("ignore-accents"), language: arguments.options["language"])
+                let config: any IndexConfiguration =
+                    fullText
+                    ? FullTextIndexConfiguration(
+                        expressions, where: arguments.options["where"],
+                        ignoreAccents: arguments.flag("ignore-accents"), language: arguments.options["language"])
                     : ValueIndexConfiguration(expressions, where: arguments.options["where"])
                 try await collection.createIndex(withName: positional[2], config: config)
-                print("Created \(fullText ? "full-text index" : "index") \(positional[2]) on \(collection.fullName) (\(expressions.joined(separator: ", ")))")
+                print(
+                    "Created \(fullText ? "full-text index" : "index") \(positional[2]) on \(collection.fullName) (\(expressions.joined(separator: ", ")))"
+                )
             case "drop":
                 guard positional.count == 3 else { throw UsageError("drop needs NAME and nothing else") }
                 if arguments.options["where"] != nil { throw UsageError("--where only goes with create") }
@@ -52,7 +61,8 @@ enum IndexCommand {
                 try await collection.deleteIndex(forName: positional[2])
             case "list":
                 guard positional.count == 2 else { throw UsageError("list takes no NAME") }
-                let collections = arguments.options["collection"] == nil
+                let collections =
+                    arguments.options["collection"] == nil
                     ? try database.scopes().flatMap { try $0.collections() }
                     : [try arguments.collectionName.existing(in: database)]
                 for collection in collections {

@@ -25,7 +25,8 @@ enum InfoCommand {
         let width = collections.map(\.fullName.count).max() ?? 0
         for collection in collections {
             let count = try await collection.count
-            text += "  " + collection.fullName.padding(toLength: width, withPad: " ", startingAt: 0)
+            text +=
+                "  " + collection.fullName.padding(toLength: width, withPad: " ", startingAt: 0)
                 + "  \(count) document\(count == 1 ? "" : "s")\n"
         }
         let indexes = try await collections.asyncFlatMap { collection in

@@ -77,7 +77,8 @@ enum InlineBlobs {
     /// The blob an inline blob dictionary holds, or nil for anything else.
     private static func blob(_ value: Any?, path: String) throws -> Blob? {
         guard let dictionary = value as? MutableDictionaryObject, dictionary.string(forKey: "@type") == "blob",
-              let text = dictionary.string(forKey: "data") else { return nil }
+            let text = dictionary.string(forKey: "data")
+        else { return nil }
         guard let data = Data(base64Encoded: text) else { throw ToolError("blob '\(path)': 'data' is not base64") }
         if dictionary.contains(key: "length"), dictionary.int64(forKey: "length") != Int64(data.count) {
             throw ToolError("blob '\(path)': 'data' has \(data.count) bytes, 'length' says \(dictionary.int64(forKey: "length"))")

@@ -102,7 +102,13 @@ final class JSONRecordReader {
             let byte = bytes[offset]
             if byte == 0x0A { line += 1 }
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
             } else {
                 switch byte {
                 case UInt8(ascii: "\""): inString = true
@@ -133,7 +139,9 @@ final class JSONRecordReader {
 
     private func expectOnlyBlanks(_ bytes: UnsafeRawBufferPointer) throws {
         while offset < bytes.count {
-            if bytes[offset] == 0x0A { line += 1 } else if !Self.isBlank(bytes[offset]) {
+            if bytes[offset] == 0x0A {
+                line += 1
+            } else if !Self.isBlank(bytes[offset]) {
                 throw ToolError("line \(line): unexpected text after the JSON array")
             }
             offset += 1

@@ -15,7 +15,8 @@ final class OutputFile {
             return
         }
         guard FileManager.default.createFile(atPath: path, contents: nil),
-              let handle = FileHandle(forWritingAtPath: path) else {
+            let handle = FileHandle(forWritingAtPath: path)
+        else {
             throw ToolError("cannot write \(path)")
         }
         self.handle = handle

@@ -4,8 +4,11 @@ import Foundation
 /// `couchette put DB ID JSON [--collection C]`
 enum PutCommand {
     static let command = Command(
-        name: "put", arguments: [.database, .init("ID", "the document's id"),
-                                 .init("JSON", "the new body, a JSON object ('-' reads it from standard input)")],
+        name: "put",
+        arguments: [
+            .database, .init("ID", "the document's id"),
+            .init("JSON", "the new body, a JSON object ('-' reads it from standard input)"),
+        ],
         summary: "Create or replace a document; prints its new revision",
         discussion: """
             The body replaces the whole document. An '_id' in the body is ignored; a '_rev' makes the

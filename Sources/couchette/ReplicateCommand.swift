@@ -29,7 +29,9 @@ enum ReplicateCommand {
             .init(name: "user", valueName: "U", help: "HTTP Basic user name"),
             .init(name: "password", valueName: "P", help: "the password for --user"),
             .init(name: "session", valueName: nil, help: "log in once with --user/--password (POST /_session) and send the session cookie"),
-            .init(name: "pin", valueName: "SHA256", help: "accept only the server certificate with this SHA-256 (as couchette serve prints it)"),
+            .init(
+                name: "pin", valueName: "SHA256",
+                help: "accept only the server certificate with this SHA-256 (as couchette serve prints it)"),
             .init(name: "cacert", valueName: "FILE", help: "trust the PEM certificates in FILE instead of the system's"),
             .init(name: "client-cert", valueName: "FILE", help: "present the PEM certificate in FILE (with --client-key)"),
             .init(name: "client-key", valueName: "FILE", help: "the PEM private key for --client-cert"),
@@ -82,8 +84,9 @@ enum ReplicateCommand {
         case (nil, nil): break
         case (let certificate?, let key?):
             if arguments.options["user"] != nil { throw UsageError("--client-cert and --user exclude each other") }
-            let identity = try TLSIdentity.identity(certificatePEM: try readFile(certificate, "--client-cert"),
-                                                    privateKeyPEM: try readFile(key, "--client-key"))
+            let identity = try TLSIdentity.identity(
+                certificatePEM: try readFile(certificate, "--client-cert"),
+                privateKeyPEM: try readFile(key, "--client-key"))
             config.authenticator = ClientCertificateAuthenticator(identity: identity)
         default: throw UsageError("--client-cert and --client-key go together")
         }

@@ -36,7 +36,8 @@ enum ServeCommand {
             guard let number = UInt16(text) else { throw UsageError("--port must be a number from 0 to 65535, got '\(text)'") }
             port = number
         }
-        let names = try (arguments.options["collections"]?.split(separator: ",").map { try CollectionName(String($0)) })
+        let names =
+            try (arguments.options["collections"]?.split(separator: ",").map { try CollectionName(String($0)) })
             ?? [CollectionName.defaultCollection]
         let credentials = try ServeCommand.credentials(arguments)
         try await withOpenDatabase(arguments.positional[0], create: true) { database in
@@ -51,8 +52,9 @@ enum ServeCommand {
             case (nil, nil): break
             case (let certificate?, let key?):
                 guard !config.disableTLS else { throw UsageError("--cert and --no-tls exclude each other") }
-                config.tlsIdentity = try TLSIdentity.identity(certificatePEM: try ReplicateCommand.readFile(certificate, "--cert"),
-                                                              privateKeyPEM: try ReplicateCommand.readFile(key, "--key"))
+                config.tlsIdentity = try TLSIdentity.identity(
+                    certificatePEM: try ReplicateCommand.readFile(certificate, "--cert"),
+                    privateKeyPEM: try ReplicateCommand.readFile(key, "--key"))
             default: throw UsageError("--cert and --key go together")
             }
             if let (user, password) = credentials {

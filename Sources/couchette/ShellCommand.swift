@@ -140,8 +140,10 @@ final class Shell {
                 _ = try chosen.existing(in: database)
                 collection = chosen
             case "get":
-                print(try await GetCommand.documentJSON(id: try required(argument, "ID"),
-                                                        in: try collection.existing(in: database)))
+                print(
+                    try await GetCommand.documentJSON(
+                        id: try required(argument, "ID"),
+                        in: try collection.existing(in: database)))
             case "explain":
                 let text = try required(argument, "SQL++").trimmingCharacters(in: CharacterSet(charactersIn: "; "))
                 print(try await database.createQuery(text).explain())

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `GET|POST /{db}/_all_docs` on the listener: `keys` (rows in their order, `not_found` and
@@ -27,20 +28,33 @@ import Testing
             #expect(posted.status == 200 && posted.json?["total_rows"] == .int(4))
             guard case .array(let rows)? = posted.json?["rows"] else { Issue.record("rows: \(posted.text)"); return }
             #expect(rows.count == 5)
-            #expect(rows[0] == .dictionary(["id": .string("c"), "key": .string("c"), "value": .dictionary(["rev": .string(cRev)]),
-                                           "doc": .dictionary(["_id": .string("c"), "_rev": .string(cRev), "v": .string("c")])]))
+            #expect(
+                rows[0]
+                    == .dictionary([
+                        "id": .string("c"), "key": .string("c"), "value": .dictionary(["rev": .string(cRev)]),
+                        "doc": .dictionary(["_id": .string("c"), "_rev": .string(cRev), "v": .string("c")]),
+                    ]))
             #expect(rows[1] == .dictionary(["key": .string("zz"), "error": .string("not_found")]))
-            #expect(rows[2] == .dictionary(["id": .string("d"), "key": .string("d"), "doc": .null,
-                                           "value": .dictionary(["rev": .string(deletedRev), "deleted": .bool(true)])]))
+            #expect(
+                rows[2]
+                    == .dictionary([
+                        "id": .string("d"), "key": .string("d"), "doc": .null,
+                        "value": .dictionary(["rev": .string(deletedRev), "deleted": .bool(true)]),
+                    ]))
             #expect(rows[3]["id"] == .string("a") && rows[4]["id"] == .string("c"))
 
             let viaGet = try await httpRequest("GET", base + "/db/_all_docs?keys=" + Self.encoded(#"["zz","b"]"#))
-            #expect(viaGet.json?["rows"] == .array([.dictionary(["key": .string("zz"), "error": .string("not_found")]),
-                                                    try #require(viaGet.json?["rows"]?[1])]))
+            #expect(
+                viaGet.json?["rows"]
+                    == .array([
+                        .dictionary(["key": .string("zz"), "error": .string("not_found")]),
+                        try #require(viaGet.json?["rows"]?[1]),
+                    ]))
             #expect(viaGet.json?["rows"]?[1]?["id"] == .string("b") && viaGet.json?["rows"]?[1]?["doc"] == nil)
 
             // Options in the POST body, paging over the keys.
-            let paged = try await httpRequest("POST", base + "/db/_all_docs", body: #"{"keys":["a","b","c","e"],"skip":1,"limit":2,"include_docs":true}"#)
+            let paged = try await httpRequest(
+                "POST", base + "/db/_all_docs", body: #"{"keys":["a","b","c","e"],"skip":1,"limit":2,"include_docs":true}"#)
             #expect(paged.json?["rows"]?[0]?["doc"]?["v"] == .string("b"))
             #expect(paged.json?["rows"]?[1]?["id"] == .string("c") && paged.json?["rows"]?[2] == nil)
         }

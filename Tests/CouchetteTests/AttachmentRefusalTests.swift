@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// What the listener still refuses of attachments, one document at a time with a status CouchDB's

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CouchetteBenchmarks
 
 /// Every benchmark workload at a tiny size: each engine must end with exactly the same documents,
@@ -48,9 +49,11 @@ import Testing
 
     @Test func theTableShowsRatiosAgainstBothBaselines() {
         let entries = [
-            BenchmarkRunner.Entry(workload: "bulk-insert", engine: "couchette", median_s: 1, min_s: 1, max_s: 1, ops: 10, peak_rss_bytes: 0),
+            BenchmarkRunner.Entry(
+                workload: "bulk-insert", engine: "couchette", median_s: 1, min_s: 1, max_s: 1, ops: 10, peak_rss_bytes: 0),
             BenchmarkRunner.Entry(workload: "bulk-insert", engine: "sqlite", median_s: 2, min_s: 2, max_s: 2, ops: 10, peak_rss_bytes: 0),
-            BenchmarkRunner.Entry(workload: "bulk-insert", engine: "lmdb", median_s: 0.5, min_s: 0.5, max_s: 0.5, ops: 10, peak_rss_bytes: 0),
+            BenchmarkRunner.Entry(
+                workload: "bulk-insert", engine: "lmdb", median_s: 0.5, min_s: 0.5, max_s: 0.5, ops: 10, peak_rss_bytes: 0),
         ]
         let table = BenchmarkRunner.table(entries, size: 10)
         #expect(table.contains("2.00×"))
@@ -58,20 +61,25 @@ import Testing
     }
 
     @Test func couchetteOnlyWorkloadsShowLatenciesAndNoBaselines() throws {
-        #expect(Workload.all.filter(\.isCouchetteOnly).map(\.name) == ["changes-latency", "live-query-latency", "live-queries-8",
-                                                                         "idle-cpu", "replicate-in-process", "replicate-in-process-pull",
-                                                                         "replicate-http", "replicate-http-pull", "replicate-https", "revision-history-1000",
-                                                                         "idle-replicator-cpu", "idle-replicator-cpu-longpoll",
-                                                                         "blob-write", "blob-write-file", "blob-read", "blob-read-file",
-                                                                         "replicate-attachments", "blob-500mb-memory"])
-        let entry = BenchmarkRunner.Entry(workload: "changes-latency", engine: "couchette", median_s: 0.0001, min_s: 0.0001,
-                                          max_s: 0.0001, ops: 1000, peak_rss_bytes: 0, p99_s: 0.0004)
+        #expect(
+            Workload.all.filter(\.isCouchetteOnly).map(\.name) == [
+                "changes-latency", "live-query-latency", "live-queries-8",
+                "idle-cpu", "replicate-in-process", "replicate-in-process-pull",
+                "replicate-http", "replicate-http-pull", "replicate-https", "revision-history-1000",
+                "idle-replicator-cpu", "idle-replicator-cpu-longpoll",
+                "blob-write", "blob-write-file", "blob-read", "blob-read-file",
+                "replicate-attachments", "blob-500mb-memory",
+            ])
+        let entry = BenchmarkRunner.Entry(
+            workload: "changes-latency", engine: "couchette", median_s: 0.0001, min_s: 0.0001,
+            max_s: 0.0001, ops: 1000, peak_rss_bytes: 0, p99_s: 0.0004)
         let table = BenchmarkRunner.table([entry], size: 10)
         let row = try #require(table.split(separator: "\n").first { $0.hasPrefix("changes-latency") })
         #expect(row.contains("100.0 µs median, 400.0 µs p99"))
         #expect(row.components(separatedBy: "—").count == 5, "sqlite, ratio, lmdb, ratio: \(row)")
-        let history = BenchmarkRunner.Entry(workload: "revision-history-1000", engine: "couchette", median_s: 0, min_s: 0,
-                                            max_s: 0, ops: 1001, peak_rss_bytes: 0, bytes: 21_021)
+        let history = BenchmarkRunner.Entry(
+            workload: "revision-history-1000", engine: "couchette", median_s: 0, min_s: 0,
+            max_s: 0, ops: 1001, peak_rss_bytes: 0, bytes: 21_021)
         #expect(BenchmarkRunner.table([history], size: 10).contains("20.5 KB (21.0 B/op)"))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// A model with `Blob`, `Blob?` and `[Blob]` properties.
@@ -25,7 +26,8 @@ final class Attachmented: Codable {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             let pages = (1...3).map { Blob(contentType: "text/plain", data: Data("page \($0)".utf8)) }
-            let book = Attachmented(id: "book", title: "Blobs", cover: Blob(contentType: "image/png", data: Data("cover".utf8)), pages: pages)
+            let book = Attachmented(
+                id: "book", title: "Blobs", cover: Blob(contentType: "image/png", data: Data("cover".utf8)), pages: pages)
             try await collection.save(from: book)
             #expect(book.cover.digest != nil)
             #expect(pages.allSatisfy { $0.digest != nil })

@@ -1,6 +1,7 @@
 import CouchetteBenchmarks
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Blobs and CouchDB attachments in replication: two Couchette databases in process and over
@@ -16,8 +17,10 @@ import Testing
         let doc = MutableDocument(id: id)
             .setString(id, forKey: "title")
             .setBlob(Blob(contentType: "application/octet-stream", data: big), forKey: "big")
-            .setDictionary(MutableDictionaryObject().setBlob(Blob(contentType: "image/png", data: Data("\(id) png".utf8)), forKey: "image"),
-                           forKey: "nested")
+            .setDictionary(
+                MutableDictionaryObject().setBlob(Blob(contentType: "image/png", data: Data("\(id) png".utf8)), forKey: "image"),
+                forKey: "nested"
+            )
             .setArray(array, forKey: "list")
         try await collection.save(document: doc)
     }
@@ -68,7 +71,8 @@ import Testing
                 #expect(firstPush > big.count)  // the content went, base64 inline
 
                 // A body-only edit: the second push sends stubs, not the content again.
-                let edit = try #require(try await local.defaultCollection().document(id: "a")).toMutable().setString("edited", forKey: "title")
+                let edit = try #require(try await local.defaultCollection().document(id: "a")).toMutable().setString(
+                    "edited", forKey: "title")
                 try await local.defaultCollection().save(document: edit)
                 #expect(try #require(await runToCompletion(push).last).error == nil)
                 let secondPush = proxy.forwardedBodyBytes - firstPush
@@ -81,7 +85,8 @@ import Testing
                 let pull = try Replicator(config: try config(local, URLEndpoint(url: url), .pull))
                 #expect(try #require(await runToCompletion(pull).last).error == nil)
                 try await expectBlobDocument("b", in: try local.defaultCollection())
-                let remoteEdit = try #require(try await remote.defaultCollection().document(id: "b")).toMutable().setString("again", forKey: "title")
+                let remoteEdit = try #require(try await remote.defaultCollection().document(id: "b")).toMutable().setString(
+                    "again", forKey: "title")
                 try await remote.defaultCollection().save(document: remoteEdit)
                 let beforePull = proxy.forwardedBodyBytes
                 #expect(try #require(await runToCompletion(pull).last).error == nil)
@@ -134,11 +139,15 @@ import Testing
             try await database.performMaintenance(type: .integrityCheck)
 
             // Served back as CouchDB sends it: stubs by default, data with attachments=true.
-            let fetched = try await peer.bulkGet([RevisionRequest(id: "att", revisionID: try #require(stored.revisionID), knownAncestors: [])])
+            let fetched = try await peer.bulkGet([
+                RevisionRequest(id: "att", revisionID: try #require(stored.revisionID), knownAncestors: [])
+            ])
             guard case .found(let revision)? = fetched.first else { Issue.record("not fetched"); return }
             let json = CouchDBDocument.json(revision, includeHistory: true)
             #expect(json["_attachments"]?["one.txt"]?["data"] != nil)
-            #expect(json["_attachments"]?["one.txt"]?["digest"] == attachments.dictionary(forKey: "one.txt").map { .string($0.string(forKey: "digest") ?? "") })
+            #expect(
+                json["_attachments"]?["one.txt"]?["digest"]
+                    == attachments.dictionary(forKey: "one.txt").map { .string($0.string(forKey: "digest") ?? "") })
 
             // Content that does not match its digest is refused.
             var tampered = try #require(revisions.first)

@@ -1,6 +1,7 @@
 import CouchetteBenchmarks
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Blobs under stress (only with `COUCHETTE_STRESS=1`): processes killed with SIGKILL while
@@ -17,8 +18,9 @@ import Testing
         var reportedTotal = 0
         for round in 0..<20 {
             let log = directory.path + "/round-\(round).log"
-            let started = try await CrashTests.killWriter(tool, ["write-loop", directory.path, "blobcrash", "--prefix", "round\(round)", "--blobs"],
-                                                          log: log, after: .milliseconds(Int.random(in: 0...200, using: &generator)))
+            let started = try await CrashTests.killWriter(
+                tool, ["write-loop", directory.path, "blobcrash", "--prefix", "round\(round)", "--blobs"],
+                log: log, after: .milliseconds(Int.random(in: 0...200, using: &generator)))
             try #require(started, "round \(round): the writer never reported a save")
             let reported = try CrashTests.reportedIDs(in: log)
             reportedTotal += reported.count
@@ -26,7 +28,8 @@ import Testing
             // Every referenced blob exists with its length and digest (the integrity check reads them all).
             try await database.performMaintenance(type: .integrityCheck)
             for id in reported {
-                let blob = try #require(try await database.defaultCollection().document(id: id)?.blob(forKey: "blob"), "round \(round): \(id)")
+                let blob = try #require(
+                    try await database.defaultCollection().document(id: id)?.blob(forKey: "blob"), "round \(round): \(id)")
                 #expect(try await blob.content().prefix(id.utf8.count) == Data(id.utf8))
             }
             if round % 5 == 4 {

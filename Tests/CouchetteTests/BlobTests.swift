@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Couchbase Lite's blob cases: round trips at the top level, nested and in arrays, equality by
@@ -43,7 +44,8 @@ import Testing
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             let inner = MutableDictionaryObject().setBlob(Blob(contentType: "image/png", data: hello), forKey: "image")
-            let doc = MutableDocument(id: "doc").setDictionary(MutableDictionaryObject().setDictionary(inner, forKey: "photo"), forKey: "album")
+            let doc = MutableDocument(id: "doc").setDictionary(
+                MutableDictionaryObject().setDictionary(inner, forKey: "photo"), forKey: "album")
             try await collection.save(document: doc)
             let stored = try #require(try await collection.document(id: "doc"))
             let blob = try #require(stored["album"]["photo"]["image"].blob)
@@ -101,7 +103,9 @@ import Testing
     }
 
     @Test func missingFileIsRefused() async {
-        await expectCouchetteError(.notFound) { _ = try Blob(contentType: "text/plain", fileURL: URL(fileURLWithPath: "/nonexistent/file")) }
+        await expectCouchetteError(.notFound) {
+            _ = try Blob(contentType: "text/plain", fileURL: URL(fileURLWithPath: "/nonexistent/file"))
+        }
     }
 
     @Test func equalityIsByDigest() async throws {
@@ -230,7 +234,8 @@ import Testing
 
     @Test func copiedDatabaseKeepsItsBlobs() async throws {
         try await withDatabase("original") { database, directory in
-            try await database.defaultCollection().save(document: MutableDocument(id: "doc").setBlob(Blob(contentType: "text/plain", data: hello), forKey: "x"))
+            try await database.defaultCollection().save(
+                document: MutableDocument(id: "doc").setBlob(Blob(contentType: "text/plain", data: hello), forKey: "x"))
             try Database.copy(fromPath: database.path, toDatabase: "copy", withConfig: directory.configuration)
             try await database.delete()
             let copy = try directory.open("copy")

@@ -15,34 +15,41 @@ import Testing
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stdout.hasPrefix("Imported 100 documents into _default._default"))
 
-        let sql = "SELECT name.first, name.last, birthday, likes FROM _default "
+        let sql =
+            "SELECT name.first, name.last, birthday, likes FROM _default "
             + "WHERE contact.address.state = $state ORDER BY birthday LIMIT $n"
-        let query = try await CLI.run(["query", db + ".couchette", sql, "--param", "state=\"CA\"", "--param", "n=3",
-                                 "--format", "json"])
+        let query = try await CLI.run([
+            "query", db + ".couchette", sql, "--param", "state=\"CA\"", "--param", "n=3",
+            "--format", "json",
+        ])
         #expect(query.status == 0, "\(query.stderr)")
-        #expect(query.stdout == """
-            [{"first":"Cleveland","last":"Bejcek","birthday":"1944-07-30","likes":["chess","checkers"]},\
-            {"first":"Dorthea","last":"Visnic","birthday":"1948-11-06","likes":[]},\
-            {"first":"Rico","last":"Hoopengardner","birthday":"1961-12-22","likes":["biking"]}]
+        #expect(
+            query.stdout == """
+                [{"first":"Cleveland","last":"Bejcek","birthday":"1944-07-30","likes":["chess","checkers"]},\
+                {"first":"Dorthea","last":"Visnic","birthday":"1948-11-06","likes":[]},\
+                {"first":"Rico","last":"Hoopengardner","birthday":"1961-12-22","likes":["biking"]}]
 
-            """)
+                """)
 
         let lines = try await CLI.run(["query", db, sql, "--param", "state=\"CA\"", "--param", "n=2", "--format", "jsonl"])
-        #expect(lines.stdout == """
-            {"first":"Cleveland","last":"Bejcek","birthday":"1944-07-30","likes":["chess","checkers"]}
-            {"first":"Dorthea","last":"Visnic","birthday":"1948-11-06","likes":[]}
+        #expect(
+            lines.stdout == """
+                {"first":"Cleveland","last":"Bejcek","birthday":"1944-07-30","likes":["chess","checkers"]}
+                {"first":"Dorthea","last":"Visnic","birthday":"1948-11-06","likes":[]}
 
-            """)
+                """)
 
-        let table = try await CLI.run(["query", db, "SELECT name.first, birthday FROM _default WHERE name.last = $last",
-                                 "--param", "last=\"Bejcek\"", "--format", "table"])
+        let table = try await CLI.run([
+            "query", db, "SELECT name.first, birthday FROM _default WHERE name.last = $last",
+            "--param", "last=\"Bejcek\"", "--format", "table",
+        ])
         let tableLines = table.stdout.split(separator: "\n").map(String.init)
         #expect(tableLines.count == 4, "\(table.stdout)")
         #expect(tableLines.first == "first     | birthday")
         #expect(tableLines.dropFirst(2).first == "Cleveland | 1944-07-30")
         #expect(tableLines.last?.hasPrefix("1 row (") == true)
 
-        let count = try await CLI.run(["query", db, "SELECT COUNT(*) AS n FROM _default"])   // a pipe: jsonl
+        let count = try await CLI.run(["query", db, "SELECT COUNT(*) AS n FROM _default"])  // a pipe: jsonl
         #expect(count.stdout == "{\"n\":100}\n")
 
         let explain = try await CLI.run(["query", db, "SELECT name FROM _default", "--explain"])
@@ -54,12 +61,12 @@ import Testing
         let directory = try TemporaryDirectory()
         let file = directory.path + "/array.json"
         try """
-            [
-              {"key": "x", "v": [1, 2, {"a": "]"}]},
-              {"key": 7, "v": 1.5, "_rev": "9-abc"},
-              {"_id": "given", "key": "ignored", "v": null}
-            ]
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        [
+          {"key": "x", "v": [1, 2, {"a": "]"}]},
+          {"key": 7, "v": 1.5, "_rev": "9-abc"},
+          {"_id": "given", "key": "ignored", "v": null}
+        ]
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         let db = directory.path + "/array"
         let result = try await CLI.run(["import", db, file, "--id-key", "key", "--collection", "s.things"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -106,8 +113,10 @@ import Testing
         let db = directory.path + "/stdin"
         let result = try await CLI.run(["import", db, "-", "--id-key=id"], input: "{\"id\":1,\"a\":\"x\"}\n\n{\"id\":2}\n")
         #expect(result.status == 0, "\(result.stderr)")
-        let query = try await CLI.run(["query", db, "SELECT META().id, a FROM _default WHERE META().id = $id",
-                                 "--param=$id=\"1\"", "--format=json"])
+        let query = try await CLI.run([
+            "query", db, "SELECT META().id, a FROM _default WHERE META().id = $id",
+            "--param=$id=\"1\"", "--format=json",
+        ])
         #expect(query.stdout == "[{\"id\":\"1\",\"a\":\"x\"}]\n")
         let empty = try await CLI.run(["query", db, "SELECT a FROM _default WHERE a = 'none'", "--format", "json"])
         #expect(empty.stdout == "[]\n")
@@ -117,8 +126,11 @@ import Testing
         let directory = try TemporaryDirectory()
         let source = directory.path + "/source"
         #expect(try await CLI.run(["import", source, Self.names, "--collection", "people"]).status == 0)
-        #expect(try await CLI.run(["put", source, "extra", "{\"emoji\":\"😀\",\"path\":\"a/b\",\"q\":\"\\\"\"}",
-                             "--collection", "people"]).status == 0)
+        #expect(
+            try await CLI.run([
+                "put", source, "extra", "{\"emoji\":\"😀\",\"path\":\"a/b\",\"q\":\"\\\"\"}",
+                "--collection", "people",
+            ]).status == 0)
         let exportFile = directory.path + "/people.jsonl"
         let exported = try await CLI.run(["export", source, "--collection", "people", "--output", exportFile])
         #expect(exported.status == 0, "\(exported.stderr)")
@@ -129,7 +141,8 @@ import Testing
         #expect(try await CLI.run(["import", copy, exportFile]).status == 0)
         let again = try await CLI.run(["export", copy])
         #expect(again.stdout == first)
-        #expect(try await CLI.run(["get", copy, "extra"]).stdout
+        #expect(
+            try await CLI.run(["get", copy, "extra"]).stdout
                 == (first.split(separator: "\n").first { $0.contains("\"_id\":\"extra\"") }.map { $0 + "\n" }))
     }
 
@@ -207,19 +220,20 @@ import Testing
             """
         let result = try await CLI.run(["shell", db], input: input)
         let revisionOfB = try await revision(of: "b", in: db, collection: "items")
-        #expect(result.stdout == """
-            _default._default  0
-            _default.items  2
-            [{"id":"b","n":2},{"id":"a","n":1}]
-            {"n":1}
-            {"c":2}
-            {"_id":"b","_rev":"\(revisionOfB)","n":2}
+        #expect(
+            result.stdout == """
+                _default._default  0
+                _default.items  2
+                [{"id":"b","n":2},{"id":"a","n":1}]
+                {"n":1}
+                {"c":2}
+                {"_id":"b","_rev":"\(revisionOfB)","n":2}
 
-            """)
+                """)
         #expect(result.stderr == "Error: unknown command .bogus (.help lists them)\n")
         #expect(result.status == 1)
 
-        let clean = try await CLI.run(["shell", db], input: "SELECT COUNT(*) AS c FROM items\n")   // no ';' at the end
+        let clean = try await CLI.run(["shell", db], input: "SELECT COUNT(*) AS c FROM items\n")  // no ';' at the end
         #expect(clean.status == 0)
         #expect(clean.stdout.hasPrefix("c\n-\n2\n1 row ("))
         let bad = try await CLI.run(["shell", db], input: "SELEC 1;\n.help\n")
@@ -234,8 +248,10 @@ import Testing
 
     // MARK: - usage
 
-    @Test(arguments: ["demo", "info", "import", "export", "get", "put", "rm", "purge", "query", "watch", "shell",
-                      "compact", "check", "serve", "replicate"])
+    @Test(arguments: [
+        "demo", "info", "import", "export", "get", "put", "rm", "purge", "query", "watch", "shell",
+        "compact", "check", "serve", "replicate",
+    ])
     func everyCommandHasHelp(_ command: String) async throws {
         let result = try await CLI.run([command, "--help"])
         #expect(result.status == 0)
@@ -282,7 +298,10 @@ import Testing
         let explain = try await CLI.run(["query", db, sql, "--explain"])
         #expect(explain.stdout.contains("USING byState"), "\(explain.stdout)")
         #expect(try await CLI.run(["query", db, sql]).stdout == "{\"last\":\"Bejcek\"}\n")
-        let ordered = try await CLI.run(["query", db, "SELECT birthday FROM _default WHERE contact.address.state = 'CA' AND birthday > '1950' ORDER BY birthday LIMIT 1", "--explain"])
+        let ordered = try await CLI.run([
+            "query", db, "SELECT birthday FROM _default WHERE contact.address.state = 'CA' AND birthday > '1950' ORDER BY birthday LIMIT 1",
+            "--explain",
+        ])
         #expect(ordered.stdout.contains("USING caByBirthday"), "\(ordered.stdout)")
 
         #expect(try await CLI.run(["index", db, "drop", "byState"]).status == 0)
@@ -347,8 +366,9 @@ enum CLI {
         child.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         try await startProcess(child)
         await waitForExit(child)
-        return Result(status: child.terminationStatus,
-                      stdout: try String(contentsOfFile: outputPath, encoding: .utf8),
-                      stderr: try String(contentsOfFile: errorPath, encoding: .utf8))
+        return Result(
+            status: child.terminationStatus,
+            stdout: try String(contentsOfFile: outputPath, encoding: .utf8),
+            stderr: try String(contentsOfFile: errorPath, encoding: .utf8))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 @Suite(.tags(.concurrency, .sanitizeAddress)) struct CRUDTests {
@@ -155,8 +156,7 @@ import Testing
             try await tasks.save(document: MutableDocument(id: "after"))
             let summaries = observed.all
             #expect(summaries.count == 3)
-            #expect(summaries.map { $0.documentIDs[tasks.spec] ?? [] } ==
-                    [["a"], (0..<10).map { "b\($0)" }, ["a"]])
+            #expect(summaries.map { $0.documentIDs[tasks.spec] ?? [] } == [["a"], (0..<10).map { "b\($0)" }, ["a"]])
             #expect(database.observation.observers.count == 0)
         }
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Couchette
 
 /// The queue behind every change stream: exact below the threshold, merging beyond it.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 @Suite struct CodableConflictTests {
@@ -20,8 +21,9 @@ import Testing
         let environment = collection.core.environment
         let store = DocumentStore(tables: environment.tables, indexes: IndexRegistry(tables: environment.tables))
         try environment.write { txn in
-            let context = WriteContext(txn: txn, tables: environment.tables, now: Clock.nowMilliseconds(),
-                                       collections: [collection.spec.number: collection.spec])
+            let context = WriteContext(
+                txn: txn, tables: environment.tables, now: Clock.nowMilliseconds(),
+                collections: [collection.spec.number: collection.spec])
             _ = try store.apply(.save(collection.spec, id: id, body: body, base: nil, control: .lastWriteWins), in: context)
             try context.flush()
         }
@@ -91,8 +93,14 @@ import Testing
             let collection = try database.defaultCollection()
             let (copyA, _) = try await twoStaleCopies(in: collection)
             var calls = 0
-            #expect(try await collection.save(from: copyA) { _, _ in calls += 1; return true })
-            #expect(try await collection.save(from: Checklist(name: "new")) { _, _ in calls += 1; return true })
+            #expect(
+                try await collection.save(from: copyA) { _, _ in
+                    calls += 1; return true
+                })
+            #expect(
+                try await collection.save(from: Checklist(name: "new")) { _, _ in
+                    calls += 1; return true
+                })
             #expect(calls == 0)
         }
     }
@@ -118,10 +126,11 @@ import Testing
             let (copyA, copyB) = try await twoStaleCopies(in: collection)
             try await collection.delete(for: copyA)
             var sawNil = false
-            #expect(try await collection.save(from: copyB) { _, stored in
-                sawNil = stored == nil
-                return true
-            })
+            #expect(
+                try await collection.save(from: copyB) { _, stored in
+                    sawNil = stored == nil
+                    return true
+                })
             #expect(sawNil)
             #expect(try await collection.document(id: "list", as: Checklist.self)?.items == ["milk"])
         }
@@ -193,7 +202,10 @@ import Testing
 
             var calls = 0
             let another = Checklist(id: "list", name: "newer")
-            #expect(try await collection.save(from: another) { _, _ in calls += 1; return true })
+            #expect(
+                try await collection.save(from: another) { _, _ in
+                    calls += 1; return true
+                })
             #expect(calls == 0)
 
             let deleter = Checklist(id: "list", name: "")

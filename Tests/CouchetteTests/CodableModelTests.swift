@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 @Suite struct CodableModelTests {
@@ -61,10 +62,11 @@ import Testing
     @Test func nestedModelsArraysAndDictionariesOfModelsRoundTrip() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
-            let person = Person(id: "ada", name: "Ada",
-                                contacts: [Contact(id: "c1", name: "Bob", email: "bob@example.com"), Contact(name: "Cy")],
-                                best: Contact(id: "c9", name: "Di"),
-                                byRole: ["boss": Contact(id: "c2", name: "Eve"), "peer": Contact(name: "Fay")])
+            let person = Person(
+                id: "ada", name: "Ada",
+                contacts: [Contact(id: "c1", name: "Bob", email: "bob@example.com"), Contact(name: "Cy")],
+                best: Contact(id: "c9", name: "Di"),
+                byRole: ["boss": Contact(id: "c2", name: "Eve"), "peer": Contact(name: "Fay")])
             try await collection.save(from: person)
             let copy = try #require(try await collection.document(id: "ada", as: Person.self))
             #expect(copy.id == "ada")

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import Couchette
 
 // Models shared by the Codable test suites.

@@ -1,5 +1,6 @@
 import Observation
 import Testing
+
 @testable import Couchette
 
 /// The seed's Observation view model ("Examples › ViewModel"), adapted to Couchette: the calls
@@ -11,7 +12,7 @@ import Testing
 /// without warnings — the compiler proves the contract.
 @MainActor @Observable
 final class TodoViewModel {
-    var todos: [TodoTask] = []    // Observable property automatically tracked by SwiftUI
+    var todos: [TodoTask] = []  // Observable property automatically tracked by SwiftUI
 
     private let db: Database
     private let tasks: Collection
@@ -32,7 +33,7 @@ final class TodoViewModel {
 
     func toggleCompletion(for task: TodoTask) async throws {
         if let index = todos.firstIndex(where: { $0.id == task.id }) {
-            todos[index].completed = !(todos[index].completed ?? false)   // Reflect UI right away
+            todos[index].completed = !(todos[index].completed ?? false)  // Reflect UI right away
             try await tasks.save(from: todos[index])
         }
     }
@@ -60,7 +61,11 @@ final class TodoViewModel {
         let viewModel = try TodoViewModel(database: database)
 
         let changed = Locked(false)
-        withObservationTracking { _ = viewModel.todos } onChange: { changed.withLock { $0 = true } }
+        withObservationTracking {
+            _ = viewModel.todos
+        } onChange: {
+            changed.withLock { $0 = true }
+        }
         try await viewModel.addTask(title: "Buy milk")
         try await viewModel.addTask(title: "Walk the dog")
         #expect(changed.withLock { $0 })

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `collection.changes()`: one event per commit touching the collection, in commit order.

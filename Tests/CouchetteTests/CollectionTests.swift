@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Couchette
 
 @Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct CollectionTests {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Couchette
 
 @Suite(.tags(.concurrency)) struct ConcurrencyControlTests {
@@ -69,7 +70,10 @@ import Testing
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             var calls = 0
-            #expect(try await collection.save(document: MutableDocument(id: "n")) { _, _ in calls += 1; return true })
+            #expect(
+                try await collection.save(document: MutableDocument(id: "n")) { _, _ in
+                    calls += 1; return true
+                })
             #expect(calls == 0)
         }
     }
@@ -92,10 +96,11 @@ import Testing
             let stale = try #require(try await collection.document(id: "d")).toMutable()
             try await collection.delete(document: try #require(try await collection.document(id: "d")))
             var sawNil = false
-            #expect(try await collection.save(document: stale) { _, stored in
-                sawNil = stored == nil
-                return true
-            })
+            #expect(
+                try await collection.save(document: stale) { _, stored in
+                    sawNil = stored == nil
+                    return true
+                })
             #expect(sawNil)
             #expect(try await collection.document(id: "d")?.int(forKey: "v") == 1)
         }

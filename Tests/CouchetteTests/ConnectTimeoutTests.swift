@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Couchette
 @testable import CouchetteBenchmarks
 
@@ -36,7 +37,9 @@ import Testing
     private func silentServer() throws -> ScriptedServer {
         try ScriptedServer { connection in
             // POLLRDHUP alone: arriving bytes do not wake it, the peer closing or `stop()` does.
-            var descriptor = pollfd(fd: connection.socket, events: Int16(0x2000 /* POLLRDHUP, which Glibc's module does not export */), revents: 0)
+            // 0x2000 is POLLRDHUP, which Glibc's module does not export.
+            let pollReadHangUp: Int16 = 0x2000
+            var descriptor = pollfd(fd: connection.socket, events: pollReadHangUp, revents: 0)
             _ = poll(&descriptor, 1, 300_000)
         }
     }
@@ -49,9 +52,10 @@ import Testing
     private func request(_ url: String, connectTimeout: Duration) -> HTTPClientRequest {
         var request = HTTPClientRequest(method: "GET", url: url + "/db")
         request.connectTimeout = connectTimeout
-        request.idleTimeout = .seconds(300)   // far longer: only the connect timeout may end it
-        request.tls = HTTPClientTLS(pinnedCertificate: nil, pinnedFingerprint: nil, acceptOnlySelfSigned: true, trustedRoots: nil,
-                                    clientCertificatePEM: nil, clientKeyPEM: nil)
+        request.idleTimeout = .seconds(300)  // far longer: only the connect timeout may end it
+        request.tls = HTTPClientTLS(
+            pinnedCertificate: nil, pinnedFingerprint: nil, acceptOnlySelfSigned: true, trustedRoots: nil,
+            clientCertificatePEM: nil, clientKeyPEM: nil)
         return request
     }
 
@@ -109,7 +113,7 @@ import Testing
             request.url = request.url.replacingOccurrences(of: "http://", with: "https://")
         case "sending":
             request.method = "POST"
-            request.body = Data(count: 64 << 20)   // far more than the socket buffers hold
+            request.body = Data(count: 64 << 20)  // far more than the socket buffers hold
         default:
             break
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Continuous replication over one `feed=continuous` `_changes` stream (`ContinuousChangesFeed`
@@ -75,7 +76,7 @@ import Testing
             try await remote.defaultCollection().save(document: MutableDocument(id: "before"))
             #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "before") != nil })
 
-            await first.stop()   // ends the open feed; reconnecting fails until the server is back
+            await first.stop()  // ends the open feed; reconnecting fails until the server is back
             var sawOffline = false
             while let change = await changes.next(timeout: .seconds(30)) {
                 if change.status.activity == .offline { sawOffline = true; break }
@@ -89,7 +90,7 @@ import Testing
             try await remote.defaultCollection().save(document: MutableDocument(id: "after"))
             #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "after") != nil })
             #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .idle })
-            #expect(second.status.activeConnectionCount >= 1)   // the reopened stream
+            #expect(second.status.activeConnectionCount >= 1)  // the reopened stream
             await replicator.stop()
             #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped })
             await second.stop()
@@ -127,13 +128,19 @@ import Testing
         try await withDatabase("remote") { db, _ in
             let server = try RecordingServer(try db.defaultCollection()) { request in
                 // Headers, then nothing at all until the client leaves.
-                (request, HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .stream { stream in
-                    while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(50)) }
-                }))
+                (
+                    request,
+                    HTTPResponse(
+                        status: 200, headers: [("Content-Type", "application/json")],
+                        body: .stream { stream in
+                            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(50)) }
+                        })
+                )
             }
-            let feed = ContinuousChangesFeed(client: HTTPClient(), url: "http://127.0.0.1:\(server.port)/remote/_changes?feed=continuous",
-                                             headers: [], since: nil, heartbeat: .milliseconds(200), identifier: "silent",
-                                             idleLimit: .milliseconds(800))
+            let feed = ContinuousChangesFeed(
+                client: HTTPClient(), url: "http://127.0.0.1:\(server.port)/remote/_changes?feed=continuous",
+                headers: [], since: nil, heartbeat: .milliseconds(200), identifier: "silent",
+                idleLimit: .milliseconds(800))
             await expectCouchetteError(.io) { _ = try await feed.next(limit: 10, timeout: .seconds(20)) }
             feed.close()
             await server.server.stop()
@@ -143,16 +150,22 @@ import Testing
     @Test func rowsHeartbeatsAndTheEndOfAFeedAreParsed() async throws {
         try await withDatabase("remote") { db, _ in
             let server = try RecordingServer(try db.defaultCollection()) { request in
-                (request, HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .stream { stream in
-                    stream.write(#"{"seq":"1-abc","id":"a","changes":[{"rev":"1-x"}]}"# + "\n\n")
-                    try? await Task.sleep(for: .milliseconds(100))
-                    stream.write(#"{"seq":"2-abc","id":"b","changes":[{"rev":"1-y"},{"rev":"1-z"}],"del"#)   // split mid-line
-                    try? await Task.sleep(for: .milliseconds(100))
-                    stream.write(#"eted":true}"# + "\n" + #"{"last_seq":"2-abc","pending":0}"# + "\n")
-                }))
+                (
+                    request,
+                    HTTPResponse(
+                        status: 200, headers: [("Content-Type", "application/json")],
+                        body: .stream { stream in
+                            stream.write(#"{"seq":"1-abc","id":"a","changes":[{"rev":"1-x"}]}"# + "\n\n")
+                            try? await Task.sleep(for: .milliseconds(100))
+                            stream.write(#"{"seq":"2-abc","id":"b","changes":[{"rev":"1-y"},{"rev":"1-z"}],"del"#)  // split mid-line
+                            try? await Task.sleep(for: .milliseconds(100))
+                            stream.write(#"eted":true}"# + "\n" + #"{"last_seq":"2-abc","pending":0}"# + "\n")
+                        })
+                )
             }
-            let feed = ContinuousChangesFeed(client: HTTPClient(), url: "http://127.0.0.1:\(server.port)/remote/_changes?feed=continuous",
-                                             headers: [], since: nil, heartbeat: .seconds(1), identifier: "fixture")
+            let feed = ContinuousChangesFeed(
+                client: HTTPClient(), url: "http://127.0.0.1:\(server.port)/remote/_changes?feed=continuous",
+                headers: [], since: nil, heartbeat: .seconds(1), identifier: "fixture")
             var rows: [PeerChange] = []
             var end: Value?
             while end == nil {
@@ -165,7 +178,7 @@ import Testing
             #expect(rows.map(\.id) == ["a", "b"] && rows.map(\.sequence) == [.string("1-abc"), .string("2-abc")])
             #expect(rows[1].leafRevisions == ["1-y", "1-z"] && rows[1].deleted && !rows[0].deleted)
             #expect(end == .string("2-abc"))
-            #expect(feed.seek(to: .string("2-abc")) == false)   // ended and drained: a new feed is needed
+            #expect(feed.seek(to: .string("2-abc")) == false)  // ended and drained: a new feed is needed
             feed.close()
             await server.server.stop()
         }

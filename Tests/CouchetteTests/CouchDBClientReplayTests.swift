@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Couchette's replicator (`RemotePeer` under the `Replicator`) against a fake server that
@@ -25,13 +26,21 @@ import Testing
         #expect(clock.now - start > .milliseconds(1400))
         #expect(page.results.map(\.id) == ["arrives-later"])
         #expect(page.results.first?.leafRevisions == ["1-b8f97323e7f26909d5e0c8d2764a765f"])
-        #expect(page.lastSequence == .string("2-g1AAAACbeJzLYWBgYMpgTmEQTM4vTc5ISXIwNDLXMwBCwxyQVCJDUv3___-zMpgTGXKBAuwpRqlpaYkp2DTgMSaPBUgyNACp_1DTmMCmWSSmmSUbGWDTlwUAYkEpDg"))
+        #expect(
+            page.lastSequence
+                == .string(
+                    "2-g1AAAACbeJzLYWBgYMpgTmEQTM4vTc5ISXIwNDLXMwBCwxyQVCJDUv3___-zMpgTGXKBAuwpRqlpaYkp2DTgMSaPBUgyNACp_1DTmMCmWSSmmSUbGWDTlwUAYkEpDg"
+                ))
 
         let quiet = clock.now
         let nothing = try await peer.changes(since: .string("idle"), limit: 100, documentIDs: nil, wait: .longpoll(timeout: .seconds(3)))
         #expect(clock.now - quiet > .milliseconds(2900))
         #expect(nothing.results.isEmpty)
-        #expect(nothing.lastSequence == .string("1-g1AAAACbeJzLYWBgYMpgTmEQTM4vTc5ISXIwNDLXMwBCwxyQVCJDUv3___-zMpgTGXKBAuwpRqlpaYkp2DTgMSaPBUgyNACp_1DTGMGmWSSmmSUbGWDTlwUAYh8pDQ"))
+        #expect(
+            nothing.lastSequence
+                == .string(
+                    "1-g1AAAACbeJzLYWBgYMpgTmEQTM4vTc5ISXIwNDLXMwBCwxyQVCJDUv3___-zMpgTGXKBAuwpRqlpaYkp2DTgMSaPBUgyNACp_1DTGMGmWSSmmSUbGWDTlwUAYh8pDQ"
+                ))
         // The peer asked for a continuous feed first; this server ignores `feed` (as one without
         // continuous feeds may) and answered a long poll's body, so the peer long-polls from then on.
         let sent = server.seen.withLock { $0 }
@@ -58,12 +67,13 @@ import Testing
                 }
             } else if exchange.query.contains("open_revs"), var doc = Self.documentPart(exchange.responseBody) {
                 if case .dictionary(var object) = doc, case .dictionary(let attachments)? = object["_attachments"] {
-                    object["_attachments"] = .dictionary(attachments.mapValues { attachment in
-                        guard case .dictionary(var fields) = attachment else { return attachment }
-                        for key in ["follows", "encoding", "encoded_length"] { fields.removeValue(forKey: key) }
-                        fields["stub"] = .bool(true)
-                        return .dictionary(fields)
-                    })
+                    object["_attachments"] = .dictionary(
+                        attachments.mapValues { attachment in
+                            guard case .dictionary(var fields) = attachment else { return attachment }
+                            for key in ["follows", "encoding", "encoded_length"] { fields.removeValue(forKey: key) }
+                            fields["stub"] = .bool(true)
+                            return .dictionary(fields)
+                        })
                     doc = .dictionary(object)
                 }
                 revisions[Self.key(doc)] = revisions[Self.key(doc)] ?? doc
@@ -75,24 +85,40 @@ import Testing
             case ("GET", "/src"): return TranscriptServer.recorded(info)
             case ("GET", let path) where path.hasPrefix("/src/_local/"): return TranscriptServer.recorded(missing)
             case ("PUT", let path) where path.hasPrefix("/src/_local/"):
-                return TranscriptServer.json(.dictionary(["ok": .bool(true), "id": .string(String(path.dropFirst(5))), "rev": .string("0-1")]),
-                                             status: 201)
+                return TranscriptServer.json(
+                    .dictionary(["ok": .bool(true), "id": .string(String(path.dropFirst(5))), "rev": .string("0-1")]),
+                    status: 201)
             case ("GET", "/src/_changes"):
                 if request.query["since"] == nil || request.query["since"] == "0" { return TranscriptServer.recorded(changes) }
                 // The first answer's last_seq again: nothing changed since.
-                return TranscriptServer.json(.dictionary(["results": .array([]), "last_seq": changes.responseJSON?["last_seq"] ?? .null,
-                                                          "pending": .int(0)]))
+                return TranscriptServer.json(
+                    .dictionary([
+                        "results": .array([]), "last_seq": changes.responseJSON?["last_seq"] ?? .null,
+                        "pending": .int(0),
+                    ]))
             case ("POST", "/src/_bulk_get"):
                 let body = try? JSON.parse(String(decoding: request.body, as: UTF8.self))
                 guard case .array(let docs)? = body?["docs"] else { return TranscriptServer.json(.null, status: 400) }
-                return TranscriptServer.json(.dictionary(["results": .array(docs.map { wanted in
-                    let id = wanted["id"] ?? .null, rev = wanted["rev"] ?? .null
-                    if case .string(let text) = id, case .string(let revText) = rev, let doc = recorded["\(text) \(revText)"] {
-                        return .dictionary(["id": id, "docs": .array([.dictionary(["ok": doc])])])
-                    }
-                    return .dictionary(["id": id, "docs": .array([.dictionary(["error": .dictionary([
-                        "id": id, "rev": rev, "error": .string("not_found"), "reason": .string("missing")])])])])
-                })]))
+                return TranscriptServer.json(
+                    .dictionary([
+                        "results": .array(
+                            docs.map { wanted in
+                                let id = wanted["id"] ?? .null, rev = wanted["rev"] ?? .null
+                                if case .string(let text) = id, case .string(let revText) = rev, let doc = recorded["\(text) \(revText)"] {
+                                    return .dictionary(["id": id, "docs": .array([.dictionary(["ok": doc])])])
+                                }
+                                return .dictionary([
+                                    "id": id,
+                                    "docs": .array([
+                                        .dictionary([
+                                            "error": .dictionary([
+                                                "id": id, "rev": rev, "error": .string("not_found"), "reason": .string("missing"),
+                                            ])
+                                        ])
+                                    ]),
+                                ])
+                            })
+                    ]))
             case ("POST", "/src/_ensure_full_commit"): return TranscriptServer.recorded(commit)
             default: return TranscriptServer.json(.dictionary(["error": .string("not_found"), "reason": .string("missing")]), status: 404)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// The HTTP client (`RemotePeer`, under the ``Replicator``) against responses written by hand from
@@ -12,7 +13,9 @@ import Testing
 
     /// A fixture "CouchDB 3.3" serving database `db` with two documents, recording every request.
     final class FixtureServer: Sendable {
-        struct Seen: Sendable { let method: String; let path: String; let query: [String: String]; let headers: [String: String]; let body: Value? }
+        struct Seen: Sendable {
+            let method: String; let path: String; let query: [String: String]; let headers: [String: String]; let body: Value?
+        }
         let seen = Locked<[Seen]>([])
         let server: HTTPServer
         let port: UInt16
@@ -21,7 +24,9 @@ import Testing
             let seen = self.seen
             server = HTTPServer(maximumBodySize: 1 << 20) { request in
                 let body = request.body.isEmpty ? nil : try? JSON.parse(String(decoding: request.body, as: UTF8.self))
-                seen.withLock { $0.append(Seen(method: request.method, path: request.path, query: request.query, headers: request.headers, body: body)) }
+                seen.withLock {
+                    $0.append(Seen(method: request.method, path: request.path, query: request.query, headers: request.headers, body: body))
+                }
                 return FixtureServer.answer(request, body)
             }
             port = try server.start(host: "127.0.0.1", port: 0, threads: 4)
@@ -30,41 +35,48 @@ import Testing
         var base: String { "http://127.0.0.1:\(port)/db" }
 
         static func json(_ text: String, _ status: Int = 200) -> HTTPResponse {
-            HTTPResponse(status: status, headers: [("Content-Type", "application/json"), ("Server", "CouchDB/3.3.3 (Erlang OTP/24)")],
-                         body: .bytes(Array(text.utf8)))
+            HTTPResponse(
+                status: status, headers: [("Content-Type", "application/json"), ("Server", "CouchDB/3.3.3 (Erlang OTP/24)")],
+                body: .bytes(Array(text.utf8)))
         }
 
         static func answer(_ request: HTTPRequest, _ body: Value?) -> HTTPResponse {
             switch (request.method, request.path) {
             case ("GET", "/db"):
-                return json(#"{"instance_start_time":"0","db_name":"db","purge_seq":"0-g1AAAABXeJzLYWBgYMpgTmHgz8tPSTV0MDQy1zMAQsMcoARTIkOS_P___7MymBMZc4EC7MmWySkW5ubYNOAxJY8FSDI0AKn_UFMyWRMZcGjIAQBeJR0b","update_seq":"\#(seq2)","sizes":{"file":41024,"external":315,"active":1194},"props":{},"doc_del_count":1,"doc_count":1,"disk_format_version":8,"compact_running":false,"cluster":{"q":2,"n":1,"w":1,"r":1}}"#)
+                return json(
+                    #"{"instance_start_time":"0","db_name":"db","purge_seq":"0-g1AAAABXeJzLYWBgYMpgTmHgz8tPSTV0MDQy1zMAQsMcoARTIkOS_P___7MymBMZc4EC7MmWySkW5ubYNOAxJY8FSDI0AKn_UFMyWRMZcGjIAQBeJR0b","update_seq":"\#(seq2)","sizes":{"file":41024,"external":315,"active":1194},"props":{},"doc_del_count":1,"doc_count":1,"disk_format_version":8,"compact_running":false,"cluster":{"q":2,"n":1,"w":1,"r":1}}"#
+                )
             case ("GET", let path) where path.hasPrefix("/db/_local/"):
                 return json(#"{"error":"not_found","reason":"missing"}"#, 404)
             case ("PUT", let path) where path.hasPrefix("/db/_local/"):
                 return json(#"{"ok":true,"id":"\#(path.dropFirst(4))","rev":"0-1"}"#, 201)
             case ("GET", "/db/_changes"), ("POST", "/db/_changes"):
                 if request.query["since"] == nil {
-                    return json(#"""
-                    {"results":[
-                    {"seq":"\#(seq1)","id":"apple","changes":[{"rev":"2-7051cbe5c8faecd085a3fa619e6e6337"}]},
-                    {"seq":"\#(seq2)","id":"pear","changes":[{"rev":"1-967a00dff5e02add41819138abb3284d"}],"deleted":true},
-                    {"seq":"\#(seq2)","id":"fig","changes":[{"rev":"1-4c6114c65e295552ab1019e2b046b10e"}]}
-                    ],
-                    "last_seq":"\#(seq2)","pending":0}
-                    """#)
+                    return json(
+                        #"""
+                        {"results":[
+                        {"seq":"\#(seq1)","id":"apple","changes":[{"rev":"2-7051cbe5c8faecd085a3fa619e6e6337"}]},
+                        {"seq":"\#(seq2)","id":"pear","changes":[{"rev":"1-967a00dff5e02add41819138abb3284d"}],"deleted":true},
+                        {"seq":"\#(seq2)","id":"fig","changes":[{"rev":"1-4c6114c65e295552ab1019e2b046b10e"}]}
+                        ],
+                        "last_seq":"\#(seq2)","pending":0}
+                        """#)
                 }
                 return json(#"{"results":[],"last_seq":"\#(request.query["since"] ?? "")","pending":0}"#)
             case ("POST", "/db/_bulk_get"):
-                return json(#"""
-                {"results":[
-                {"id":"apple","docs":[{"ok":{"_id":"apple","_rev":"2-7051cbe5c8faecd085a3fa619e6e6337","color":"red","sizes":[1,2.5],"_revisions":{"start":2,"ids":["7051cbe5c8faecd085a3fa619e6e6337","967a00dff5e02add41819138abb3284d"]}}}]},
-                {"id":"pear","docs":[{"ok":{"_id":"pear","_rev":"1-967a00dff5e02add41819138abb3284d","_deleted":true,"_revisions":{"start":1,"ids":["967a00dff5e02add41819138abb3284d"]}}}]},
-                {"id":"fig","docs":[{"ok":{"_id":"fig","_rev":"1-4c6114c65e295552ab1019e2b046b10e","_attachments":{"photo.jpg":{"content_type":"image/jpeg","revpos":1,"digest":"md5-2SnyuQ0WKIGmafbKYoFhQg==","length":3402,"stub":true}},"_revisions":{"start":1,"ids":["4c6114c65e295552ab1019e2b046b10e"]}}}]}
-                ]}
-                """#)
+                return json(
+                    #"""
+                    {"results":[
+                    {"id":"apple","docs":[{"ok":{"_id":"apple","_rev":"2-7051cbe5c8faecd085a3fa619e6e6337","color":"red","sizes":[1,2.5],"_revisions":{"start":2,"ids":["7051cbe5c8faecd085a3fa619e6e6337","967a00dff5e02add41819138abb3284d"]}}}]},
+                    {"id":"pear","docs":[{"ok":{"_id":"pear","_rev":"1-967a00dff5e02add41819138abb3284d","_deleted":true,"_revisions":{"start":1,"ids":["967a00dff5e02add41819138abb3284d"]}}}]},
+                    {"id":"fig","docs":[{"ok":{"_id":"fig","_rev":"1-4c6114c65e295552ab1019e2b046b10e","_attachments":{"photo.jpg":{"content_type":"image/jpeg","revpos":1,"digest":"md5-2SnyuQ0WKIGmafbKYoFhQg==","length":3402,"stub":true}},"_revisions":{"start":1,"ids":["4c6114c65e295552ab1019e2b046b10e"]}}}]}
+                    ]}
+                    """#)
             case ("POST", "/db/_revs_diff"):
                 // Everything offered is missing here.
-                guard case .dictionary(let offered)? = body else { return json(#"{"error":"bad_request","reason":"Request body must be a JSON object"}"#, 400) }
+                guard case .dictionary(let offered)? = body else {
+                    return json(#"{"error":"bad_request","reason":"Request body must be a JSON object"}"#, 400)
+                }
                 let diff = offered.mapValues { Value.dictionary(["missing": $0]) }
                 return json(JSON.string(from: .dictionary(diff)))
             case ("POST", "/db/_bulk_docs"):
@@ -72,8 +84,9 @@ import Testing
             case ("POST", "/db/_ensure_full_commit"):
                 return json(#"{"ok":true,"instance_start_time":"0"}"#, 201)
             case (_, "/locked"):
-                return HTTPResponse(status: 401, headers: [("Content-Type", "application/json"), ("WWW-Authenticate", "Basic realm=\"server\"")],
-                                    body: .bytes(Array(#"{"error":"unauthorized","reason":"Authentication required."}"#.utf8)))
+                return HTTPResponse(
+                    status: 401, headers: [("Content-Type", "application/json"), ("WWW-Authenticate", "Basic realm=\"server\"")],
+                    body: .bytes(Array(#"{"error":"unauthorized","reason":"Authentication required."}"#.utf8)))
             default:
                 return json(#"{"error":"not_found","reason":"Database does not exist."}"#, 404)
             }
@@ -100,8 +113,12 @@ import Testing
             let apple = try #require(await db.defaultCollection().document(id: "apple"))
             #expect(apple.revisionID == "2-7051cbe5c8faecd085a3fa619e6e6337")
             #expect(apple.string(forKey: "color") == "red")
-            #expect(try treeShape(db.defaultCollection(), "apple")
-                    == ["1-967a00dff5e02add41819138abb3284d<root", "2-7051cbe5c8faecd085a3fa619e6e6337<1-967a00dff5e02add41819138abb3284d leaf"])
+            #expect(
+                try treeShape(db.defaultCollection(), "apple")
+                    == [
+                        "1-967a00dff5e02add41819138abb3284d<root",
+                        "2-7051cbe5c8faecd085a3fa619e6e6337<1-967a00dff5e02add41819138abb3284d leaf",
+                    ])
             #expect(try await db.defaultCollection().document(id: "pear") == nil)
             #expect(try currentRevisions(db.defaultCollection())["pear"] == "1-967a00dff5e02add41819138abb3284d")
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 @testable import CouchetteBenchmarks
 
@@ -19,8 +20,9 @@ import Testing
         let text = try String(contentsOfFile: Fixtures.path("couchdb-transcripts/\(file)"), encoding: .utf8)
         let transcript = try JSON.parse(text)
         guard case .array(let exchanges)? = transcript["exchanges"], case .dictionary(let response)? = exchanges[exchange - 1]["response"],
-              case .array(let chunks)? = response["chunks"], let body = response["body"], let last = body["last_seq"],
-              case .array(let results)? = body["results"] else {
+            case .array(let chunks)? = response["chunks"], let body = response["body"], let last = body["last_seq"],
+            case .array(let results)? = body["results"]
+        else {
             throw CouchetteError(.invalidParameter, "\(file) has no long-poll exchange \(exchange)")
         }
         return Recorded(
@@ -56,8 +58,10 @@ import Testing
         }
     }
 
-    @Test(arguments: [("a05-changes-longpoll-idle.json", 1), ("a05-changes-longpoll-idle.json", 3), ("a06-changes-longpoll-change.json", 1),
-                      ("a06-changes-longpoll-change.json", 3)])
+    @Test(arguments: [
+        ("a05-changes-longpoll-idle.json", 1), ("a05-changes-longpoll-idle.json", 3), ("a06-changes-longpoll-change.json", 1),
+        ("a06-changes-longpoll-change.json", 3),
+    ])
     func aHeldLongPollBodyIsWaitedFor(_ file: String, _ exchange: Int) async throws {
         let recorded = try Self.recorded(file, exchange: exchange)
         let server = try Self.replaying(recorded)
@@ -79,7 +83,8 @@ import Testing
             try await withListener([try remote.defaultCollection()]) { listener, _ in
                 let proxy = try CouchDBStyleProxy(upstreamPort: try #require(listener.port))
                 defer { proxy.stop() }
-                let replicator = try Replicator(config: continuousPullConfig(local, from: "http://127.0.0.1:\(proxy.port)/remote", heartbeat: 1))
+                let replicator = try Replicator(
+                    config: continuousPullConfig(local, from: "http://127.0.0.1:\(proxy.port)/remote", heartbeat: 1))
                 await replicator.start()
                 #expect(await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle })
                 try await remote.defaultCollection().save(document: MutableDocument(id: "late").setString("v", forKey: "k"))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// The listener answering, in order, every request Apache CouchDB 3.5's own replicator sent in
@@ -33,8 +34,9 @@ import Testing
                 }
                 if files.last == "b04-replicate-nothing-to-do" {
                     // The checkpoints of the fourth run are the third run's, at 0-3 on both sides.
-                    let checkpoint = try await httpRequest("GET", base + "/dst/_local/72d529f1c11bc58e73840007c0914f2b",
-                                                           headers: ReplicatorReplay.basicAuthorization)
+                    let checkpoint = try await httpRequest(
+                        "GET", base + "/dst/_local/72d529f1c11bc58e73840007c0914f2b",
+                        headers: ReplicatorReplay.basicAuthorization)
                     #expect(checkpoint.json?["_rev"] == .string("0-3") && checkpoint.json?["_revisions"] == nil)
                 }
             }
@@ -219,7 +221,9 @@ private actor ReplicatorReplay {
     }
 
     /// One of the replicator's requests, with its session cookie.
-    private func replay(_ exchange: TranscriptExchange, to base: String, path: String? = nil, body: [UInt8]? = nil) async throws -> HTTPReply {
+    private func replay(_ exchange: TranscriptExchange, to base: String, path: String? = nil, body: [UInt8]? = nil) async throws
+        -> HTTPReply
+    {
         try await CouchetteTests.replay(exchange, to: base, path: path, body: body, cookie: cookie)
     }
 
@@ -290,11 +294,12 @@ private actor ReplicatorReplay {
             let revs = changes.compactMap { if case .string(let rev)? = $0["rev"] { rev } else { nil } }.sorted()
             return ([id] + revs).joined(separator: " ")
         }
-        let lastText: String? = switch last {
-        case .string(let text)?: text
-        case let other?: JSON.string(from: other)
-        case nil: nil
-        }
+        let lastText: String? =
+            switch last {
+            case .string(let text)?: text
+            case let other?: JSON.string(from: other)
+            case nil: nil
+            }
         return (Set(rows), lastText)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Kills a writing process with SIGKILL at a random moment and checks that nothing it reported as
@@ -17,8 +18,9 @@ import Testing
         var totalReported = 0
         for round in 0..<20 {
             let log = directory.path + "/round-\(round).log"
-            let started = try await Self.killWriter(tool, ["write-loop", directory.path, "crash", "--prefix", "round\(round)"],
-                                                    log: log, after: .milliseconds(Int.random(in: 0...150, using: &generator)))
+            let started = try await Self.killWriter(
+                tool, ["write-loop", directory.path, "crash", "--prefix", "round\(round)"],
+                log: log, after: .milliseconds(Int.random(in: 0...150, using: &generator)))
             try #require(started, "round \(round): the writer never reported a save")
 
             let reported = try Self.reportedIDs(in: log)
@@ -28,8 +30,9 @@ import Testing
             for id in reported {
                 let document = try await collection.document(id: id)
                 let number = Int(id.split(separator: "-").last ?? "")
-                #expect(document != nil && document?.int(forKey: "n") == number,
-                        "round \(round): \(id) was reported saved but is missing")
+                #expect(
+                    document != nil && document?.int(forKey: "n") == number,
+                    "round \(round): \(id) was reported saved but is missing")
             }
             try await database.performMaintenance(type: .integrityCheck)
             try await database.close()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Change feeds and live queries fire for commits made by another process on the same file.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// A damaged `data.mdb` — truncated anywhere, or with garbage meta pages — gives `.corruption` at
@@ -13,8 +14,9 @@ import Testing
         let collection = try database.defaultCollection()
         try await database.inBatch { batch in
             for number in 0..<400 {
-                try batch.save(document: MutableDocument(id: "doc-\(number)").setInt(number, forKey: "n")
-                    .setString(String(repeating: "\(number % 10)", count: 1500), forKey: "text"), in: collection)
+                try batch.save(
+                    document: MutableDocument(id: "doc-\(number)").setInt(number, forKey: "n")
+                        .setString(String(repeating: "\(number % 10)", count: 1500), forKey: "text"), in: collection)
             }
         }
         try await database.close()
@@ -47,8 +49,10 @@ import Testing
 
     /// Copies the healthy folder, damages the copy's `data.mdb`, and checks both the child and an
     /// open in this process refuse it with `.corruption`.
-    private func expectRefused(_ healthy: String, in directory: TemporaryDirectory, _ damage: String,
-                               _ apply: (String) throws -> Void) async throws {
+    private func expectRefused(
+        _ healthy: String, in directory: TemporaryDirectory, _ damage: String,
+        _ apply: (String) throws -> Void
+    ) async throws {
         let name = try damagedCopy(healthy, in: directory, apply)
         try await expectRefusedByChild(directory.path + "/\(name).couchette", damage)
         await expectCouchetteError(.corruption) { _ = try Database(name: name, config: directory.configuration) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `_design/` documents are kept and replicated but are not data: SQL++ `FROM` leaves them out
@@ -8,13 +9,15 @@ import Testing
     @Test func queriesSkipDesignDocumentsWhichStillReadById() async throws {
         try await withDatabase { db, _ in
             let collection = try db.defaultCollection()
-            try await collection.save(document: MutableDocument(id: "_design/app", data: ["views": ["v": ["map": "function(doc){}"]], "type": "item"]))
+            try await collection.save(
+                document: MutableDocument(id: "_design/app", data: ["views": ["v": ["map": "function(doc){}"]], "type": "item"]))
             try await collection.save(document: MutableDocument(id: "one", data: ["type": "item"]))
             try await collection.save(document: MutableDocument(id: "two", data: ["type": "item"]))
             #expect(try await queryJSON(db, "SELECT META().id AS id FROM _ ORDER BY META().id") == [#"{"id":"one"}"#, #"{"id":"two"}"#])
             #expect(try await queryJSON(db, "SELECT COUNT(*) AS n FROM _ WHERE type = 'item'") == [#"{"n":2}"#])
             try await collection.createIndex(withName: "byType", config: ValueIndexConfiguration(["type"]))
-            #expect(try await queryJSON(db, "SELECT META().id AS id FROM _ WHERE type = 'item' ORDER BY type, META().id")
+            #expect(
+                try await queryJSON(db, "SELECT META().id AS id FROM _ WHERE type = 'item' ORDER BY type, META().id")
                     == [#"{"id":"one"}"#, #"{"id":"two"}"#])
             #expect(try await queryJSON(db, "SELECT META().id AS id FROM _ WHERE META().id = '_design/app'") == [])
             #expect(try await collection.document(id: "_design/app")?.string(forKey: "type") == "item")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `collection.documentChanges(for:)`: one event per commit touching that document.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 @Suite struct DocumentDecoderTests {
@@ -15,12 +16,15 @@ import Testing
 
     /// The coding path of a decoding error, as key names.
     private func path(of error: DecodingError) -> [String] {
-        let context: DecodingError.Context? = switch error {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): context
-        case .keyNotFound(let key, let context): DecodingError.Context(codingPath: context.codingPath + [key],
-                                                                       debugDescription: context.debugDescription)
-        @unknown default: nil
-        }
+        let context: DecodingError.Context? =
+            switch error {
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): context
+            case .keyNotFound(let key, let context):
+                DecodingError.Context(
+                    codingPath: context.codingPath + [key],
+                    debugDescription: context.debugDescription)
+            @unknown default: nil
+            }
         return context?.codingPath.map(\.stringValue) ?? []
     }
 
@@ -142,10 +146,12 @@ import Testing
     }
 
     @Test func nestedModelsReadTheirIdFromTheirField() throws {
-        let person = try decodeStored(Person.self, json: """
-            {"name": "Ada", "contacts": [{"id": "c1", "name": "Bob"}, {"name": "Cy", "id": null}],
-             "best": {"id": "c9", "name": "Di"}, "byRole": {"boss": {"id": "c2", "name": "Eve"}}}
-            """)
+        let person = try decodeStored(
+            Person.self,
+            json: """
+                {"name": "Ada", "contacts": [{"id": "c1", "name": "Bob"}, {"name": "Cy", "id": null}],
+                 "best": {"id": "c9", "name": "Di"}, "byRole": {"boss": {"id": "c2", "name": "Eve"}}}
+                """)
         #expect(person.contacts.map(\.id) == ["c1", nil])
         #expect(person.best?.id == "c9")
         #expect(person.byRole["boss"]?.id == "c2")
@@ -155,8 +161,9 @@ import Testing
 
     @Test func theRootIdComesFromTheDocumentNotTheBody() throws {
         let body = try ValueEncoder.encode(JSON.parse(#"{"id": "from-body", "title": "t"}"#))
-        let task = try DocumentDecoder.decodeModel(TodoTask.self,
-                                                   from: Document(id: "doc-1", revisionID: "3-abc", sequence: 3, body: body))
+        let task = try DocumentDecoder.decodeModel(
+            TodoTask.self,
+            from: Document(id: "doc-1", revisionID: "3-abc", sequence: 3, body: body))
         #expect(task.id == "doc-1")
         #expect(try boundRevision(of: task) == "3-abc")
     }

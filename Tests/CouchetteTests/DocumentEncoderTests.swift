@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Every type the document encoder supports, for round trips.
@@ -123,16 +124,19 @@ final class EveryType: Codable {
     }
 
     @Test func nestedModelsStoreTheirIdAsANormalField() throws {
-        let person = Person(id: "p1", name: "Ada",
-                            contacts: [Contact(id: "c1", name: "Bob"), Contact(name: "Cy")],
-                            best: Contact(id: "c9", name: "Di"),
-                            byRole: ["boss": Contact(id: "c2", name: "Eve", email: "eve@example.com")])
+        let person = Person(
+            id: "p1", name: "Ada",
+            contacts: [Contact(id: "c1", name: "Bob"), Contact(name: "Cy")],
+            best: Contact(id: "c9", name: "Di"),
+            byRole: ["boss": Contact(id: "c2", name: "Eve", email: "eve@example.com")])
         let stored = try storedProperties(of: person)
         #expect(stored["id"] == nil)
-        #expect(stored["contacts"] == .array([
-            .dictionary(["id": .string("c1"), "name": .string("Bob"), "email": .null]),
-            .dictionary(["id": .null, "name": .string("Cy"), "email": .null]),
-        ]))
+        #expect(
+            stored["contacts"]
+                == .array([
+                    .dictionary(["id": .string("c1"), "name": .string("Bob"), "email": .null]),
+                    .dictionary(["id": .null, "name": .string("Cy"), "email": .null]),
+                ]))
         #expect(stored["best"]?["id"] == .string("c9"))
         #expect(stored["byRole"]?["boss"]?["id"] == .string("c2"))
     }
@@ -159,7 +163,9 @@ final class EveryType: Codable {
         #expect(JSON.string(from: value) == #"{"counts":[1,18446744073709551615],"wide":-170141183460469231731687303715884105728}"#)
         let body = try ValueEncoder.encode(value)
         #expect(try DocumentDecoder.decode(Big.self, from: EncodedValue(bytes: body)) == model)
-        #expect(throws: DecodingError.self) { _ = try DocumentDecoder.decode([Int64].self, from: EncodedValue(bytes: try ValueEncoder.encode(value["counts"]!))) }
+        #expect(throws: DecodingError.self) {
+            _ = try DocumentDecoder.decode([Int64].self, from: EncodedValue(bytes: try ValueEncoder.encode(value["counts"]!)))
+        }
     }
 
     @Test(arguments: [-1e20, 1e20, -62_167_219_200.001, 253_402_300_800.0, Double.nan, Double.infinity])

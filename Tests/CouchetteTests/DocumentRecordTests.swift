@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Couchette
 
 /// The stored form of a document's current record: compact for the ids this library makes,
@@ -21,8 +22,10 @@ import Testing
 
     @Test func otherShapesStayTextAndExpirationsSurvive() throws {
         let digest = String(repeating: "ab", count: 16)
-        for id in ["3-" + digest.uppercased(), "03-" + digest, "+3-" + digest, "3-abc", "x-" + digest, "0-" + digest,
-                   "99999999999-" + digest, "7-" + digest + "00"] {
+        for id in [
+            "3-" + digest.uppercased(), "03-" + digest, "+3-" + digest, "3-abc", "x-" + digest, "0-" + digest,
+            "99999999999-" + digest, "7-" + digest + "00",
+        ] {
             #expect(RevisionID.packed(id) == nil, "\(id)")
             let decoded = try roundTrip(DocumentRecord(isDeleted: true, sequence: 1, expiration: 1234, revisionID: id, body: []))
             #expect(decoded.revisionID == id && decoded.isDeleted && decoded.expiration == 1234)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Document, MutableDocument, their nested containers and fragments: getters, Couchbase Lite
@@ -192,17 +193,20 @@ import Testing
     func dateParsesISO8601(text: String, seconds: Double) {
         let document = MutableDocument(id: "d").setString(text, forKey: "when")
         let parsed = document.date(forKey: "when")
-        #expect(parsed.map { abs($0.timeIntervalSince1970 - seconds) < 1e-6 } == true,
-                "\(text) parsed as \(String(describing: parsed?.timeIntervalSince1970))")
+        #expect(
+            parsed.map { abs($0.timeIntervalSince1970 - seconds) < 1e-6 } == true,
+            "\(text) parsed as \(String(describing: parsed?.timeIntervalSince1970))")
         #expect(document["when"].date == parsed)
         #expect(Document(document).date(forKey: "when") == parsed)
     }
 
     @Test func dateOfAnythingElseIsNil() {
         let document = MutableDocument(id: "d")
-        for (index, text) in ["", "yesterday", "2024-13-01T00:00:00Z", "2024-00-10", "2024-01-32", "2024-01-01T24:00:00Z",
-                              "2024-01-01T10:60:00Z", "2024-01-01T10:00:00.Z", "2024-01-01T10:00:00Zjunk",
-                              "24-01-01", "2024/01/01", "2024-01-01T10:00:00+5"].enumerated() {
+        for (index, text) in [
+            "", "yesterday", "2024-13-01T00:00:00Z", "2024-00-10", "2024-01-32", "2024-01-01T24:00:00Z",
+            "2024-01-01T10:60:00Z", "2024-01-01T10:00:00.Z", "2024-01-01T10:00:00Zjunk",
+            "24-01-01", "2024/01/01", "2024-01-01T10:00:00+5",
+        ].enumerated() {
             document.setString(text, forKey: "d\(index)")
             #expect(document.date(forKey: "d\(index)") == nil, "\(text)")
         }
@@ -228,8 +232,9 @@ import Testing
         for (form, read) in try await Self.forms(of: document) {
             for (index, (seconds, text)) in cases.enumerated() {
                 #expect(read.string(forKey: "d\(index)") == text, "\(form)")
-                #expect(read.date(forKey: "d\(index)").map { abs($0.timeIntervalSince1970 - seconds) < 0.0005 } == true,
-                        "\(form) \(text)")
+                #expect(
+                    read.date(forKey: "d\(index)").map { abs($0.timeIntervalSince1970 - seconds) < 0.0005 } == true,
+                    "\(form) \(text)")
             }
             #expect(read.value(forKey: "none") is NSNull, "\(form)")
         }
@@ -320,8 +325,7 @@ import Testing
             try await collection.save(document: edit)
 
             let reread = try #require(try await collection.document(id: "person"))
-            #expect(reread.toJSON() ==
-                    #"{"address":{"city":"Ogdenville"},"tags":["start","a","B",{"deep":true,"list":[1,2,3]}]}"#)
+            #expect(reread.toJSON() == #"{"address":{"city":"Ogdenville"},"tags":["start","a","B",{"deep":true,"list":[1,2,3]}]}"#)
             #expect(reread.revisionID?.hasPrefix("2-") == true)
             // The first snapshot is unchanged.
             #expect(stored["address"]["city"].string == "Shelbyville")
@@ -345,11 +349,13 @@ import Testing
     // MARK: - Fragments
 
     @Test func fragmentsFollowPaths() async throws {
-        let document = MutableDocument(id: "f", data: [
-            "a": ["b": ["first", 2, ["c": true]], "n": NSNull()],
-            "list": [["name": "x"], ["name": "y"]],
-            "s": "text",
-        ])
+        let document = MutableDocument(
+            id: "f",
+            data: [
+                "a": ["b": ["first", 2, ["c": true]], "n": NSNull()],
+                "list": [["name": "x"], ["name": "y"]],
+                "s": "text",
+            ])
         for (form, read) in try await Self.forms(of: document) {
             guard let read = read as? Document else { continue }
             #expect(read["a"]["b"][0].string == "first", "\(form)")
@@ -362,8 +368,10 @@ import Testing
             #expect(read["a"]["n"].value is NSNull, "\(form)")
             #expect(read["s"].exists && read["s"].string == "text", "\(form)")
 
-            for missing in [read["nope"], read["nope"]["x"][3], read["a"]["b"][3], read["a"]["b"][-1],
-                            read["a"]["b"]["key"], read["a"][0], read["s"]["x"], read["s"][0], read["a"]["n"]["x"]] {
+            for missing in [
+                read["nope"], read["nope"]["x"][3], read["a"]["b"][3], read["a"]["b"][-1],
+                read["a"]["b"]["key"], read["a"][0], read["s"]["x"], read["s"][0], read["a"]["n"]["x"],
+            ] {
                 #expect(!missing.exists, "\(form)")
                 #expect(missing.value == nil && missing.string == nil && missing.int == 0 && missing.int64 == 0, "\(form)")
                 #expect(missing.double == 0 && missing.float == 0 && !missing.bool && !missing.boolean, "\(form)")
@@ -400,7 +408,8 @@ import Testing
         document["a"]["b"][-1].string = "lost"
         document["n"]["x"].int = 1
 
-        #expect(document.toJSON() == #"{"a":{"b":["X","y"],"c":5,"d":{"e":"deeper"}},"flag":true,"list":[-9223372036854775808],"#
+        #expect(
+            document.toJSON() == #"{"a":{"b":["X","y"],"c":5,"d":{"e":"deeper"}},"flag":true,"list":[-9223372036854775808],"#
                 + #""n":2.5,"when":"1970-01-01T00:00:00.000Z"}"#)
         #expect(document["a"]["d"].dictionary?.string(forKey: "e") == "deeper")
         #expect(document["list"].array?.int64(at: 0) == .min)
@@ -429,18 +438,22 @@ import Testing
             #expect(dictionary["true"] as? Bool == true, "\(form)")
             #expect(dictionary["missing"] == nil, "\(form)")
             let array = try #require(dictionary["array"] as? [Any], "\(form)")
-            #expect(array.count == 3 && array[0] as? Int == 1 && array[1] as? String == "two" && array[2] as? Double == 3.5,
-                    "\(form)")
+            #expect(
+                array.count == 3 && array[0] as? Int == 1 && array[1] as? String == "two" && array[2] as? Double == 3.5,
+                "\(form)")
             #expect((dictionary["dictionary"] as? [String: Any])?["k"] as? String == "v", "\(form)")
         }
     }
 
     @Test func toJSONIsCompactAndSorted() async throws {
-        let document = MutableDocument(id: "j", data: [
-            "name": "Ann \"the\" Coder/\n", "age": 40, "score": 2.5, "whole": 3.0, "none": NSNull(), "ok": true,
-            "tags": ["a", 1, NSNull(), ["nested": []]], "empty": [String: Any](), "big": Int64.max, "é": "ü",
-        ])
-        let expected = #"{"age":40,"big":9223372036854775807,"empty":{},"name":"Ann \"the\" Coder/\n","none":null,"#
+        let document = MutableDocument(
+            id: "j",
+            data: [
+                "name": "Ann \"the\" Coder/\n", "age": 40, "score": 2.5, "whole": 3.0, "none": NSNull(), "ok": true,
+                "tags": ["a", 1, NSNull(), ["nested": []]], "empty": [String: Any](), "big": Int64.max, "é": "ü",
+            ])
+        let expected =
+            #"{"age":40,"big":9223372036854775807,"empty":{},"name":"Ann \"the\" Coder/\n","none":null,"#
             + #""ok":true,"score":2.5,"tags":["a",1,null,{"nested":[]}],"whole":3.0,"é":"ü"}"#
         for (form, read) in try await Self.forms(of: document) {
             #expect(read.toJSON() == expected, "\(form)")
@@ -456,7 +469,8 @@ import Testing
     // MARK: - JSON in
 
     @Test func documentsAreCreatedFromJSONObjects() async throws {
-        let document = try MutableDocument(id: "json", json: #"{"a": 1, "b": [true, null, 2.5], "c": {"d": "e"}, "max": 9223372036854775807}"#)
+        let document = try MutableDocument(
+            id: "json", json: #"{"a": 1, "b": [true, null, 2.5], "c": {"d": "e"}, "max": 9223372036854775807}"#)
         #expect(document.id == "json")
         #expect(document.int(forKey: "a") == 1)
         #expect(document.array(forKey: "b")?.bool(at: 0) == true)
@@ -626,14 +640,16 @@ import Testing
             let collection = try database.defaultCollection()
             try await collection.save(document: document)
             let stored = try #require(try await collection.document(id: "types"))
-            #expect(stored.toJSON() == #"{"dates":["1970-01-01T00:00:00.000Z"],"float":0.5,"int16":-16,"int32":-32,"#
+            #expect(
+                stored.toJSON() == #"{"dates":["1970-01-01T00:00:00.000Z"],"float":0.5,"int16":-16,"int32":-32,"#
                     + #""int8":-8,"nested":{"x":[1,{"y":null}]},"nsbool":true,"nsdouble":1.5,"nsnull":null,"nsnumber":12,"#
                     + #""substring":"sub","uint":7,"uint16":16,"uint32":32,"uint64":64,"uint8":8,"value":[1]}"#)
         }
     }
 
     @Test func numbersFromJSONSerializationKeepTheirType() throws {
-        let parsed = try JSONSerialization.jsonObject(with: Data(#"{"zero":0,"one":1,"two":2,"yes":true,"no":false,"whole":2.0,"unit":1.0,"half":0.5}"#.utf8))
+        let parsed = try JSONSerialization.jsonObject(
+            with: Data(#"{"zero":0,"one":1,"two":2,"yes":true,"no":false,"whole":2.0,"unit":1.0,"half":0.5}"#.utf8))
         let document = MutableDocument(id: "ns", data: try #require(parsed as? [String: Any]))
             .setValue(NSNumber(value: 0), forKey: "nsZero").setValue(NSNumber(value: 1), forKey: "nsOne")
             .setValue(NSNumber(value: 1.0), forKey: "nsUnit").setValue(NSNumber(value: false), forKey: "nsFalse")
@@ -664,8 +680,9 @@ import Testing
             #expect(top.revisionID == nil)
 
             let nested = MutableDocument(id: "nested")
-                .setDictionary(MutableDictionaryObject().setArray(MutableArrayObject(data: [1, 2, number]), forKey: "list"),
-                               forKey: "outer")
+                .setDictionary(
+                    MutableDictionaryObject().setArray(MutableArrayObject(data: [1, 2, number]), forKey: "list"),
+                    forKey: "outer")
             let nestedMessage = await expectCouchetteError(.invalidParameter) { try await collection.save(document: nested) }
             #expect(nestedMessage?.contains("outer.list[2]") == true, "\(nestedMessage ?? "")")
 

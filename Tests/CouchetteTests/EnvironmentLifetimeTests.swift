@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Nothing keeps a database's LMDB environment (its memory map and file descriptors) alive once
@@ -21,21 +22,23 @@ import Testing
 
     @Test(arguments: [true, false])
     func writesAndQueriesLeaveNothingBehind(closing: Bool) async throws {
-        #expect(try await released(closing: closing) { database in
-            let collection = try database.defaultCollection()
-            try await collection.save(document: MutableDocument(id: "a").setInt(1, forKey: "n"))
-            try await collection.setDocumentExpiration(id: "a", expiration: Date().addingTimeInterval(3600))
-            _ = try await database.createQuery("SELECT n FROM _ WHERE n = 1").execute()
-        })
+        #expect(
+            try await released(closing: closing) { database in
+                let collection = try database.defaultCollection()
+                try await collection.save(document: MutableDocument(id: "a").setInt(1, forKey: "n"))
+                try await collection.setDocumentExpiration(id: "a", expiration: Date().addingTimeInterval(3600))
+                _ = try await database.createQuery("SELECT n FROM _ WHERE n = 1").execute()
+            })
     }
 
     @Test(arguments: [true, false])
     func changeFeedsAndLiveQueriesLeaveNothingBehind(closing: Bool) async throws {
-        #expect(try await released(closing: closing) { database in
-            let feed = try database.defaultCollection().changes()
-            let stream = try database.createQuery("SELECT * FROM _").changes()
-            for try await _ in stream { break }
-            _ = feed
-        })
+        #expect(
+            try await released(closing: closing) { database in
+                let feed = try database.defaultCollection().changes()
+                let stream = try database.createQuery("SELECT * FROM _").changes()
+                for try await _ in stream { break }
+                _ = feed
+            })
     }
 }

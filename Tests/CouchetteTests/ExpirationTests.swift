@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 @Suite(.tags(.concurrency)) struct ExpirationTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+
 @testable import Couchette
 @testable import CouchetteBenchmarks
 
@@ -64,8 +65,10 @@ final class FaultProxy: Sendable {
     ///   - faultRate: faults per 1,000 requests (0: a plain, counting proxy).
     init(upstreamPort: UInt16, seed: UInt64, faultRate: Int = 0) throws {
         // The cut points rotate from a seed-given one, so runs with few cuts still cover them all.
-        state = Locked(State(random: seed, faultRate: faultRate, upstreamPort: upstreamPort,
-                             nextCut: Int(seed % UInt64(CutPoint.allCases.count))))
+        state = Locked(
+            State(
+                random: seed, faultRate: faultRate, upstreamPort: upstreamPort,
+                nextCut: Int(seed % UInt64(CutPoint.allCases.count))))
         (listening, port) = try LoopbackSocket.listen()
         Thread.detachNewThread { [self] in acceptLoop() }
     }
@@ -135,7 +138,7 @@ final class FaultProxy: Sendable {
 
     /// Registers `socket` for ``stop()``; false once stopped.
     private func track(_ socket: Int32) -> Bool {
-        var timeout = timeval(tv_sec: 90, tv_usec: 0)   // a stuck peer cannot hold a thread forever
+        var timeout = timeval(tv_sec: 90, tv_usec: 0)  // a stuck peer cannot hold a thread forever
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         return state.withLock { state in
             guard !state.stopped else { return false }
@@ -170,7 +173,7 @@ final class FaultProxy: Sendable {
             if fault == .dropBeforeRequest { return }
             if fault == .delay { usleep(UInt32(1_000 + random(below: 20_000))) }
             if upstream == nil { upstream = connectUpstream() }
-            guard let server = upstream else { return }   // the listener is down: drop the client
+            guard let server = upstream else { return }  // the listener is down: drop the client
             if fault == .partialRequest {
                 _ = sendAll(server, Array(request.raw.prefix(1 + random(below: max(1, request.raw.count - 1)))))
                 return
@@ -189,17 +192,20 @@ final class FaultProxy: Sendable {
                     return CutPoint.allCases[state.nextCut % CutPoint.allCases.count]
                 }
                 if point == .body || point == .chunkedBody, !response.body.isEmpty {
-                    response = point == .chunkedBody ? (response.isChunked ? response : rechunked(response))
+                    response =
+                        point == .chunkedBody
+                        ? (response.isChunked ? response : rechunked(response))
                         : (response.isChunked ? plain(response) : response)
                 } else if point == .body || point == .chunkedBody {
                     point = .head
                 }
                 let status = response.statusLineLength
-                let cut = switch point {
-                case .statusLine: 1 + random(below: status - 1)
-                case .head: status + random(below: response.headLength - status)
-                case .body, .chunkedBody: response.headLength + random(below: response.raw.count - response.headLength)
-                }
+                let cut =
+                    switch point {
+                    case .statusLine: 1 + random(below: status - 1)
+                    case .head: status + random(below: response.headLength - status)
+                    case .body, .chunkedBody: response.headLength + random(below: response.raw.count - response.headLength)
+                    }
                 state.withLock { $0.cuts[point, default: 0] += 1 }
                 note("#\(number) cut \(response.method) at \(cut) of \(response.raw.count) (\(point))")
                 _ = sendAll(client, Array(response.raw.prefix(cut)))
@@ -225,7 +231,7 @@ final class FaultProxy: Sendable {
     /// A number in `0..<bound` from the seeded generator.
     private func random(below bound: Int) -> Int {
         state.withLock { state in
-            state.random = state.random &* 6364136223846793005 &+ 1442695040888963407
+            state.random = state.random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((state.random >> 33) % UInt64(bound))
         }
     }
@@ -350,9 +356,10 @@ private final class SocketReader {
             body = take(buffer.count)
             closes = true
         }
-        return HTTPMessage(raw: raw, method: isResponse ? first[1] : first[0], target: isResponse ? "" : first[1],
-                           body: body, closes: closes, headLength: headLength, statusLineLength: lines[0].utf8.count + 2,
-                           isChunked: headers["transfer-encoding"]?.lowercased().contains("chunked") == true)
+        return HTTPMessage(
+            raw: raw, method: isResponse ? first[1] : first[0], target: isResponse ? "" : first[1],
+            body: body, closes: closes, headLength: headLength, statusLineLength: lines[0].utf8.count + 2,
+            isChunked: headers["transfer-encoding"]?.lowercased().contains("chunked") == true)
     }
 
     private func readHead() -> [UInt8]? {
@@ -366,11 +373,12 @@ private final class SocketReader {
     private func readChunked() -> [UInt8]? {
         var body: [UInt8] = []
         while true {
-            guard let line = readLine(), let size = Int(line.split(separator: ";")[0].trimmingCharacters(in: .whitespaces), radix: 16) else {
+            guard let line = readLine(), let size = Int(line.split(separator: ";")[0].trimmingCharacters(in: .whitespaces), radix: 16)
+            else {
                 return nil
             }
             if size == 0 {
-                while let trailer = readLine() { if trailer.isEmpty { return body } }   // trailers end with an empty line
+                while let trailer = readLine() { if trailer.isEmpty { return body } }  // trailers end with an empty line
                 return nil
             }
             guard let chunk = read(size), readLine() != nil else { return nil }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Full-text search from the command line: `index … create --fts`, `query` and `watch`.
@@ -20,7 +21,8 @@ import Testing
         #expect(found.status == 0, "\(found.stderr)")
         #expect(found.stdout.hasPrefix("{\"sentence\":\"It was a dark and stormy night;"), "\(found.stdout)")
         let explain = try await CLI.run(["query", db, sql, "--param", "q=\"rain\"", "--explain"])
-        #expect(explain.stdout.contains("FULL-TEXT SCAN _default._default USING search FULLTEXT (sentence) LANGUAGE en"), "\(explain.stdout)")
+        #expect(
+            explain.stdout.contains("FULL-TEXT SCAN _default._default USING search FULLTEXT (sentence) LANGUAGE en"), "\(explain.stdout)")
         let malformed = try await CLI.run(["query", db, sql, "--param", "q=\"(rain\""])
         #expect(malformed.status == 1 && malformed.stderr.contains("malformed full-text search string"), "\(malformed.stderr)")
         let underOr = try await CLI.run(["query", db, "SELECT 1 FROM _ WHERE MATCH(search, 'rain') OR true"])

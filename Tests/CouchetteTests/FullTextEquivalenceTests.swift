@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// MATCH through the full-text index against a brute-force matcher over the same random
@@ -7,8 +8,10 @@ import Testing
 /// index is created, then changed, deleted and purged, so both the build and the per-write
 /// maintenance are compared. `COUCHETTE_STRESS=1` runs a larger variant.
 @Suite struct FullTextEquivalenceTests {
-    private static let vocabulary = ["apple", "applet", "apply", "band", "banana", "can", "candle", "cherry",
-                                     "date", "elder", "fig", "grape", "honey", "kiwi", "lemon", "mango"]
+    private static let vocabulary = [
+        "apple", "applet", "apply", "band", "banana", "can", "candle", "cherry",
+        "date", "elder", "fig", "grape", "honey", "kiwi", "lemon", "mango",
+    ]
 
     /// A search and how the brute-force matcher decides it.
     private indirect enum Search {
@@ -50,7 +53,7 @@ import Testing
     private struct Generator: RandomNumberGenerator {
         var state: UInt64
         mutating func next() -> UInt64 {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return state ^ (state >> 29)
         }
     }

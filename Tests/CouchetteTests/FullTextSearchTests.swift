@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Full-text search: FullTextIndexConfiguration, MATCH() and RANK() over Couchbase Lite's
@@ -15,8 +16,10 @@ import Testing
 
     private static func id(_ index: Int) -> String { String(format: "s%02d", index) }
 
-    private func withSentences(_ config: FullTextIndexConfiguration = FullTextIndexConfiguration(["sentence"]),
-                               _ body: (Database, Collection) async throws -> Void) async throws {
+    private func withSentences(
+        _ config: FullTextIndexConfiguration = FullTextIndexConfiguration(["sentence"]),
+        _ body: (Database, Collection) async throws -> Void
+    ) async throws {
         try #require(Self.sentences.count >= 30)
         try await withDatabase { (db, _) async throws in
             let collection = try db.defaultCollection()
@@ -87,8 +90,10 @@ import Testing
             #expect(try await ids(db, "lon*") == containing(["lon\\w*"]))
             #expect(try await ids(db, "\"stormy nig*\"") == ["s00"])
             #expect(try await ids(db, "Dummie NOT woman") == containing(["dummie"], without: ["woman"]))
-            #expect(try await ids(db, "(rain OR night) NOT dark") == Set(containing(["rain"]) + containing(["night"]))
-                .subtracting(containing(["dark"])).sorted())
+            #expect(
+                try await ids(db, "(rain OR night) NOT dark")
+                    == Set(containing(["rain"]) + containing(["night"]))
+                    .subtracting(containing(["dark"])).sorted())
             // "dark and stormy night": two words between dark and night.
             #expect(try await ids(db, "dark NEAR/2 night") == ["s00"])
             #expect(try await ids(db, "night NEAR/2 dark") == ["s00"])
@@ -99,7 +104,8 @@ import Testing
 
     @Test func rankingIsBM25BestFirst() async throws {
         try await withSentences { (db, _) async throws in
-            let query = try db.createQuery("""
+            let query = try db.createQuery(
+                """
                 SELECT meta().id AS id, RANK(sentence) AS score FROM _
                 WHERE MATCH(sentence, 'Dummie OR woman') ORDER BY RANK(sentence) DESC, meta().id LIMIT 100
                 """)
@@ -126,13 +132,15 @@ import Testing
                 #expect(abs(row.double(forKey: "score") - bm25(index)) < 1e-9, "\(row.toJSON())")
             }
             // The same order when the scan stops early (best first, LIMIT 3).
-            let top = try db.createQuery("""
+            let top = try db.createQuery(
+                """
                 SELECT meta().id AS id FROM _ WHERE MATCH(sentence, 'Dummie OR woman') ORDER BY RANK(sentence) DESC LIMIT 3
                 """)
             #expect(try await top.explain().contains("FULL-TEXT SCAN _default._default USING sentence"))
             let best = try await top.execute().map { $0.string(forKey: "id") ?? "" }
             let expected = rows.sorted { a, b in
-                a.double(forKey: "score") != b.double(forKey: "score") ? a.double(forKey: "score") > b.double(forKey: "score")
+                a.double(forKey: "score") != b.double(forKey: "score")
+                    ? a.double(forKey: "score") > b.double(forKey: "score")
                     : (a.string(forKey: "id") ?? "") < (b.string(forKey: "id") ?? "")
             }.prefix(3).map { $0.string(forKey: "id") ?? "" }
             #expect(best == expected)
@@ -146,7 +154,8 @@ import Testing
                 try await collection.save(document: MutableDocument(id: "a").setString("Un café crème, s’il vous plaît", forKey: "text"))
                 try await collection.save(document: MutableDocument(id: "b").setString("Cafe au lait", forKey: "text"))
                 try await collection.save(document: MutableDocument(id: "c").setString("CAFÉ NOIR", forKey: "text"))
-                try await collection.createIndex(withName: "text", config: FullTextIndexConfiguration(["text"], ignoreAccents: ignoreAccents))
+                try await collection.createIndex(
+                    withName: "text", config: FullTextIndexConfiguration(["text"], ignoreAccents: ignoreAccents))
                 if ignoreAccents {
                     #expect(try await ids(db, "cafe", index: "text") == ["a", "b", "c"])
                     #expect(try await ids(db, "café", index: "text") == ["a", "b", "c"])
@@ -164,21 +173,29 @@ import Testing
     @Test func multiPropertyIndexAndPartialIndex() async throws {
         try await withDatabase { (db, _) async throws in
             let notes = try await db.createCollection(name: "notes")
-            try await notes.save(document: MutableDocument(id: "n1").setString("Shopping list", forKey: "title").setString("milk and bread", forKey: "body").setBoolean(true, forKey: "public"))
-            try await notes.save(document: MutableDocument(id: "n2").setString("Bread recipe", forKey: "title").setString("flour water salt", forKey: "body").setBoolean(false, forKey: "public"))
-            try await notes.save(document: MutableDocument(id: "n3").setString("Ideas", forKey: "title").setInt(42, forKey: "body").setBoolean(true, forKey: "public"))
+            try await notes.save(
+                document: MutableDocument(id: "n1").setString("Shopping list", forKey: "title").setString("milk and bread", forKey: "body")
+                    .setBoolean(true, forKey: "public"))
+            try await notes.save(
+                document: MutableDocument(id: "n2").setString("Bread recipe", forKey: "title").setString("flour water salt", forKey: "body")
+                    .setBoolean(false, forKey: "public"))
+            try await notes.save(
+                document: MutableDocument(id: "n3").setString("Ideas", forKey: "title").setInt(42, forKey: "body").setBoolean(
+                    true, forKey: "public"))
             try await notes.createIndex(withName: "both", config: FullTextIndexConfiguration(["title", "body"]))
-            try await notes.createIndex(withName: "publicOnly", config: FullTextIndexConfiguration(["title", "body"], where: "public = true"))
+            try await notes.createIndex(
+                withName: "publicOnly", config: FullTextIndexConfiguration(["title", "body"], where: "public = true"))
             func search(_ index: String, _ text: String) async throws -> [String] {
                 let query = try db.createQuery("SELECT meta().id AS id FROM notes WHERE MATCH(\(index), '\(text)') ORDER BY meta().id")
                 return try await query.execute().map { $0.string(forKey: "id") ?? "?" }
             }
             #expect(try await search("both", "bread") == ["n1", "n2"])  // in the body of one, the title of the other
-            #expect(try await search("both", "list milk") == ["n1"])     // terms from both fields
-            #expect(try await search("both", "\"list milk\"").isEmpty)   // a phrase never spans two fields
-            #expect(try await search("both", "ideas") == ["n3"])         // a number body is not text
+            #expect(try await search("both", "list milk") == ["n1"])  // terms from both fields
+            #expect(try await search("both", "\"list milk\"").isEmpty)  // a phrase never spans two fields
+            #expect(try await search("both", "ideas") == ["n3"])  // a number body is not text
             #expect(try await search("publicOnly", "bread") == ["n1"])
-            try await notes.save(document: MutableDocument(id: "n2").setString("Bread recipe", forKey: "title").setBoolean(true, forKey: "public"))
+            try await notes.save(
+                document: MutableDocument(id: "n2").setString("Bread recipe", forKey: "title").setBoolean(true, forKey: "public"))
             #expect(try await search("publicOnly", "bread") == ["n1", "n2"])
             #expect(try await search("both", "flour").isEmpty)
         }
@@ -214,13 +231,17 @@ import Testing
         try await withSentences { (db, collection) async throws in
             let dummie = containing(["dummie"])
             #expect(try await ids(db, "Dummie", extra: " AND meta().id > 's20'") == dummie.filter { $0 > "s20" })
-            let limited = try await queryJSON(db, "SELECT meta().id AS id FROM _ WHERE MATCH(sentence, 'Dummie') ORDER BY meta().id LIMIT 2")
+            let limited = try await queryJSON(
+                db, "SELECT meta().id AS id FROM _ WHERE MATCH(sentence, 'Dummie') ORDER BY meta().id LIMIT 2")
             #expect(limited == dummie.prefix(2).map { "{\"id\":\"\($0)\"}" })
             let grouped = try await queryJSON(db, "SELECT COUNT(*) AS n FROM _ WHERE MATCH(sentence, 'Dummie')")
             #expect(grouped == ["{\"n\":\(dummie.count)}"])
             let tags = try await db.createCollection(name: "tags")
-            try await tags.save(document: MutableDocument(id: "t1").setString(dummie[0], forKey: "sentence").setString("first", forKey: "tag"))
-            let joined = try await queryJSON(db, """
+            try await tags.save(
+                document: MutableDocument(id: "t1").setString(dummie[0], forKey: "sentence").setString("first", forKey: "tag"))
+            let joined = try await queryJSON(
+                db,
+                """
                 SELECT meta(s).id AS id, t.tag FROM _ AS s JOIN tags AS t ON t.sentence = meta(s).id
                 WHERE MATCH(sentence, 'Dummie') ORDER BY RANK(sentence) DESC
                 """)
@@ -278,7 +299,9 @@ import Testing
             }
             try await collection.createIndex(withName: "sentence", config: FullTextIndexConfiguration(["sentence"], language: "en"))
             let explain = try await db.createQuery("SELECT meta().id FROM _ WHERE MATCH(sentence, 'Dummie')").explain()
-            #expect(explain.hasPrefix("FULL-TEXT SCAN _default._default USING sentence FULLTEXT (sentence) LANGUAGE en MATCH \"Dummie\""), "\(explain)")
+            #expect(
+                explain.hasPrefix("FULL-TEXT SCAN _default._default USING sentence FULLTEXT (sentence) LANGUAGE en MATCH \"Dummie\""),
+                "\(explain)")
             try await db.performMaintenance(type: .reindex)
             #expect(try await ids(db, "Dummie") == expected)
 

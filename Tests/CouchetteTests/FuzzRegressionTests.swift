@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Inputs the fuzz harnesses (`scripts/fuzz`) found or that pin down what they check, replayed
@@ -21,7 +22,8 @@ import Testing
 
     /// The listener input layout: request line, headers, blank line, body.
     @Test func listenerInputsSplitIntoRequests() {
-        let request = FuzzHarness.request(from: Array("POST /db/_changes?feed=longpoll&timeout=60000\nContent-Type: application/json\nX-A:b:c\n\n{\"x\":1}".utf8))
+        let request = FuzzHarness.request(
+            from: Array("POST /db/_changes?feed=longpoll&timeout=60000\nContent-Type: application/json\nX-A:b:c\n\n{\"x\":1}".utf8))
         #expect(request.method == "POST")
         #expect(request.path == "/db/_changes")
         #expect(request.query["feed"] == "longpoll")
@@ -127,8 +129,11 @@ import Testing
             let collection = try database.defaultCollection()
             let peer = try LocalPeer(collection: collection)
             let top = "\(RevisionID.maximumGeneration)-abc"
-            let errors = try await peer.bulkDocs([PeerRevision(id: "top", revisionID: top, deleted: false,
-                                                               body: .dictionary(["n": .int(1)]), history: [top])])
+            let errors = try await peer.bulkDocs([
+                PeerRevision(
+                    id: "top", revisionID: top, deleted: false,
+                    body: .dictionary(["n": .int(1)]), history: [top])
+            ])
             #expect(errors.isEmpty)
             let stored = try #require(try await collection.document(id: "top"))
             #expect(stored.revisionID == top)

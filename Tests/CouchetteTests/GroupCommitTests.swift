@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Couchette
 
 /// Queued writes from many tasks are committed in one transaction, each isolated from the others.
@@ -12,8 +13,11 @@ import Testing
                 PendingWrite([.save(spec, id: "a", body: body, base: nil, control: .lastWriteWins)]),
                 PendingWrite([.purge(spec, id: "missing")]),
                 PendingWrite([.save(spec, id: "b", body: body, base: nil, control: .lastWriteWins)]),
-                PendingWrite([.save(spec, id: "c", body: body, base: nil, control: .lastWriteWins),
-                              .purge(spec, id: "missing-too")], isAtomic: true),
+                PendingWrite(
+                    [
+                        .save(spec, id: "c", body: body, base: nil, control: .lastWriteWins),
+                        .purge(spec, id: "missing-too"),
+                    ], isAtomic: true),
             ]
             let observed = Observed()
             let token = database.observation.observers.add { observed.append($0) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `HTTPClient` (libcurl) against scripted loopback servers: keep-alive, gzip, idle timeouts
@@ -67,7 +68,7 @@ import Testing
     @Test func noServerOnThePortIsAConnectError() async throws {
         let server = try Self.answeringServer()
         let url = server.url
-        server.stop()   // the port is free again: connecting is refused
+        server.stop()  // the port is free again: connecting is refused
         await #expect(throws: HTTPConnectError.self) {
             _ = try await HTTPClient().data(for: HTTPClientRequest(method: "GET", url: url + "/"))
         }
@@ -98,7 +99,7 @@ import Testing
         }
         defer { server.stop() }
         var request = HTTPClientRequest(method: "GET", url: server.url + "/db/_changes?feed=continuous&heartbeat=100")
-        request.idleTimeout = .milliseconds(400)   // shorter than the stream, longer than a heartbeat
+        request.idleTimeout = .milliseconds(400)  // shorter than the stream, longer than a heartbeat
         let stream = try await HTTPClient().stream(for: request)
         var body = Data()
         for try await chunk in stream { body += chunk }
@@ -122,7 +123,7 @@ import Testing
         defer { server.stop() }
         let limit = 64 * 1024
         let stream = try await HTTPClient().stream(for: HTTPClientRequest(method: "GET", url: server.url + "/big"), bufferLimit: limit)
-        try await Task.sleep(for: .milliseconds(500))   // not reading
+        try await Task.sleep(for: .milliseconds(500))  // not reading
         #expect(stream.unreadByteCount <= limit + 64 * 1024, "\(stream.unreadByteCount) unread bytes")
         #expect(written.withLock { $0 } < total, "the server wrote everything while nobody read")
         var received = 0
@@ -208,7 +209,7 @@ import Testing
         #expect(first.status == 200)
         let second = try await client.data(for: HTTPClientRequest(method: "GET", url: server.url + "/db"))
         #expect(second.status == 200)
-        #expect(server.accepted == 1)   // the connection stayed alive
+        #expect(server.accepted == 1)  // the connection stayed alive
     }
 
     @Test func aRenewedSessionCookieIsSentFromThenOn() async throws {
@@ -217,8 +218,11 @@ import Testing
             while let head = connection.readRequest() {
                 heads.withLock { $0.append(head) }
                 let body = #"{"db_name":"db","update_seq":"1-a"}"#
-                guard connection.write("HTTP/1.1 200 OK\r\nSet-Cookie: AuthSession=renewed; Version=1; Path=/; HttpOnly\r\n"
-                    + "Set-Cookie: other=x; Path=/\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body) else { return }
+                guard
+                    connection.write(
+                        "HTTP/1.1 200 OK\r\nSet-Cookie: AuthSession=renewed; Version=1; Path=/; HttpOnly\r\n"
+                            + "Set-Cookie: other=x; Path=/\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+                else { return }
             }
         }
         defer { server.stop() }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Replication over real HTTP through a ``FaultProxy`` that drops connections at random points
@@ -20,13 +21,17 @@ import Testing
         try await withTwoDatabases { local, remote in
             var pairs: [(mine: Collection, theirs: Collection)] = []
             for run in 1...runs {
-                pairs.append((try await local.createCollection(name: "run\(run)", scope: "faults"),
-                              try await remote.createCollection(name: "run\(run)", scope: "faults")))
+                pairs.append(
+                    (
+                        try await local.createCollection(name: "run\(run)", scope: "faults"),
+                        try await remote.createCollection(name: "run\(run)", scope: "faults")
+                    ))
             }
             try await withListener(pairs.map(\.theirs)) { listener, _ in
                 for (seed, pair) in zip(UInt64(1)..., pairs) {
-                    let run = try await Self.replicateThroughFaults(seed: seed, pair.mine, pair.theirs, port: try #require(listener.port),
-                                                                    edits: Self.stress ? 20 : 12)
+                    let run = try await Self.replicateThroughFaults(
+                        seed: seed, pair.mine, pair.theirs, port: try #require(listener.port),
+                        edits: Self.stress ? 20 : 12)
                     injected.merge(run.faults, uniquingKeysWith: +)
                     cuts.merge(run.cuts, uniquingKeysWith: +)
                     conflicts += run.conflicts
@@ -46,8 +51,10 @@ import Testing
     /// of one pool of ids (conflicting edits, edit against deletion, the same id created twice);
     /// push-and-pull through a fresh proxy until a run finds nothing left to do. Returns the
     /// faults injected, where answers were cut, and how many documents had been in conflict.
-    static func replicateThroughFaults(seed: UInt64, _ mine: Collection, _ theirs: Collection, port: UInt16,
-                                       edits: Int) async throws -> (faults: [FaultProxy.Fault: Int], cuts: [FaultProxy.CutPoint: Int], conflicts: Int) {
+    static func replicateThroughFaults(
+        seed: UInt64, _ mine: Collection, _ theirs: Collection, port: UInt16,
+        edits: Int
+    ) async throws -> (faults: [FaultProxy.Fault: Int], cuts: [FaultProxy.CutPoint: Int], conflicts: Int) {
         var random = seed &* 0x9E37_79B9_7F4A_7C15
         try await ReplicationFaultTests.randomEdits(mine, seed: &random, count: 6)
         let proxy = try FaultProxy(upstreamPort: port, seed: seed)
@@ -64,8 +71,10 @@ import Testing
         try await ReplicationFaultTests.randomEdits(theirs, seed: &random, count: edits)
         proxy.setFaultRate(250)
         let last = await runToCompletion(try Replicator(config: config, batchSize: 4)).last
-        #expect(last?.activity == .stopped && last?.error == nil,
-                "seed \(seed): \(String(describing: last?.activity)) \(String(describing: last?.error)) proxy sockets \(proxy.openSockets) \(proxy.faults)\n\(proxy.log.suffix(40).joined(separator: "\n"))")
+        #expect(
+            last?.activity == .stopped && last?.error == nil,
+            "seed \(seed): \(String(describing: last?.activity)) \(String(describing: last?.error)) proxy sockets \(proxy.openSockets) \(proxy.faults)\n\(proxy.log.suffix(40).joined(separator: "\n"))"
+        )
         // Conflict resolutions written after pulling travel back on the next runs.
         var settled = false
         for _ in 0..<8 {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Couchette
 
 /// Replication over real HTTP on loopback: a ``Replicator`` with a ``URLEndpoint`` (the
@@ -52,8 +53,10 @@ import Testing
             try await withListener([try remote.defaultCollection()], over: transport) { listener, _ in
                 let url = listener.urls[0].absoluteString
                 _ = await runToCompletion(try Replicator(config: try httpConfig(local, url, .push)))
-                try await local.defaultCollection().save(document: try #require(await local.defaultCollection().document(id: "c0")).toMutable().setInt(1, forKey: "side"))
-                try await remote.defaultCollection().save(document: try #require(await remote.defaultCollection().document(id: "c0")).toMutable().setInt(2, forKey: "side"))
+                try await local.defaultCollection().save(
+                    document: try #require(await local.defaultCollection().document(id: "c0")).toMutable().setInt(1, forKey: "side"))
+                try await remote.defaultCollection().save(
+                    document: try #require(await remote.defaultCollection().document(id: "c0")).toMutable().setInt(2, forKey: "side"))
                 let both = try Replicator(config: try httpConfig(local, url, .pushAndPull))
                 #expect(try #require(await runToCompletion(both).last).error == nil)
                 // The resolution (written after the pull) travels back on a second run.
@@ -79,8 +82,9 @@ import Testing
                 }
                 defer { watcher.cancel() }
                 await replicator.start()
-                #expect(await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle },
-                        "\(statuses.withLock { $0 })")
+                #expect(
+                    await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle },
+                    "\(statuses.withLock { $0 })")
                 try await remote.defaultCollection().save(document: MutableDocument(id: "live").setInt(7, forKey: "v"))
                 #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "live") != nil })
                 await replicator.stop()
@@ -93,9 +97,12 @@ import Testing
     func credentialsAreCheckedAndNeverShown(over transport: Transport) async throws {
         try await withTwoDatabases { local, remote in
             try await saveDocuments(3, prefix: "a", in: try local.defaultCollection())
-            try await withListener([try remote.defaultCollection()], over: transport, configure: {
-                $0.authenticator = ListenerPasswordAuthenticator { user, password in user == "bob" && password == "hunter2" }
-            }) { listener, _ in
+            try await withListener(
+                [try remote.defaultCollection()], over: transport,
+                configure: {
+                    $0.authenticator = ListenerPasswordAuthenticator { user, password in user == "bob" && password == "hunter2" }
+                }
+            ) { listener, _ in
                 let url = listener.urls[0].absoluteString
                 var wrong = try httpConfig(local, url, .push)
                 wrong.authenticator = BasicAuthenticator(username: "bob", password: "wrong-password")
@@ -119,8 +126,10 @@ import Testing
 
     /// A replicator over `url` in batches of 10, quick retries, whose second `_bulk_docs` to the
     /// server waits at the returned gate until the test releases it.
-    private func gatedReplicator(_ local: Database, _ url: String, _ type: ReplicatorType,
-                                 maxAttempts: UInt) throws -> (Replicator, Locked<(reached: Bool, released: Bool, calls: Int)>) {
+    private func gatedReplicator(
+        _ local: Database, _ url: String, _ type: ReplicatorType,
+        maxAttempts: UInt
+    ) throws -> (Replicator, Locked<(reached: Bool, released: Bool, calls: Int)>) {
         let gate = Locked((reached: false, released: false, calls: 0))
         var config = try httpConfig(local, url, type)
         config.maxAttempts = maxAttempts
@@ -274,7 +283,8 @@ private struct ServeProcess {
                 try await Task.sleep(for: .milliseconds(20))
             }
             if let line = text().split(separator: "\n").first(where: { $0.contains("http://") }),
-               let url = URL(string: line.trimmingCharacters(in: .whitespaces)), let bound = url.port {
+                let url = URL(string: line.trimmingCharacters(in: .whitespaces)), let bound = url.port
+            {
                 self.process = process
                 self.port = UInt16(bound)
                 return

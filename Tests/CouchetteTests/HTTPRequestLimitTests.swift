@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// A listener that refuses large request bodies (413): the replicator splits its `_bulk_docs`
@@ -14,7 +15,8 @@ import Testing
                 let doc = try #require(await collection.document(id: "s\(n)")).toMutable().setString(filler, forKey: "filler")
                 try await collection.save(document: doc)
             }
-            try await collection.save(document: MutableDocument(id: "huge").setString(String(repeating: "y", count: 20_000), forKey: "filler"))
+            try await collection.save(
+                document: MutableDocument(id: "huge").setString(String(repeating: "y", count: 20_000), forKey: "filler"))
             try await withListener([try remote.defaultCollection()], configure: { $0.maximumRequestBodySize = 4_000 }) { _, base in
                 var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: base + "/" + remote.name)!))
                 config.addCollection(collection)

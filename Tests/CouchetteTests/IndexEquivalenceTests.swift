@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Thousands of generated queries run over the same generated documents in two databases, one
@@ -12,14 +13,16 @@ import Testing
 
     /// Values of every type, with int/double twins (2 and 2.0), strings sharing prefixes, and
     /// containers; MISSING is `nil`.
-    static var pool: [Any?] { [
-        nil, NSNull(), true, false, -3, 0, 1, 2, 2.0, 2.5, 3, 7, -0.5, 10, 1e3,
-        "", "a", "ab", "abc", "abd", "b", "B", "ba", "name", "na%me", "Zed",
-        [1, 2], [1], ["a"], [2.0, "x"], ["k": 1], ["k": "v", "j": 2],
-        // Integers that one Double stands for, and strings longer than an index key can hold.
-        9_007_199_254_740_993, 9_007_199_254_740_992.0, 9_007_199_254_740_992,
-        String(repeating: "ab", count: 300) + "a", String(repeating: "ab", count: 300) + "b", String(repeating: "ab", count: 300),
-    ] }
+    static var pool: [Any?] {
+        [
+            nil, NSNull(), true, false, -3, 0, 1, 2, 2.0, 2.5, 3, 7, -0.5, 10, 1e3,
+            "", "a", "ab", "abc", "abd", "b", "B", "ba", "name", "na%me", "Zed",
+            [1, 2], [1], ["a"], [2.0, "x"], ["k": 1], ["k": "v", "j": 2],
+            // Integers that one Double stands for, and strings longer than an index key can hold.
+            9_007_199_254_740_993, 9_007_199_254_740_992.0, 9_007_199_254_740_992,
+            String(repeating: "ab", count: 300) + "a", String(repeating: "ab", count: 300) + "b", String(repeating: "ab", count: 300),
+        ]
+    }
 
     static func literal(_ value: Any?) -> String {
         switch value {
@@ -43,7 +46,8 @@ import Testing
     static func scalar(_ random: inout Generator) -> Any? {
         // Mostly scalars, so ranges have something to find.
         let scalars = pool.filter { !($0 is [Any]) && !($0 is [String: Any]) }
-        return Int.random(in: 0..<10, using: &random) == 0 ? randomValue(&random) : scalars[Int.random(in: 0..<scalars.count, using: &random)]
+        return Int.random(in: 0..<10, using: &random) == 0
+            ? randomValue(&random) : scalars[Int.random(in: 0..<scalars.count, using: &random)]
     }
 
     static func document(_ number: Int, _ random: inout Generator) -> MutableDocument {
@@ -52,8 +56,11 @@ import Testing
             let value: Any?
             switch field {
             case "b": value = Int.random(in: 0..<8, using: &random) == 0 ? randomValue(&random) : Int.random(in: 0..<4, using: &random)
-            case "s": value = Int.random(in: 0..<6, using: &random) == 0 ? randomValue(&random)
-                : ["a", "ab", "abc", "abd", "b", "ba", "bab", "c", "na%me", "name"][Int.random(in: 0..<10, using: &random)]
+            case "s":
+                value =
+                    Int.random(in: 0..<6, using: &random) == 0
+                    ? randomValue(&random)
+                    : ["a", "ab", "abc", "abd", "b", "ba", "bab", "c", "na%me", "name"][Int.random(in: 0..<10, using: &random)]
             default: value = randomValue(&random)
             }
             if let value { doc.setValue(value, forKey: field) }
@@ -66,14 +73,16 @@ import Testing
         return doc
     }
 
-    static var indexes: [(String, any IndexConfiguration)] { [
-        ("byA", ValueIndexConfiguration(["a"])),
-        ("byS", ValueIndexConfiguration(["s"])),
-        ("byBA", ValueIndexConfiguration(["b", "a"])),
-        ("bySB", ValueIndexConfiguration(["s", "b"])),
-        ("aWhenB1", ValueIndexConfiguration(["a"], where: "b = 1")),
-        ("byTag", ArrayIndexConfiguration(path: "tags")),
-    ] }
+    static var indexes: [(String, any IndexConfiguration)] {
+        [
+            ("byA", ValueIndexConfiguration(["a"])),
+            ("byS", ValueIndexConfiguration(["s"])),
+            ("byBA", ValueIndexConfiguration(["b", "a"])),
+            ("bySB", ValueIndexConfiguration(["s", "b"])),
+            ("aWhenB1", ValueIndexConfiguration(["a"], where: "b = 1")),
+            ("byTag", ArrayIndexConfiguration(path: "tags")),
+        ]
+    }
 
     static func condition(_ random: inout Generator, depth: Int = 0) -> String {
         if depth < 2, Int.random(in: 0..<3, using: &random) == 0 {
@@ -91,9 +100,12 @@ import Testing
         case 6: return "\(field) IN [\(value), \(literal(scalar(&random))), \(literal(scalar(&random)))]"
         case 7: return "\(field) BETWEEN \(value) AND \(literal(scalar(&random)))"
         case 8: return "\(field) LIKE '\(["a", "ab", "b", "n", "na%", "A", "ab_"][Int.random(in: 0..<7, using: &random)])%'"
-        case 9: return "\(field) IS \(["NULL", "MISSING", "VALUED", "NOT NULL", "NOT MISSING", "NOT VALUED"][Int.random(in: 0..<6, using: &random)])"
+        case 9:
+            return
+                "\(field) IS \(["NULL", "MISSING", "VALUED", "NOT NULL", "NOT MISSING", "NOT VALUED"][Int.random(in: 0..<6, using: &random)])"
         case 10: return "ANY t IN tags SATISFIES t \(["=", "<", ">="][Int.random(in: 0..<3, using: &random)]) \(value) END"
-        case 11: return "b = \(Int.random(in: 0..<4, using: &random)) AND a \(["<", ">", "="][Int.random(in: 0..<3, using: &random)]) \(value)"
+        case 11:
+            return "b = \(Int.random(in: 0..<4, using: &random)) AND a \(["<", ">", "="][Int.random(in: 0..<3, using: &random)]) \(value)"
         case 12: return "\(field) = \(value) COLLATE NOCASE"
         case 13: return "\(field) IS \(value)"
         default: return "NOT (\(field) = \(value))"

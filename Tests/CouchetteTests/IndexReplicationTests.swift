@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Indexes follow replicated writes: pulled revisions, deletions and conflict resolutions go

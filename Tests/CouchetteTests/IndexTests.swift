@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Index definitions (create/replace/delete/list, persistence, bad expressions), index
@@ -42,8 +43,10 @@ import Testing
     }
 
     /// Runs the query with its index and again after dropping it: both must agree.
-    private func expectSameWithoutIndex(_ db: Database, _ collection: Collection, _ index: String,
-                                        _ sql: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
+    private func expectSameWithoutIndex(
+        _ db: Database, _ collection: Collection, _ index: String,
+        _ sql: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> [String] {
         let with = try await queryJSON(db, sql)
         let plan = try await explain(db, sql)
         #expect(plan.contains("USING \(index)") || plan.contains("UNION OF \(index)"), "\(plan)", sourceLocation: sourceLocation)
@@ -60,9 +63,13 @@ import Testing
         guard let definition = stored?.definition else { return nil }
         switch definition.kind {
         case .value: return ValueIndexConfiguration(definition.expressions, where: definition.whereClause)
-        case .array: return ArrayIndexConfiguration(path: definition.path ?? "", expressions: definition.expressions.isEmpty ? nil : definition.expressions)
-        case .fullText: return FullTextIndexConfiguration(definition.expressions, where: definition.whereClause,
-                                                          ignoreAccents: definition.ignoreAccents ?? false, language: definition.language)
+        case .array:
+            return ArrayIndexConfiguration(
+                path: definition.path ?? "", expressions: definition.expressions.isEmpty ? nil : definition.expressions)
+        case .fullText:
+            return FullTextIndexConfiguration(
+                definition.expressions, where: definition.whereClause,
+                ignoreAccents: definition.ignoreAccents ?? false, language: definition.language)
         }
     }
 
@@ -172,15 +179,21 @@ import Testing
             let select = "SELECT META().id AS id, city, name, age FROM people"
             let both = try await expectSameWithoutIndex(db, people, "cityName", "\(select) WHERE city = 'Boston' AND name = 'name1'")
             #expect(both.count == 2)
-            #expect(try await explain(db, "\(select) WHERE city = 'Boston' AND name = 'name1'").contains("city\" = \"Boston\" AND .\"name\" = \"name1\""))
+            #expect(
+                try await explain(db, "\(select) WHERE city = 'Boston' AND name = 'name1'").contains(
+                    "city\" = \"Boston\" AND .\"name\" = \"name1\""))
             _ = try await expectSameWithoutIndex(db, people, "cityName", "\(select) WHERE city = 'Boston' AND name > 'name4'")
-            _ = try await expectSameWithoutIndex(db, people, "cityName", "\(select) WHERE p.city = 'Denver'".replacingOccurrences(of: "FROM people", with: "FROM people AS p"))
+            _ = try await expectSameWithoutIndex(
+                db, people, "cityName",
+                "\(select) WHERE p.city = 'Denver'".replacingOccurrences(of: "FROM people", with: "FROM people AS p"))
             // ORDER BY … LIMIT in index order, both directions, with ties broken as a full scan does.
-            for sql in ["\(select) WHERE age > 25 ORDER BY age LIMIT 5",
-                        "\(select) WHERE age > 25 ORDER BY age DESC LIMIT 5 OFFSET 2",
-                        "\(select) WHERE city = 'Austin' ORDER BY name LIMIT 3",
-                        "\(select) WHERE city >= 'B' ORDER BY city DESC, name DESC LIMIT 7",
-                        "\(select) WHERE city >= 'B' ORDER BY city LIMIT 7"] {
+            for sql in [
+                "\(select) WHERE age > 25 ORDER BY age LIMIT 5",
+                "\(select) WHERE age > 25 ORDER BY age DESC LIMIT 5 OFFSET 2",
+                "\(select) WHERE city = 'Austin' ORDER BY name LIMIT 3",
+                "\(select) WHERE city >= 'B' ORDER BY city DESC, name DESC LIMIT 7",
+                "\(select) WHERE city >= 'B' ORDER BY city LIMIT 7",
+            ] {
                 let plan = try await explain(db, sql)
                 #expect(plan.contains("IN INDEX ORDER"), "\(sql): \(plan)")
                 let index = plan.contains("cityName") ? "cityName" : "byAge"
@@ -195,17 +208,22 @@ import Testing
         try await withPeople { db, people in
             try await people.createIndex(withName: "byTag", config: ArrayIndexConfiguration(path: "tags"))
             try await people.createIndex(withName: "byPhone", config: ArrayIndexConfiguration(path: "phones", expressions: ["type", "n"]))
-            let any = try await expectSameWithoutIndex(db, people, "byTag",
+            let any = try await expectSameWithoutIndex(
+                db, people, "byTag",
                 "SELECT META().id AS id FROM people WHERE ANY t IN tags SATISFIES t = 't4' END")
             #expect(any.count == 8)
-            _ = try await expectSameWithoutIndex(db, people, "byTag",
+            _ = try await expectSameWithoutIndex(
+                db, people, "byTag",
                 "SELECT META().id AS id FROM people AS p WHERE ANY t IN p.tags SATISFIES t IN ['t1', 't2'] END")
-            _ = try await expectSameWithoutIndex(db, people, "byPhone",
+            _ = try await expectSameWithoutIndex(
+                db, people, "byPhone",
                 "SELECT META().id AS id FROM people WHERE ANY ph IN phones SATISFIES ph.type = 'work' AND ph.n < 10 END")
-            let unnest = try await expectSameWithoutIndex(db, people, "byTag",
+            let unnest = try await expectSameWithoutIndex(
+                db, people, "byTag",
                 "SELECT META(p).id AS id, t FROM people AS p UNNEST p.tags AS t WHERE t = 't2'")
             #expect(unnest.count == 21)
-            #expect(try await explain(db, "SELECT META().id AS id FROM people WHERE EVERY t IN tags SATISFIES t = 't4' END").hasPrefix("SCAN"))
+            #expect(
+                try await explain(db, "SELECT META().id AS id FROM people WHERE EVERY t IN tags SATISFIES t = 't4' END").hasPrefix("SCAN"))
         }
     }
 
@@ -215,7 +233,9 @@ import Testing
             let sql = "SELECT META().id AS id FROM people WHERE city = 'Boston' AND age > 30"
             let found = try await expectSameWithoutIndex(db, people, "bostonByAge", sql)
             #expect(!found.isEmpty)
-            #expect(try await explain(db, "SELECT META().id AS id FROM people AS x WHERE x.age > 30 AND x.city = 'Boston'").contains("USING bostonByAge"))
+            #expect(
+                try await explain(db, "SELECT META().id AS id FROM people AS x WHERE x.age > 30 AND x.city = 'Boston'").contains(
+                    "USING bostonByAge"))
             #expect(try await explain(db, "SELECT META().id AS id FROM people WHERE age > 30").hasPrefix("SCAN"))
             #expect(try await explain(db, "SELECT META().id AS id FROM people WHERE city = 'Austin' AND age > 30").hasPrefix("SCAN"))
             #expect(try await explain(db, "SELECT META().id AS id FROM people WHERE city = 'Boston' OR age > 30").hasPrefix("SCAN"))
@@ -228,13 +248,16 @@ import Testing
             try await db.inBatch { batch in
                 for i in 0..<30 {
                     let buyer: Any = i % 6 == 5 ? 17 : (i % 6 == 4 ? "nobody" : String(format: "p%02d", (i * 7) % 40))
-                    try batch.save(document: MutableDocument(id: "o\(i)").setValue(buyer, forKey: "person").setInt(i, forKey: "amount"), in: orders)
+                    try batch.save(
+                        document: MutableDocument(id: "o\(i)").setValue(buyer, forKey: "person").setInt(i, forKey: "amount"), in: orders)
                 }
             }
             try await people.delete(document: try #require(try await people.document(id: "p07")))
             for kind in ["", "LEFT "] {
-                let byID = "SELECT META(o).id AS o, p.name FROM orders AS o \(kind)JOIN people AS p ON META(p).id = o.person WHERE o.amount > 3"
-                let hashed = "SELECT META(o).id AS o, p.name FROM orders AS o \(kind)JOIN people AS p ON META(p).id || '' = o.person WHERE o.amount > 3"
+                let byID =
+                    "SELECT META(o).id AS o, p.name FROM orders AS o \(kind)JOIN people AS p ON META(p).id = o.person WHERE o.amount > 3"
+                let hashed =
+                    "SELECT META(o).id AS o, p.name FROM orders AS o \(kind)JOIN people AS p ON META(p).id || '' = o.person WHERE o.amount > 3"
                 #expect(try await explain(db, byID).contains("(lookup by id)"))
                 #expect(try await explain(db, hashed).contains("(hash)"))
                 let rows = try await queryJSON(db, byID)
@@ -324,7 +347,8 @@ import Testing
             let after = try db.reader.read { $0.transactionID }
             #expect(after - before >= 3)  // define + three build steps
             #expect(try await rawEntries(items, "byN") == total)
-            let count = try await db.createQuery("SELECT COUNT(*) AS c FROM items WHERE n = 42").execute().allResults().first?.int(forKey: "c")
+            let count = try await db.createQuery("SELECT COUNT(*) AS c FROM items WHERE n = 42").execute().allResults().first?.int(
+                forKey: "c")
             #expect(count == total / 100 + (total % 100 > 42 ? 1 : 0))
         }
     }

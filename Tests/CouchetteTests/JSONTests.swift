@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// JSON text to and from ``Value``: ``JSON/parse(_:)`` and ``JSON/string(from:)``.
@@ -24,10 +25,12 @@ import Testing
         #expect(try JSON.parse("\"\"") == .string(""))
         #expect(try JSON.parse("[]") == .array([]))
         #expect(try JSON.parse("{}") == .dictionary([:]))
-        #expect(try JSON.parse(" \n\t\r[ 1 , \"a\" , null ,true, {} , [ ] ] \n") ==
-                .array([.int(1), .string("a"), .null, .bool(true), .dictionary([:]), .array([])]))
-        #expect(try JSON.parse(#"{ "a" : { "b" : [ 1, 2.5 ] }, "c" : null }"#) ==
-                .dictionary(["a": .dictionary(["b": .array([.int(1), .double(2.5)])]), "c": .null]))
+        #expect(
+            try JSON.parse(" \n\t\r[ 1 , \"a\" , null ,true, {} , [ ] ] \n")
+                == .array([.int(1), .string("a"), .null, .bool(true), .dictionary([:]), .array([])]))
+        #expect(
+            try JSON.parse(#"{ "a" : { "b" : [ 1, 2.5 ] }, "c" : null }"#)
+                == .dictionary(["a": .dictionary(["b": .array([.int(1), .double(2.5)])]), "c": .null]))
         #expect(try JSON.parse("\"日本語 é 😀\"") == .string("日本語 é 😀"))
     }
 
@@ -37,8 +40,7 @@ import Testing
         #expect(try JSON.parse("9007199254740993") == .int(9_007_199_254_740_993))  // not a double
         #expect(JSON.string(from: .int(.max)) == "9223372036854775807")
         #expect(JSON.string(from: .int(.min)) == "-9223372036854775808")
-        #expect(JSON.string(from: .array([.int(.max), .int(.min), .int(0)])) ==
-                "[9223372036854775807,-9223372036854775808,0]")
+        #expect(JSON.string(from: .array([.int(.max), .int(.min), .int(0)])) == "[9223372036854775807,-9223372036854775808,0]")
         // One past the range stays an exact integer, as in CouchDB.
         #expect(try JSON.parse("9223372036854775808") == .largeInteger(LargeInteger(text: "9223372036854775808")!))
         #expect(try JSON.parse("-9223372036854775809") == .largeInteger(LargeInteger(text: "-9223372036854775809")!))
@@ -80,7 +82,8 @@ import Testing
             #expect(parsed.asDouble.bitPattern == (number == 0 ? 0 : number.bitPattern), "\(number) wrote \(text)")
             let digits = text.drop { $0 == "-" || $0 == "0" || $0 == "." }.prefix { $0 != "e" }.filter { $0 != "." }
             let swiftDigits = "\(number.magnitude)".drop { $0 == "0" || $0 == "." }.prefix { $0 != "e" }.filter { $0 != "." }
-            #expect(digits.drop { $0 == "0" }.reversed().drop { $0 == "0" }.count
+            #expect(
+                digits.drop { $0 == "0" }.reversed().drop { $0 == "0" }.count
                     == swiftDigits.drop { $0 == "0" }.reversed().drop { $0 == "0" }.count, "\(number) wrote \(text)")
         }
     }
@@ -96,8 +99,7 @@ import Testing
             "z": .int(4), "é": .int(1), "f": .array([.int(1), .null, .bool(false)]), "😀": .int(3),
             "A": .dictionary(["y": .string("v"), "x": .dictionary([:])]),
         ])
-        #expect(JSON.string(from: value) ==
-                #"{"A":{"x":{},"y":"v"},"f":[1,null,false],"z":4,"é":1,"😀":3}"#)
+        #expect(JSON.string(from: value) == #"{"A":{"x":{},"y":"v"},"f":[1,null,false],"z":4,"é":1,"😀":3}"#)
         #expect(try JSON.parse(#"{ "b" : [1, 2], "a" : {"y":null} }"#).json == #"{"a":{"y":null},"b":[1,2]}"#)
     }
 
@@ -131,7 +133,8 @@ import Testing
     }
 
     @Test func everyControlCharacterRoundTrips() throws {
-        let text = String(String.UnicodeScalarView((0..<0x20).compactMap(Unicode.Scalar.init)))
+        let text =
+            String(String.UnicodeScalarView((0..<0x20).compactMap(Unicode.Scalar.init)))
             + "\"\\/\u{7F}\u{80}\u{FFFF}\u{10FFFF}"
         let written = JSON.string(from: .string(text))
         #expect(!written.unicodeScalars.dropFirst().dropLast().contains { $0.value < 0x20 })

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `JSON.encodeBinary` (JSON text straight to the binary format) must give exactly the bytes of

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Which remote database each collection of a `URLEndpoint` replication syncs with (see

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// The CouchDB HTTP API served by `URLEndpointListener`, over real HTTP on loopback. Serialized:
@@ -67,7 +68,8 @@ import Testing
 
                 let history = try await httpRequest("GET", base + "/db/doc1?revs=true")
                 #expect(history.json?["_revisions"]?["start"] == .int(2))
-                #expect(history.json?["_revisions"]?["ids"] == .array([.string(String(rev2.dropFirst(2))), .string(String(rev1.dropFirst(2)))]))
+                #expect(
+                    history.json?["_revisions"]?["ids"] == .array([.string(String(rev2.dropFirst(2))), .string(String(rev1.dropFirst(2)))]))
 
                 let deleted = try await httpRequest("DELETE", base + "/db/doc1?rev=\(rev2)")
                 #expect(deleted.status == 200 && deleted.json?["ok"] == .bool(true))
@@ -88,23 +90,25 @@ import Testing
             let collection = try db.defaultCollection()
             try await withListener([collection]) { _, base in
                 let docs = #"""
-                {"new_edits":false,"docs":[
-                  {"_id":"x","_rev":"3-ccc","_revisions":{"start":3,"ids":["ccc","bbb","aaa"]},"v":3},
-                  {"_id":"y","_rev":"1-yyy","_deleted":true}
-                ]}
-                """#
+                    {"new_edits":false,"docs":[
+                      {"_id":"x","_rev":"3-ccc","_revisions":{"start":3,"ids":["ccc","bbb","aaa"]},"v":3},
+                      {"_id":"y","_rev":"1-yyy","_deleted":true}
+                    ]}
+                    """#
                 let written = try await httpRequest("POST", base + "/db/_bulk_docs", body: docs)
                 #expect(written.status == 201 && written.json == .array([]), "\(written.text)")
                 #expect(try await collection.document(id: "x")?.revisionID == "3-ccc")
 
-                let diff = try await httpRequest("POST", base + "/db/_revs_diff", body: #"{"x":["3-ccc","4-ddd"],"y":["1-yyy"],"z":["1-zzz"]}"#)
+                let diff = try await httpRequest(
+                    "POST", base + "/db/_revs_diff", body: #"{"x":["3-ccc","4-ddd"],"y":["1-yyy"],"z":["1-zzz"]}"#)
                 #expect(diff.json?["x"]?["missing"] == .array([.string("4-ddd")]))
                 #expect(diff.json?["x"]?["possible_ancestors"] == .array([.string("3-ccc")]))
                 #expect(diff.json?["y"] == nil)
                 #expect(diff.json?["z"]?["missing"] == .array([.string("1-zzz")]))
 
-                let fetched = try await httpRequest("POST", base + "/db/_bulk_get?revs=true",
-                                                    body: #"{"docs":[{"id":"x","rev":"3-ccc"},{"id":"y","rev":"1-yyy"},{"id":"x","rev":"9-nope"}]}"#)
+                let fetched = try await httpRequest(
+                    "POST", base + "/db/_bulk_get?revs=true",
+                    body: #"{"docs":[{"id":"x","rev":"3-ccc"},{"id":"y","rev":"1-yyy"},{"id":"x","rev":"9-nope"}]}"#)
                 let results = fetched.json?["results"]
                 #expect(results?[0]?["id"] == .string("x"))
                 let doc = results?[0]?["docs"]?[0]?["ok"]
@@ -114,19 +118,25 @@ import Testing
                 #expect(results?[2]?["docs"]?[0]?["error"]?["error"] == .string("not_found"))
 
                 // A conflicting branch, then open_revs=all shows both leaves.
-                _ = try await httpRequest("PUT", base + "/db/x?new_edits=false",
-                                          body: #"{"_rev":"3-eee","_revisions":{"start":3,"ids":["eee","bbb","aaa"]},"v":33}"#)
+                _ = try await httpRequest(
+                    "PUT", base + "/db/x?new_edits=false",
+                    body: #"{"_rev":"3-eee","_revisions":{"start":3,"ids":["eee","bbb","aaa"]},"v":33}"#)
                 let open = try await httpRequest("GET", base + "/db/x?open_revs=all&revs=true", headers: ["Accept": "application/json"])
                 guard case .array(let leaves)? = open.json else { Issue.record("open_revs: \(open.text)"); return }
-                #expect(Set(leaves.compactMap { row -> String? in if case .string(let rev)? = row["ok"]?["_rev"] { rev } else { nil } }) == ["3-ccc", "3-eee"])
-                let listed = try await httpRequest("GET", base + #"/db/x?open_revs=["3-eee","5-zzz"]"#.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!,
-                                                   headers: ["Accept": "application/json"])
+                #expect(
+                    Set(leaves.compactMap { row -> String? in if case .string(let rev)? = row["ok"]?["_rev"] { rev } else { nil } }) == [
+                        "3-ccc", "3-eee",
+                    ])
+                let listed = try await httpRequest(
+                    "GET", base + #"/db/x?open_revs=["3-eee","5-zzz"]"#.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!,
+                    headers: ["Accept": "application/json"])
                 #expect(listed.json?[0]?["ok"]?["v"] == .int(33))
                 #expect(listed.json?[1]?["missing"] == .string("5-zzz"))
                 #expect(try await httpRequest("GET", base + "/db/x?rev=1-aaa").status == 404)
                 #expect(try await httpRequest("GET", base + "/db/x?rev=3-eee").json?["v"] == .int(33))
 
-                let bulk = try await httpRequest("POST", base + "/db/_bulk_docs", body: #"{"docs":[{"_id":"n1","a":1},{"_id":"x","v":0},{"a":2}]}"#)
+                let bulk = try await httpRequest(
+                    "POST", base + "/db/_bulk_docs", body: #"{"docs":[{"_id":"n1","a":1},{"_id":"x","v":0},{"a":2}]}"#)
                 #expect(bulk.json?[0]?["ok"] == .bool(true))
                 #expect(bulk.json?[1]?["error"] == .string("conflict"))
                 // A document without _id is named in the answer with the id it was given.
@@ -139,8 +149,9 @@ import Testing
     @Test func bulkGetWithLatestAnswersTheLeafThatReplacedARevision() async throws {
         try await withDatabase("db") { db, _ in
             try await withListener([try db.defaultCollection()]) { _, base in
-                _ = try await httpRequest("POST", base + "/db/_bulk_docs",
-                                          body: #"{"new_edits":false,"docs":[{"_id":"l","_rev":"2-bbb","_revisions":{"start":2,"ids":["bbb","aaa"]},"v":2}]}"#)
+                _ = try await httpRequest(
+                    "POST", base + "/db/_bulk_docs",
+                    body: #"{"new_edits":false,"docs":[{"_id":"l","_rev":"2-bbb","_revisions":{"start":2,"ids":["bbb","aaa"]},"v":2}]}"#)
                 let request = #"{"docs":[{"id":"l","rev":"1-aaa"},{"id":"gone"}]}"#
                 let latest = try await httpRequest("POST", base + "/db/_bulk_get?revs=true&latest=true", body: request)
                 #expect(latest.json?["results"]?[0]?["docs"]?[0]?["ok"]?["_rev"] == .string("2-bbb"), "\(latest.text)")
@@ -231,8 +242,9 @@ import Testing
                 #expect(notObject.status == 400)
                 let badRev = try await httpRequest("PUT", base + "/db/doc", body: #"{"_rev":"banana"}"#)
                 #expect(badRev.status == 400)
-                let badHistory = try await httpRequest("POST", base + "/db/_bulk_docs",
-                                                       body: #"{"new_edits":false,"docs":[{"_id":"q","_rev":"2-b","_revisions":{"start":2,"ids":[7]}}]}"#)
+                let badHistory = try await httpRequest(
+                    "POST", base + "/db/_bulk_docs",
+                    body: #"{"new_edits":false,"docs":[{"_id":"q","_rev":"2-b","_revisions":{"start":2,"ids":[7]}}]}"#)
                 #expect(badHistory.json?[0]?["error"] == .string("bad_request"), "\(badHistory.text)")
                 #expect(try await httpRequest("POST", base + "/db/_revs_diff", body: "[]").status == 400)
                 #expect(try await httpRequest("POST", base + "/db/_bulk_get", body: #"{"docs":5}"#).status == 400)
@@ -241,12 +253,14 @@ import Testing
                 #expect(try await httpRequest("PUT", base + "/db/_reserved", body: "{}").status == 400)
                 let method = try await httpRequest("DELETE", base + "/db/_changes")
                 #expect(method.status == 405 && method.json?["error"] == .string("method_not_allowed"))
-                let oversize = try await httpRequest("PUT", base + "/db/big", body: "{\"x\":\"" + String(repeating: "y", count: 5000) + "\"}")
+                let oversize = try await httpRequest(
+                    "PUT", base + "/db/big", body: "{\"x\":\"" + String(repeating: "y", count: 5000) + "\"}")
                 #expect(oversize.status == 413 && oversize.json?["error"] == .string("too_large"))
 
                 let garbage = await rawExchange(port: listener.port!, Array("NOT HTTP AT ALL\r\n\r\n".utf8))
                 #expect(!garbage.contains(" 200 "))
-                let truncated = await rawExchange(port: listener.port!, Array("PUT /db/t HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"a\":".utf8))
+                let truncated = await rawExchange(
+                    port: listener.port!, Array("PUT /db/t HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"a\":".utf8))
                 #expect(!truncated.contains(" 201 "))
                 #expect(try await db.defaultCollection().document(id: "t") == nil)
                 #expect(try await httpRequest("GET", base + "/db").status == 200)
@@ -256,14 +270,19 @@ import Testing
 
     @Test func basicAuthentication() async throws {
         try await withDatabase("db") { db, _ in
-            try await withListener([try db.defaultCollection()], configure: {
-                $0.authenticator = ListenerPasswordAuthenticator { user, password in user == "alice" && password == "s3cret" }
-            }) { _, base in
+            try await withListener(
+                [try db.defaultCollection()],
+                configure: {
+                    $0.authenticator = ListenerPasswordAuthenticator { user, password in user == "alice" && password == "s3cret" }
+                }
+            ) { _, base in
                 let anonymous = try await httpRequest("GET", base + "/db")
                 #expect(anonymous.status == 401 && anonymous.json?["error"] == .string("unauthorized"))
-                let wrong = try await httpRequest("GET", base + "/db", headers: ["Authorization": "Basic " + Data("alice:nope".utf8).base64EncodedString()])
+                let wrong = try await httpRequest(
+                    "GET", base + "/db", headers: ["Authorization": "Basic " + Data("alice:nope".utf8).base64EncodedString()])
                 #expect(wrong.status == 401)
-                let right = try await httpRequest("GET", base + "/db", headers: ["Authorization": "Basic " + Data("alice:s3cret".utf8).base64EncodedString()])
+                let right = try await httpRequest(
+                    "GET", base + "/db", headers: ["Authorization": "Basic " + Data("alice:s3cret".utf8).base64EncodedString()])
                 #expect(right.status == 200)
             }
         }
@@ -294,7 +313,7 @@ import Testing
             await listener.stop()
             #expect(listener.port == nil && listener.urls.isEmpty)
             #expect(listener.status == ConnectionStatus(connectionCount: 0, activeConnectionCount: 0))
-            _ = try? await feed.value   // ended (either a complete body or a closed connection), not hung
+            _ = try? await feed.value  // ended (either a complete body or a closed connection), not hung
             await #expect(throws: (any Error).self) { try await httpRequest("GET", base + "/db") }
             // And it can start again.
             try await listener.start()

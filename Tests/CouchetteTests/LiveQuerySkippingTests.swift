@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// A live query over one collection skips re-running after commits whose documents neither

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `query.changes()`: the initial results, then one event per commit that changes them.
@@ -202,8 +203,9 @@ import Testing
                             if n % 7 == 0 {
                                 if let doc = try await tasks.document(id: id) { try await tasks.delete(document: doc) }
                             } else {
-                                try await tasks.save(document: MutableDocument(id: id)
-                                    .setInt(n, forKey: "n").setInt(writer, forKey: "writer"))
+                                try await tasks.save(
+                                    document: MutableDocument(id: id)
+                                        .setInt(n, forKey: "n").setInt(writer, forKey: "writer"))
                             }
                         }
                     }

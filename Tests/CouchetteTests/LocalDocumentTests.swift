@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `_local` documents over the listener, as CouchDB 3.x answers them (transcript `a03`): no
@@ -18,8 +19,9 @@ import Testing
         try await withDatabase("t_local") { db, _ in
             try await withListener([try db.defaultCollection()]) { _, base in
                 for exchange in exchanges {
-                    let reply = try await httpRequest(exchange.method, base + exchange.path,
-                                                      body: exchange.requestBody.map { String(decoding: $0, as: UTF8.self) })
+                    let reply = try await httpRequest(
+                        exchange.method, base + exchange.path,
+                        body: exchange.requestBody.map { String(decoding: $0, as: UTF8.self) })
                     let expectedStatus = exchange.status == 500 ? 400 : exchange.status
                     #expect(reply.status == expectedStatus, "exchange \(exchange.seq): \(exchange.method) \(exchange.path) → \(reply.text)")
                     if exchange.status < 500 {

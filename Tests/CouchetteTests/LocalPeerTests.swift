@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// The replication primitives behind ``LocalPeer``: grafting with `new_edits=false`, winners,
@@ -122,13 +123,15 @@ import Testing
             let collection = try db.defaultCollection()
             let peer = try LocalPeer(collection: collection)
             let (a, b2, c2) = (Self.rev(1, "a"), Self.rev(2, "b"), Self.rev(2, "c"))
-            _ = try await peer.bulkDocs([Self.revision("doc", [b2, a], ["v": .string("b")]),
-                                         Self.revision("doc", [c2, a], ["v": .string("c")])])
+            _ = try await peer.bulkDocs([
+                Self.revision("doc", [b2, a], ["v": .string("b")]),
+                Self.revision("doc", [c2, a], ["v": .string("c")]),
+            ])
             let grouped = try await peer.bulkGetGrouped([
-                RevisionRequest(id: "doc", revisionID: a, knownAncestors: [], latest: true),    // two leaves replaced it
-                RevisionRequest(id: "doc", revisionID: b2, knownAncestors: [], latest: true),   // a leaf: itself
-                RevisionRequest(id: "doc", revisionID: a, knownAncestors: []),                  // without latest: gone
-                RevisionRequest(id: "nope", revisionID: a, knownAncestors: [], latest: true),   // unknown: missing
+                RevisionRequest(id: "doc", revisionID: a, knownAncestors: [], latest: true),  // two leaves replaced it
+                RevisionRequest(id: "doc", revisionID: b2, knownAncestors: [], latest: true),  // a leaf: itself
+                RevisionRequest(id: "doc", revisionID: a, knownAncestors: []),  // without latest: gone
+                RevisionRequest(id: "nope", revisionID: a, knownAncestors: [], latest: true),  // unknown: missing
             ])
             func revisions(_ fetches: [RevisionFetch]) -> [String] {
                 fetches.map { if case .found(let revision) = $0 { revision.revisionID } else { "missing" } }.sorted()

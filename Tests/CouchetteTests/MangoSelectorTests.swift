@@ -1,10 +1,12 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// ``MangoSelector``: CouchDB's selector operators, its collation and its errors.
 @Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct MangoSelectorTests {
-    static let document = try! JSON.parse("""
+    static let document = try! JSON.parse(
+        """
         {"_id": "d1", "_rev": "1-a", "type": "task", "n": 7, "ratio": 2.5, "done": false, "none": null,
          "tags": ["red", "blue"], "scores": [3, 8, 12], "owner": {"name": "Ann", "address": {"city": "Lyon"}},
          "items": [{"sku": "a", "qty": 2}, {"sku": "b", "qty": 0}], "a.b": "dotted", "big": 123456789012345678901234567890,
@@ -77,8 +79,10 @@ import Testing
 
     @Test func typesFollowCouchDBCollation() throws {
         // null < false < true < numbers < strings < arrays < objects
-        let ordered = try ["null", "false", "true", "-5", "0", "1.5", "2", "123456789012345678901234567890", "\"\"", "\"a\"", "\"b\"",
-                           "\"B\"", "[]", "[1]", "[1,2]", "[2]", "{}", "{\"a\":1}", "{\"a\":2}", "{\"b\":1}"].map(JSON.parse)
+        let ordered = try [
+            "null", "false", "true", "-5", "0", "1.5", "2", "123456789012345678901234567890", "\"\"", "\"a\"", "\"b\"",
+            "\"B\"", "[]", "[1]", "[1,2]", "[2]", "{}", "{\"a\":1}", "{\"a\":2}", "{\"b\":1}",
+        ].map(JSON.parse)
         for (index, value) in ordered.enumerated() {
             for (other, later) in ordered.enumerated() {
                 let expected = index < other ? -1 : (index == other ? 0 : 1)

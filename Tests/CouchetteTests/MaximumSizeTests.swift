@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `DatabaseConfiguration.maximumSize` simulates a full disk: a database capped at a few MB fills
@@ -57,7 +58,8 @@ import Testing
         // Everything committed before is there, and a refused write changed nothing.
         #expect(try await collection.count == UInt64(saved.count))
         for number in saved.shuffled().prefix(200) {
-            #expect(try await collection.document(id: "doc-\(number)")?.string(forKey: "text")
+            #expect(
+                try await collection.document(id: "doc-\(number)")?.string(forKey: "text")
                     == document("x", seed: number).string(forKey: "text"))
         }
         #expect(try await collection.document(id: "doc-\(saved.count)") == nil)
@@ -109,7 +111,8 @@ import Testing
             for index in 0..<24 {
                 group.addTask {
                     // One body larger than the whole database among small ones.
-                    let saved = index == 12
+                    let saved =
+                        index == 12
                         ? MutableDocument(id: "huge").setString(String(repeating: "x", count: 5 << 20), forKey: "text")
                         : document("small-\(index)", seed: index, size: 200)
                     let id = saved.id

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Several processes may open one database at once; LMDB serializes their writers.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// How mutable documents become bytes: untouched stored values are copied as they are, cycles and

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Everything recursive over user-shaped input is bounded: SQL++ expressions by
@@ -35,14 +36,19 @@ import Testing
     @Test func theExamplesOfTheIssueAreRefused() async throws {
         try await withDatabase { database, _ in
             try await Self.seeded(database)
-            try await Self.expectTooDeep(database, "SELECT " + String(repeating: "(", count: 10_000) + "1"
-                                         + String(repeating: ")", count: 10_000) + " FROM _")
+            try await Self.expectTooDeep(
+                database,
+                "SELECT " + String(repeating: "(", count: 10_000) + "1"
+                    + String(repeating: ")", count: 10_000) + " FROM _")
             try await Self.expectTooDeep(database, "SELECT " + Array(repeating: "a", count: 30_000).joined(separator: " + ") + " FROM _")
             try await Self.expectTooDeep(database, "SELECT a FROM _ WHERE " + String(repeating: "NOT ", count: 20_000) + "a")
-            try await Self.expectTooDeep(database, "SELECT a FROM _ WHERE " + Array(repeating: "a = 1", count: 9_000).joined(separator: " OR "))
+            try await Self.expectTooDeep(
+                database, "SELECT a FROM _ WHERE " + Array(repeating: "a = 1", count: 9_000).joined(separator: " OR "))
             try await Self.expectTooDeep(database, "SELECT " + String(repeating: "- ", count: 50_000) + "a FROM _")
-            try await Self.expectTooDeep(database, "SELECT " + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + " FROM _")
-            try await Self.expectTooDeep(database, "SELECT " + String(repeating: "ABS(", count: 10_000) + "1" + String(repeating: ")", count: 10_000) + " FROM _")
+            try await Self.expectTooDeep(
+                database, "SELECT " + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + " FROM _")
+            try await Self.expectTooDeep(
+                database, "SELECT " + String(repeating: "ABS(", count: 10_000) + "1" + String(repeating: ")", count: 10_000) + " FROM _")
             try await Self.expectTooDeep(database, "SELECT " + String(repeating: "EXISTS ", count: 10_000) + "a FROM _")
             try await Self.expectTooDeep(database, "SELECT a" + String(repeating: ".b", count: 10_000) + " FROM _")
             try await Self.expectTooDeep(database, "SELECT a" + String(repeating: "[0]", count: 10_000) + " FROM _")
@@ -61,12 +67,15 @@ import Testing
             let ors = Array(repeating: "a = 2", count: n - 2).joined(separator: " OR ") + " OR a = 1"  // `=` is a level
             let calls = String(repeating: "ABS(", count: n - 1) + "-1" + String(repeating: ")", count: n - 1)
             let values = try await Self.inTask {
-                try [Self.value(database, parens), Self.value(database, sum), Self.value(database, nots),
-                     Self.value(database, ors), Self.value(database, calls)]
+                try [
+                    Self.value(database, parens), Self.value(database, sum), Self.value(database, nots),
+                    Self.value(database, ors), Self.value(database, calls),
+                ]
             }
             #expect(values == [#"{"v":1}"#, #"{"v":\#(n)}"#, #"{"v":\#((n - 1) % 2 == 0)}"#, #"{"v":true}"#, #"{"v":1}"#])
             // One level more is refused, with the same message for every shape.
-            try await Self.expectTooDeep(database, "SELECT " + String(repeating: "(", count: n) + "a" + String(repeating: ")", count: n) + " FROM _")
+            try await Self.expectTooDeep(
+                database, "SELECT " + String(repeating: "(", count: n) + "a" + String(repeating: ")", count: n) + " FROM _")
             try await Self.expectTooDeep(database, "SELECT " + Array(repeating: "a", count: n + 1).joined(separator: " + ") + " FROM _")
             try await Self.expectTooDeep(database, "SELECT " + String(repeating: "NOT ", count: n) + "a FROM _")
         }
@@ -101,7 +110,8 @@ import Testing
     /// parentheses (which add nesting but no level) are drawn, built from random operators,
     /// parentheses and calls.
     static func randomTree(height: Int, using random: inout ValueEncodingTests.SeededGenerator)
-        -> (text: String, value: Int64, height: Int, nesting: Int) {
+        -> (text: String, value: Int64, height: Int, nesting: Int)
+    {
         if height <= 1 { return Bool.random(using: &random) ? ("a", 1, 1, 0) : ("2", 2, 1, 0) }
         let child = randomTree(height: height - 1, using: &random)
         switch Int.random(in: 0..<5, using: &random) {
@@ -138,7 +148,8 @@ import Testing
                 try await collection.createIndex(withName: "deep", config: ValueIndexConfiguration([deep]))
             }
             await expectCouchetteError(.invalidQuery) {
-                try await collection.createIndex(withName: "deepWhere", config: ValueIndexConfiguration(["a"], where: String(repeating: "NOT ", count: 5_000) + "a"))
+                try await collection.createIndex(
+                    withName: "deepWhere", config: ValueIndexConfiguration(["a"], where: String(repeating: "NOT ", count: 5_000) + "a"))
             }
         }
     }
@@ -207,8 +218,10 @@ import Testing
         // stops at the limit, where containers read as empty.
         let damaged = EncodedValue(bytes: Self.nestedEncoding(9_000))
         let (decoded, plain, same, hashed) = try await Self.inTask {
-            (damaged.decode(), ValueConversion.plain(damaged) is [Any],
-             ValueOrder.compare(Datum(damaged), Datum(damaged)), HashKey(Datum(damaged)) == HashKey(Datum(damaged)))
+            (
+                damaged.decode(), ValueConversion.plain(damaged) is [Any],
+                ValueOrder.compare(Datum(damaged), Datum(damaged)), HashKey(Datum(damaged)) == HashKey(Datum(damaged))
+            )
         }
         // The containers at depths 0...511 hold their element; the one at 512 reads as empty.
         #expect(Self.nesting(decoded) == ValueEncoder.maximumDepth + 1)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Numbers keep their value and their kind through the store, JSON, the listener and
@@ -17,8 +18,12 @@ import Testing
             // answer is the second).
             let text = try String(contentsOfFile: Fixtures.path("couchdb-transcripts/a18-numbers-and-strings.json"), encoding: .utf8)
             let pattern = try NSRegularExpression(pattern: #""body_raw": ("(?:[^"\\]|\\.)*")"#)
-            let literals = pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { text[Range($0.range(at: 1), in: text)!] }
-            let raws = try literals.prefix(3).map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8), options: .fragmentsAllowed) as? String) }
+            let literals = pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).map {
+                text[Range($0.range(at: 1), in: text)!]
+            }
+            let raws = try literals.prefix(3).map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8), options: .fragmentsAllowed) as? String)
+            }
             let transcript = Transcript(sent: raws[0], couchDBBody: raws[2])
             #expect(transcript.sent.contains("\"e\":2.5E+10") && transcript.couchDBBody.hasPrefix(#"{"_id":"nums""#))
             return transcript
@@ -34,8 +39,10 @@ import Testing
     }
 
     /// Checks that `text` writes every number as CouchDB did.
-    static func expectCouchDBNumbers(in text: String, _ transcript: Transcript, _ context: String,
-                                     sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectCouchDBNumbers(
+        in text: String, _ transcript: Transcript, _ context: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(transcript.couchDBNumbers.count == 14, sourceLocation: sourceLocation)
         for token in transcript.couchDBNumbers {
             #expect(text.contains(token), "\(context): \(token) missing from \(text)", sourceLocation: sourceLocation)
@@ -136,20 +143,26 @@ import Testing
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             // 2^64 and 2^64 + 1 are the same Double; as integers they differ.
-            for (id, json) in [("a", #"{"v":18446744073709551617}"#), ("b", #"{"v":18446744073709551616}"#),
-                               ("c", #"{"v":1.8446744073709552e19}"#), ("d", #"{"v":-98765432109876543210}"#), ("e", #"{"v":5}"#)] {
+            for (id, json) in [
+                ("a", #"{"v":18446744073709551617}"#), ("b", #"{"v":18446744073709551616}"#),
+                ("c", #"{"v":1.8446744073709552e19}"#), ("d", #"{"v":-98765432109876543210}"#), ("e", #"{"v":5}"#),
+            ] {
                 try await collection.save(document: try MutableDocument(id: id, json: json))
             }
             let rows = try await queryJSON(database, "SELECT meta().id AS id, v FROM _ ORDER BY v, meta().id")
-            #expect(rows == [#"{"id":"d","v":-98765432109876543210}"#, #"{"id":"e","v":5}"#,
-                             #"{"id":"b","v":18446744073709551616}"#, #"{"id":"c","v":1.8446744073709552e+19}"#,
-                             #"{"id":"a","v":18446744073709551617}"#])
+            #expect(
+                rows == [
+                    #"{"id":"d","v":-98765432109876543210}"#, #"{"id":"e","v":5}"#,
+                    #"{"id":"b","v":18446744073709551616}"#, #"{"id":"c","v":1.8446744073709552e+19}"#,
+                    #"{"id":"a","v":18446744073709551617}"#,
+                ])
             let above = try await queryJSON(database, "SELECT meta().id AS id FROM _ WHERE v > 1e19 ORDER BY meta().id")
             #expect(above == [#"{"id":"a"}"#, #"{"id":"b"}"#, #"{"id":"c"}"#])
             // Large literals are exact too.
             #expect(try await queryJSON(database, "SELECT meta().id AS id FROM _ WHERE v = 18446744073709551617") == [#"{"id":"a"}"#])
             #expect(try await queryJSON(database, "SELECT meta().id AS id FROM _ WHERE v = -98765432109876543210") == [#"{"id":"d"}"#])
-            #expect(try await queryJSON(database, "SELECT -9223372036854775808 AS m, ABS(v) AS a FROM _ WHERE meta().id = 'd'")
+            #expect(
+                try await queryJSON(database, "SELECT -9223372036854775808 AS m, ABS(v) AS a FROM _ WHERE meta().id = 'd'")
                     == [#"{"m":-9223372036854775808,"a":98765432109876543210}"#])
             // An index keys them by their nearest Double; the answers stay exact.
             try await collection.createIndex(withName: "by_v", config: ValueIndexConfiguration(["v"]))
@@ -169,7 +182,9 @@ import Testing
                 let db = listener.urls[0].absoluteString
                 let put = try await httpRequest("PUT", db + "/nums", body: transcript.sent)
                 #expect(put.status == 201)
-                for (what, path) in [("GET", "/nums"), ("_all_docs", "/_all_docs?include_docs=true"), ("_changes", "/_changes?include_docs=true")] {
+                for (what, path) in [
+                    ("GET", "/nums"), ("_all_docs", "/_all_docs?include_docs=true"), ("_changes", "/_changes?include_docs=true"),
+                ] {
                     let reply = try await httpRequest("GET", db + path)
                     #expect(reply.status == 200)
                     Self.expectCouchDBNumbers(in: reply.text, transcript, what)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Numbers from documents, queries, parameters and peers never trap a conversion: out-of-range
@@ -135,13 +136,14 @@ import Testing
             for b in extremes {
                 for op in [Expression.BinaryOperator.add, .subtract, .multiply, .divide, .modulo] {
                     let result = Operators.arithmetic(op, .int(a), .int(b))
-                    let exact: (Int64, Bool)? = switch op {
-                    case .add: a.addingReportingOverflow(b)
-                    case .subtract: a.subtractingReportingOverflow(b)
-                    case .multiply: a.multipliedReportingOverflow(by: b)
-                    case .divide: b == 0 ? nil : a.dividedReportingOverflow(by: b)
-                    default: b == 0 ? nil : a.remainderReportingOverflow(dividingBy: b)
-                    }
+                    let exact: (Int64, Bool)? =
+                        switch op {
+                        case .add: a.addingReportingOverflow(b)
+                        case .subtract: a.subtractingReportingOverflow(b)
+                        case .multiply: a.multipliedReportingOverflow(by: b)
+                        case .divide: b == 0 ? nil : a.dividedReportingOverflow(by: b)
+                        default: b == 0 ? nil : a.remainderReportingOverflow(dividingBy: b)
+                        }
                     switch (exact, result) {
                     case (nil, .null?): break
                     case ((let value, false)?, .int(let got)?): #expect(got == value, "\(a) \(op) \(b)")
@@ -162,7 +164,9 @@ import Testing
     @Test func revisionGenerationsAreParsedStrictly() {
         #expect(RevisionID.generation(of: Self.rev("1")) == 1)
         #expect(RevisionID.generation(of: Self.rev("4294967295")) == RevisionID.maximumGeneration)
-        for bad in ["4294967296", "9223372036854775807", "99999999999999999999999", "0", "00", "+5", "-5", " 5", "5 ", "", "٣", "1e3", "0x10"] {
+        for bad in [
+            "4294967296", "9223372036854775807", "99999999999999999999999", "0", "00", "+5", "-5", " 5", "5 ", "", "٣", "1e3", "0x10",
+        ] {
             #expect(RevisionID.generation(of: Self.rev(bad)) == nil, "\(bad)")
         }
         // Seeded random prefixes: accepted exactly when they are decimal digits in 1...max.
@@ -182,15 +186,22 @@ import Testing
             let collection = try database.defaultCollection()
             let peer = try LocalPeer(collection: collection)
             let huge = Self.rev("9223372036854775807")
-            let errors = try await peer.bulkDocs([PeerRevision(id: "huge", revisionID: huge, deleted: false,
-                                                               body: .dictionary(["v": .int(1)]), history: [huge])])
+            let errors = try await peer.bulkDocs([
+                PeerRevision(
+                    id: "huge", revisionID: huge, deleted: false,
+                    body: .dictionary(["v": .int(1)]), history: [huge])
+            ])
             #expect(errors.map(\.error.code) == [.invalidParameter])
             #expect(try await collection.document(id: "huge") == nil)
 
             // The highest generation is accepted; editing past it is refused, not trapped.
             let highest = Self.rev("4294967295")
-            #expect(try await peer.bulkDocs([PeerRevision(id: "top", revisionID: highest, deleted: false,
-                                                          body: .dictionary(["v": .int(1)]), history: [highest])]).isEmpty)
+            #expect(
+                try await peer.bulkDocs([
+                    PeerRevision(
+                        id: "top", revisionID: highest, deleted: false,
+                        body: .dictionary(["v": .int(1)]), history: [highest])
+                ]).isEmpty)
             let top = try #require(try await collection.document(id: "top")).toMutable()
             top.setValue(2, forKey: "v")
             let message = await expectCouchetteError(.invalidParameter) { try await collection.save(document: top) }
@@ -199,7 +210,8 @@ import Testing
 
             // Through the listener: a `_revisions.start` or `_rev` beyond the maximum is refused.
             try await withListener([collection]) { _, base in
-                let body = #"{"new_edits":false,"docs":[{"_id":"big","_rev":"\#(huge)","_revisions":{"start":9223372036854775807,"ids":["\#(String(repeating: "a", count: 32))"]}}]}"#
+                let body =
+                    #"{"new_edits":false,"docs":[{"_id":"big","_rev":"\#(huge)","_revisions":{"start":9223372036854775807,"ids":["\#(String(repeating: "a", count: 32))"]}}]}"#
                 let reply = try await httpRequest("POST", base + "/db/_bulk_docs", body: body)
                 #expect(reply.text.contains("\"error\""), "\(reply.text)")
                 let put = try await httpRequest("PUT", base + "/db/top", body: #"{"_rev":"\#(huge)","v":3}"#)

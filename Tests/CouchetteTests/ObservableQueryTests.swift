@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import Testing
+
 @testable import Couchette
 
 /// `ObservableQuery`: a live query decoded into class models on the main actor.
@@ -29,7 +30,11 @@ import Testing
             let tasks = try await database.createCollection(name: "tasks")
             let todos = ObservableQuery(try database.createQuery(Self.sql), as: TodoTask.self)
             let changed = Locked(false)
-            withObservationTracking { _ = todos.elements } onChange: { changed.withLock { $0 = true } }
+            withObservationTracking {
+                _ = todos.elements
+            } onChange: {
+                changed.withLock { $0 = true }
+            }
             try await tasks.save(from: TodoTask(title: "Walk the dog"))
             #expect(await eventually { changed.withLock { $0 } })
         }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Couchette
 
 /// The database's observation task group, where live-query evaluations run.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// An offline replicator notices a server that came back within about a probe interval (it

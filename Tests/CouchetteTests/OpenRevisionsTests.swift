@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `GET /{db}/{docid}?open_revs=…` on the listener: `multipart/mixed` as the replication
@@ -22,7 +23,7 @@ import Testing
         #expect(closing.hasPrefix("--"), "the last delimiter ends with --")
         return try sections.map { section in
             #expect(section.hasPrefix("\r\n"))
-            let pieces = section.dropFirst("\r\n".count).components(separatedBy: "\r\n\r\n")   // "\r\n" is one Character
+            let pieces = section.dropFirst("\r\n".count).components(separatedBy: "\r\n\r\n")  // "\r\n" is one Character
             #expect(pieces.count >= 2, "a part has headers, a blank line and a body")
             var headers: [String: String] = [:]
             for line in try #require(pieces.first).split(separator: "\r\n") {
@@ -42,11 +43,11 @@ import Testing
             let collection = try db.defaultCollection()
             try await withListener([collection]) { _, base in
                 let docs = #"""
-                {"new_edits":false,"docs":[
-                  {"_id":"x","_rev":"2-bbb","_revisions":{"start":2,"ids":["bbb","aaa"]},"v":2},
-                  {"_id":"x","_rev":"2-ccc","_revisions":{"start":2,"ids":["ccc","aaa"]},"_deleted":true}
-                ]}
-                """#
+                    {"new_edits":false,"docs":[
+                      {"_id":"x","_rev":"2-bbb","_revisions":{"start":2,"ids":["bbb","aaa"]},"v":2},
+                      {"_id":"x","_rev":"2-ccc","_revisions":{"start":2,"ids":["ccc","aaa"]},"_deleted":true}
+                    ]}
+                    """#
                 #expect(try await httpRequest("POST", base + "/db/_bulk_docs", body: docs).status == 201)
                 let url = base + "/db/x?revs=true&" + Self.openRevs(#"["2-bbb","9-zzz","2-ccc"]"#)
                 for accept in [nil, "multipart/mixed", "*/*", "multipart/mixed, application/json"] {

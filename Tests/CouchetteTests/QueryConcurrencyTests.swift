@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Queries read one snapshot, run on many tasks at once, and keep only what ORDER BY/LIMIT need.
@@ -13,8 +14,12 @@ import Testing
                     // Each batch adds two documents pointing at each other, in one transaction.
                     for index in 0..<40 {
                         try await db.inBatch { batch in
-                            try batch.save(document: MutableDocument(id: "a\(index)").setString("b\(index)", forKey: "partner").setInt(1, forKey: "v"), in: collection)
-                            try batch.save(document: MutableDocument(id: "b\(index)").setString("a\(index)", forKey: "partner").setInt(1, forKey: "v"), in: collection)
+                            try batch.save(
+                                document: MutableDocument(id: "a\(index)").setString("b\(index)", forKey: "partner").setInt(1, forKey: "v"),
+                                in: collection)
+                            try batch.save(
+                                document: MutableDocument(id: "b\(index)").setString("a\(index)", forKey: "partner").setInt(1, forKey: "v"),
+                                in: collection)
                         }
                     }
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `data(as:dataKey:)`: decoding query rows into models (the seed's "Decode Query Results").
@@ -41,7 +42,8 @@ import Testing
 
     @Test func dataKeyReadsTheStarColumn() async throws {
         try await withTasks { db, _ in
-            let results = try await db.createQuery("SELECT meta().id AS id, * AS data FROM _default.tasks WHERE completed = false").execute()
+            let results = try await db.createQuery("SELECT meta().id AS id, * AS data FROM _default.tasks WHERE completed = false")
+                .execute()
             let one = try #require(results.allResults().first)
             let task = try one.data(as: TodoTask.self, dataKey: "data")
             #expect(task.title == "Walk dog" && task.completed == false)
@@ -55,10 +57,13 @@ import Testing
     @Test func valueTypesAndConversions() async throws {
         try await withDatabase { db, _ in
             let collection = try db.defaultCollection()
-            try await collection.save(document: MutableDocument(id: "a").setString("Plan", forKey: "title")
-                .setDate(Date(timeIntervalSince1970: 1_700_000_000), forKey: "due"))
+            try await collection.save(
+                document: MutableDocument(id: "a").setString("Plan", forKey: "title")
+                    .setDate(Date(timeIntervalSince1970: 1_700_000_000), forKey: "due"))
             let rows = try await db.createQuery("SELECT title, due, nothing AS completed FROM _").execute()
-            #expect(try rows.data(as: Summary.self) == [Summary(title: "Plan", completed: nil, due: Date(timeIntervalSince1970: 1_700_000_000))])
+            #expect(
+                try rows.data(as: Summary.self) == [Summary(title: "Plan", completed: nil, due: Date(timeIntervalSince1970: 1_700_000_000))]
+            )
             let wrongType = try await db.createQuery("SELECT 5 AS title FROM _").execute()
             #expect(throws: DecodingError.self) { _ = try wrongType.data(as: Summary.self) }
         }

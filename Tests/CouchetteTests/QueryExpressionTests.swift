@@ -1,15 +1,16 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Operators and literals, one row per case: `SELECT <expression> AS v` over one known document;
 /// the expected column is JSON, or nil for MISSING (the column is then absent from `toJSON()`).
 @Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct QueryExpressionTests {
     static let document = #"""
-    {"i":7,"j":2,"d":2.5,"s":"Hello","n":null,"t":true,"f":false,"zero":0,"arr":[1,2,3],"empty":[],
-     "obj":{"a":1,"b":{"c":"deep"},"list":[{"k":"x"},{"k":"y"}]},"emptyObj":{},"mixed":[3,null,"x"],
-     "odd key":"spaced","pct":"100%","under":"a_b","path":"a\\b"}
-    """#
+        {"i":7,"j":2,"d":2.5,"s":"Hello","n":null,"t":true,"f":false,"zero":0,"arr":[1,2,3],"empty":[],
+         "obj":{"a":1,"b":{"c":"deep"},"list":[{"k":"x"},{"k":"y"}]},"emptyObj":{},"mixed":[3,null,"x"],
+         "odd key":"spaced","pct":"100%","under":"a_b","path":"a\\b"}
+        """#
 
     static let cases: [(String, String?)] = [
         // literals and paths
@@ -46,7 +47,8 @@ import Testing
         // LIKE: case-sensitive, % and _, backslash escapes
         ("s LIKE 'He%'", "true"), ("s LIKE 'he%'", "false"), ("s LIKE 'H_llo'", "true"), ("s LIKE 'H_lo'", "false"), ("s LIKE '%'", "true"),
         ("s NOT LIKE '%z%'", "true"), ("pct LIKE '100\\%'", "true"), ("pct LIKE '10\\%'", "false"), ("under LIKE 'a\\_b'", "true"),
-        ("'axb' LIKE 'a\\_b'", "false"), ("path LIKE 'a\\\\b'", "true"), ("i LIKE '7'", "null"), ("nope LIKE 'x'", nil), ("'' LIKE ''", "true"),
+        ("'axb' LIKE 'a\\_b'", "false"), ("path LIKE 'a\\\\b'", "true"), ("i LIKE '7'", "null"), ("nope LIKE 'x'", nil),
+        ("'' LIKE ''", "true"),
         ("s LIKE '%l%o'", "true"), ("s LIKE '%%%'", "true"),
         // IN
         ("i IN [1, 7]", "true"), ("i IN (1, 7)", "true"), ("i NOT IN [1, 2]", "true"), ("2 IN arr", "true"), ("4 IN arr", "false"),
@@ -59,19 +61,24 @@ import Testing
         ("CASE i WHEN 1 THEN 'one' WHEN 7 THEN 'seven' END", #""seven""#), ("CASE nope WHEN 1 THEN 'one' ELSE 'other' END", #""other""#),
         ("CASE WHEN n THEN 1 WHEN nope THEN 2 ELSE MISSING END", nil), ("CASE WHEN 'x' THEN 1 END", "1"),
         // ANY / EVERY / ANY AND EVERY over arrays, objects (their values), empty and MISSING
-        ("ANY x IN arr SATISFIES x > 2 END", "true"), ("ANY x IN arr SATISFIES x > 3 END", "false"), ("EVERY x IN arr SATISFIES x > 0 END", "true"),
+        ("ANY x IN arr SATISFIES x > 2 END", "true"), ("ANY x IN arr SATISFIES x > 3 END", "false"),
+        ("EVERY x IN arr SATISFIES x > 0 END", "true"),
         ("EVERY x IN arr SATISFIES x > 1 END", "false"), ("ANY AND EVERY x IN arr SATISFIES x > 0 END", "true"),
-        ("ANY x IN empty SATISFIES true END", "false"), ("EVERY x IN empty SATISFIES false END", "true"), ("ANY AND EVERY x IN empty SATISFIES true END", "false"),
-        ("ANY x IN nope SATISFIES true END", "false"), ("EVERY x IN nope SATISFIES false END", "true"), ("ANY x IN emptyObj SATISFIES true END", "false"),
+        ("ANY x IN empty SATISFIES true END", "false"), ("EVERY x IN empty SATISFIES false END", "true"),
+        ("ANY AND EVERY x IN empty SATISFIES true END", "false"),
+        ("ANY x IN nope SATISFIES true END", "false"), ("EVERY x IN nope SATISFIES false END", "true"),
+        ("ANY x IN emptyObj SATISFIES true END", "false"),
         ("ANY v IN obj SATISFIES v = 1 END", "true"), ("EVERY v IN emptyObj SATISFIES false END", "true"),
         ("ANY e IN obj.list SATISFIES e.k = 'y' END", "true"), ("SOME e IN obj.list SATISFIES e.k = 'z' END", "false"),
         ("ANY a IN [[1,2],[3]] SATISFIES ANY b IN a SATISFIES b = 3 END END", "true"), ("ANY i IN arr SATISFIES i = 7 END", "false"),
         ("EXISTS arr", "true"), ("EXISTS empty", "false"), ("EXISTS nope", "false"),
         // COLLATE
         ("s = 'hello' COLLATE NOCASE", "true"), ("s COLLATE NOCASE = 'HELLO'", "true"), ("'Über' COLLATE NOCASE = 'über'", "false"),
-        ("'Über' COLLATE (UNICODE NOCASE) = 'über'", "true"), ("'résumé' COLLATE NODIAC = 'resume'", "true"), ("'résumé' = 'resume'", "false"),
+        ("'Über' COLLATE (UNICODE NOCASE) = 'über'", "true"), ("'résumé' COLLATE NODIAC = 'resume'", "true"),
+        ("'résumé' = 'resume'", "false"),
         ("'a' COLLATE UNICODE < 'B'", "true"), ("'a' < 'B'", "false"), ("'a' COLLATE UNICODE < 'A'", "true"),
-        ("'Ä' COLLATE (UNICODE NODIAC NOCASE) = 'a'", "true"), ("s COLLATE NOCASE LIKE 'hel%'", "true"), ("'é' COLLATE UNICODE < 'f'", "true"),
+        ("'Ä' COLLATE (UNICODE NODIAC NOCASE) = 'a'", "true"), ("s COLLATE NOCASE LIKE 'hel%'", "true"),
+        ("'é' COLLATE UNICODE < 'f'", "true"),
         ("'é' < 'f'", "false"),
         // parameters are compiled like any value (set by the test)
         ("$p + 1", "42"),

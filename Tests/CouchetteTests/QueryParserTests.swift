@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Which SQL++ texts `createQuery` accepts, and the messages (position and expectation) of the ones
@@ -45,7 +46,10 @@ import Testing
         ("SELECT a FROM _ WHERE a = ", "expected an expression at offset 26"),
         ("SELECT a FROM _ ORDER a", "expected BY at offset 22, found 'a'"),
         ("SELECT a FROM _ LIMIT 1 LIMIT 2", "expected end of query at offset 24, found 'LIMIT'"),
-        ("SELECT a FROM _ garbage more", "expected a clause (WHERE, GROUP BY, ORDER BY, LIMIT …) or end of query at offset 24, found 'more'"),
+        (
+            "SELECT a FROM _ garbage more",
+            "expected a clause (WHERE, GROUP BY, ORDER BY, LIMIT …) or end of query at offset 24, found 'more'"
+        ),
         ("SELECT (a FROM _", "expected ')' at offset 10, found 'FROM'"),
         ("SELECT [1, 2 FROM _", "expected ']' at offset 13, found 'FROM'"),
         ("SELECT ABS(1 FROM _", "expected ',' or ')' in the arguments of ABS() at offset 13, found 'FROM'"),

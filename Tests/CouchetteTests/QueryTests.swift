@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// The seed's query subset end to end: SELECT paths, aliases, META(), `*`, FROM forms, WHERE,
@@ -10,8 +11,9 @@ import Testing
         try await withDatabase("app") { db, _ in
             let tasks = try await db.createCollection(name: "tasks")
             for (id, title, done, priority) in [("t1", "Buy milk", false, 2), ("t2", "Walk dog", true, 1), ("t3", "Write/read", false, 3)] {
-                try await tasks.save(document: MutableDocument(id: id).setString(title, forKey: "title")
-                    .setBoolean(done, forKey: "done").setInt(priority, forKey: "priority"))
+                try await tasks.save(
+                    document: MutableDocument(id: id).setString(title, forKey: "title")
+                        .setBoolean(done, forKey: "done").setInt(priority, forKey: "priority"))
             }
             try await body(db, tasks)
         }
@@ -21,9 +23,10 @@ import Testing
         try await withTasks { db, _ in
             let results = try await db.createQuery("SELECT meta().id AS id, title FROM _default.tasks").execute()
             #expect(results.columnNames == ["id", "title"])
-            #expect(results.map { $0.toJSON() } == [
-                #"{"id":"t1","title":"Buy milk"}"#, #"{"id":"t2","title":"Walk dog"}"#, #"{"id":"t3","title":"Write/read"}"#,
-            ])
+            #expect(
+                results.map { $0.toJSON() } == [
+                    #"{"id":"t1","title":"Buy milk"}"#, #"{"id":"t2","title":"Walk dog"}"#, #"{"id":"t3","title":"Write/read"}"#,
+                ])
             let first = try #require(results.allResults().first)
             #expect(first.string(at: 0) == "t1")
             #expect(first.string(forKey: "title") == "Buy milk")
@@ -35,11 +38,15 @@ import Testing
         try await withTasks { db, _ in
             let star = try await db.createQuery("SELECT * FROM tasks WHERE meta().id = 't1'").execute().allResults()
             #expect(star.map { $0.toJSON() } == [#"{"tasks":{"done":false,"priority":2,"title":"Buy milk"}}"#])
-            let data = try await db.createQuery("SELECT meta().id AS id, * AS data FROM _default.tasks WHERE priority = 1").execute().allResults()
+            let data = try await db.createQuery("SELECT meta().id AS id, * AS data FROM _default.tasks WHERE priority = 1").execute()
+                .allResults()
             #expect(data.map { $0.toJSON() } == [#"{"id":"t2","data":{"done":true,"priority":1,"title":"Walk dog"}}"#])
             #expect(data[0].dictionary(forKey: "data")?.string(forKey: "title") == "Walk dog")
             let aliased = try await db.createQuery("SELECT t.*, t.title FROM tasks AS t WHERE t.priority = 3").execute().allResults()
-            #expect(aliased.map { $0.toJSON() } == [#"{"t":{"done":false,"priority":3,"title":"Write/read"}}"#.dropLast() + #","title":"Write/read"}"#])
+            #expect(
+                aliased.map { $0.toJSON() } == [
+                    #"{"t":{"done":false,"priority":3,"title":"Write/read"}}"#.dropLast() + #","title":"Write/read"}"#
+                ])
         }
     }
 
@@ -81,17 +88,24 @@ import Testing
             // Expected rows computed from the fixture in Swift.
             let expected = zip(ids, documents)
                 .filter { ($0.1["gender"] as? String) == "female" }
-                .map { (id: $0.0, last: (($0.1["name"] as? [String: Any])?["last"] as? String) ?? "",
-                        first: (($0.1["name"] as? [String: Any])?["first"] as? String) ?? "") }
-                .sorted { ($0.last, $1.first) < ($1.last, $0.first) }   // last ASC, first DESC
-            let sql = "SELECT meta().id AS id, name.last, name.first FROM people WHERE gender = 'female' ORDER BY name.last, name.first DESC"
+                .map {
+                    (
+                        id: $0.0, last: (($0.1["name"] as? [String: Any])?["last"] as? String) ?? "",
+                        first: (($0.1["name"] as? [String: Any])?["first"] as? String) ?? ""
+                    )
+                }
+                .sorted { ($0.last, $1.first) < ($1.last, $0.first) }  // last ASC, first DESC
+            let sql =
+                "SELECT meta().id AS id, name.last, name.first FROM people WHERE gender = 'female' ORDER BY name.last, name.first DESC"
             let all = try await db.createQuery(sql).execute().allResults()
             #expect(all.count == expected.count && !expected.isEmpty)
             #expect(all.map { $0.string(forKey: "id") ?? "" } == expected.map(\.id))
 
-            for (suffix, range) in [(" LIMIT 5", 0..<5), (" LIMIT 5 OFFSET 3", 3..<8), (" OFFSET 3 LIMIT 5", 3..<8),
-                                    (" OFFSET \(expected.count - 2)", (expected.count - 2)..<expected.count), (" LIMIT 0", 0..<0),
-                                    (" LIMIT -1", 0..<0)] {
+            for (suffix, range) in [
+                (" LIMIT 5", 0..<5), (" LIMIT 5 OFFSET 3", 3..<8), (" OFFSET 3 LIMIT 5", 3..<8),
+                (" OFFSET \(expected.count - 2)", (expected.count - 2)..<expected.count), (" LIMIT 0", 0..<0),
+                (" LIMIT -1", 0..<0),
+            ] {
                 let rows = try await db.createQuery(sql + suffix).execute().map { $0.string(forKey: "id") ?? "" }
                 #expect(rows == Array(expected[range].map(\.id)), "\(suffix)")
             }
@@ -127,8 +141,10 @@ import Testing
             try await tasks.setDocumentExpiration(id: "t3", expiration: Date(timeIntervalSinceNow: -1))
             #expect(try await queryJSON(db, "SELECT meta().id FROM tasks") == [#"{"id":"t1"}"#])
             // Mentioning META().deleted makes tombstones visible (Couchbase Lite's rule).
-            #expect(try await queryJSON(db, "SELECT meta().id, meta().deleted FROM tasks") ==
-                    [#"{"id":"t1","deleted":false}"#, #"{"id":"t2","deleted":true}"#])
+            #expect(
+                try await queryJSON(db, "SELECT meta().id, meta().deleted FROM tasks") == [
+                    #"{"id":"t1","deleted":false}"#, #"{"id":"t2","deleted":true}"#,
+                ])
             #expect(try await queryJSON(db, "SELECT meta().id FROM tasks WHERE meta().deleted") == [#"{"id":"t2"}"#])
         }
     }
@@ -137,7 +153,9 @@ import Testing
         try await withTasks { db, tasks in
             let expiry = Date(timeIntervalSinceNow: 3600)
             try await tasks.setDocumentExpiration(id: "t1", expiration: expiry)
-            let rows = try await db.createQuery("SELECT META().id, META(t).sequence, meta().revisionID, META().expiration FROM tasks t ORDER BY META().sequence DESC").execute().allResults()
+            let rows = try await db.createQuery(
+                "SELECT META().id, META(t).sequence, meta().revisionID, META().expiration FROM tasks t ORDER BY META().sequence DESC"
+            ).execute().allResults()
             #expect(rows.map { $0.string(forKey: "id") ?? "" } == ["t3", "t2", "t1"])
             for row in rows {
                 let document = try #require(try await tasks.document(id: row.string(at: 0) ?? ""))
@@ -157,7 +175,10 @@ import Testing
             let sql = "SELECT i, d, whole, n, nothing, s, list, obj, i / 2 AS half, d * 2 AS twice, 1.5e300 * 10 AS big FROM _"
             let results = try await db.createQuery(sql).execute()
             let row = try #require(results.allResults().first)
-            #expect(row.toJSON() == #"{"i":7,"d":2.5,"whole":3,"n":null,"s":"a/b \"q\"","list":[1,{"x":"y"}],"obj":{"k":[true]},"half":3,"twice":5,"big":1.5e+301}"#)
+            #expect(
+                row.toJSON()
+                    == #"{"i":7,"d":2.5,"whole":3,"n":null,"s":"a/b \"q\"","list":[1,{"x":"y"}],"obj":{"k":[true]},"half":3,"twice":5,"big":1.5e+301}"#
+            )
             #expect(row.count == 11)
             #expect(row.value(forKey: "nothing") == nil)
             #expect(row.value(at: 3) is NSNull)

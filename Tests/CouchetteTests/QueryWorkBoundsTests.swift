@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// No query works without bound: LIKE matches in polynomial time, regular expressions stop at
@@ -15,7 +16,11 @@ import Testing
             try await database.defaultCollection().save(document: MutableDocument(id: "s", data: ["s": text, "u": text + "é"]))
             let pattern = String(repeating: "%a", count: 11) + "%b"
             let start = ContinuousClock.now
-            #expect(try await queryJSON(database, "SELECT s LIKE '\(pattern)' AS ascii, u LIKE '\(pattern)' AS unicode, s LIKE '\(String(repeating: "%a", count: 11))%' AS yes FROM _")
+            #expect(
+                try await queryJSON(
+                    database,
+                    "SELECT s LIKE '\(pattern)' AS ascii, u LIKE '\(pattern)' AS unicode, s LIKE '\(String(repeating: "%a", count: 11))%' AS yes FROM _"
+                )
                     == [#"{"ascii":false,"unicode":false,"yes":true}"#])
             let long = String(repeating: "a", count: 20_000)
             #expect(!LikePattern.matches(long, String(repeating: "%a", count: 500) + "%b", .binary))
@@ -74,7 +79,9 @@ import Testing
             #expect(ContinuousClock.now - start < FunctionLibrary.regexTimeLimit * 4, "REGEXP_LIKE")
             for function in ["REGEXP_CONTAINS(s, '(a+)+b')", "REGEXP_POSITION(s, '(a+)+b')", "REGEXP_REPLACE(s, '(a+)+b', 'x')"] {
                 let start = ContinuousClock.now
-                let message = await expectCouchetteError(.invalidQuery) { _ = try await queryJSON(database, "SELECT \(function) AS v FROM _") }
+                let message = await expectCouchetteError(.invalidQuery) {
+                    _ = try await queryJSON(database, "SELECT \(function) AS v FROM _")
+                }
                 #expect(message?.contains("took longer than") == true, "\(function): \(message ?? "")")
                 #expect(ContinuousClock.now - start < FunctionLibrary.regexTimeLimit * 4, "\(function)")
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Checkpoints: `_local` documents in CouchDB's format on both sides, resuming, resetting.
@@ -44,7 +45,10 @@ import Testing
                 let held = type == .push ? "/_revs_diff" : "/_bulk_get"
                 let seen = Locked(0)
                 proxy.hold { request in
-                    request.path.hasSuffix(held) && seen.withLock { $0 += 1; return $0 == 3 }
+                    request.path.hasSuffix(held)
+                        && seen.withLock {
+                            $0 += 1; return $0 == 3
+                        }
                 }
                 let first = try Replicator(config: config, batchSize: 10)
                 await first.start()
@@ -119,12 +123,18 @@ import Testing
     }
 
     @Test func resumeSequenceFollowsCouchDBsRules() {
-        let source: Value = .dictionary(["session_id": .string("b"), "source_last_seq": .int(9),
-                                         "history": .array([.dictionary(["session_id": .string("b"), "recorded_seq": .int(9)]),
-                                                            .dictionary(["session_id": .string("a"), "recorded_seq": .int(4)])])])
+        let source: Value = .dictionary([
+            "session_id": .string("b"), "source_last_seq": .int(9),
+            "history": .array([
+                .dictionary(["session_id": .string("b"), "recorded_seq": .int(9)]),
+                .dictionary(["session_id": .string("a"), "recorded_seq": .int(4)]),
+            ]),
+        ])
         let same: Value = .dictionary(["session_id": .string("b"), "history": .array([])])
-        let older: Value = .dictionary(["session_id": .string("a"),
-                                        "history": .array([.dictionary(["session_id": .string("a"), "recorded_seq": .int(4)])])])
+        let older: Value = .dictionary([
+            "session_id": .string("a"),
+            "history": .array([.dictionary(["session_id": .string("a"), "recorded_seq": .int(4)])]),
+        ])
         let foreign: Value = .dictionary(["session_id": .string("z"), "history": .array([])])
         #expect(Checkpoint.resumeSequence(source: source, target: same) == .int(9))
         #expect(Checkpoint.resumeSequence(source: source, target: older) == .int(4))
@@ -155,15 +165,28 @@ import Testing
     }
 
     @Test func changingTheFilterStartsANewCheckpoint() {
-        let plain = Checkpoint.replicationID(localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
-                                             documentIDs: nil, hasFilter: false)
-        #expect(plain != Checkpoint.replicationID(localUUID: "u", collection: "_default._default", remote: "r", isPush: false,
-                                                  documentIDs: nil, hasFilter: false))
-        #expect(plain != Checkpoint.replicationID(localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
-                                                  documentIDs: ["a"], hasFilter: false))
-        #expect(plain != Checkpoint.replicationID(localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
-                                                  documentIDs: nil, hasFilter: true))
-        #expect(plain == Checkpoint.replicationID(localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
-                                                  documentIDs: nil, hasFilter: false))
+        let plain = Checkpoint.replicationID(
+            localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
+            documentIDs: nil, hasFilter: false)
+        #expect(
+            plain
+                != Checkpoint.replicationID(
+                    localUUID: "u", collection: "_default._default", remote: "r", isPush: false,
+                    documentIDs: nil, hasFilter: false))
+        #expect(
+            plain
+                != Checkpoint.replicationID(
+                    localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
+                    documentIDs: ["a"], hasFilter: false))
+        #expect(
+            plain
+                != Checkpoint.replicationID(
+                    localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
+                    documentIDs: nil, hasFilter: true))
+        #expect(
+            plain
+                == Checkpoint.replicationID(
+                    localUUID: "u", collection: "_default._default", remote: "r", isPush: true,
+                    documentIDs: nil, hasFilter: false))
     }
 }

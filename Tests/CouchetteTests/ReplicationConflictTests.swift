@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Conflicts made by editing one document on both sides, resolved after pulling, until both
@@ -145,7 +146,8 @@ import Testing
             let ids = (0..<6).flatMap { n in ["live-0-\(n)", "live-1-\(n)"] }
             let converged = await eventually(timeout: .seconds(30)) {
                 guard let left = try? currentRevisions(mine), let right = try? currentRevisions(theirs), left == right,
-                      left.count == ids.count else { return false }
+                    left.count == ids.count
+                else { return false }
                 return ids.allSatisfy { id in
                     (try? treeShape(mine, id) == treeShape(theirs, id)) == true
                         && (try? mine.revisionTree(id: id).liveLeaves.count) == 1

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// A peer whose calls fail at random, before the call or after it (the reply is lost although
@@ -15,7 +16,7 @@ struct FlakyPeer: ReplicationPeer {
     /// Runs `call`, failing before or after it now and then.
     private func flaky<R>(_ name: String, _ call: () async throws -> R) async throws -> R {
         let roll = random.withLock { state -> UInt64 in
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return (state >> 33) % 2000
         }
         if roll < rate { throw CouchetteError(.io, "\(name): connection dropped before the request") }
@@ -25,8 +26,11 @@ struct FlakyPeer: ReplicationPeer {
     }
 
     func info() async throws -> PeerInfo { try await flaky("info") { try await base.info() } }
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
-        try await flaky("changes") { try await base.changes(since: since, limit: limit, documentIDs: documentIDs, selector: selector, wait: wait) }
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges
+    {
+        try await flaky("changes") {
+            try await base.changes(since: since, limit: limit, documentIDs: documentIDs, selector: selector, wait: wait)
+        }
     }
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] {
         try await flaky("revsDiff") { try await base.revsDiff(revisions) }
@@ -51,7 +55,7 @@ struct FlakyPeer: ReplicationPeer {
     /// edit the same documents and make conflicts).
     static func randomEdits(_ collection: Collection, seed: inout UInt64, count: Int) async throws {
         func next(_ bound: UInt64) -> Int {
-            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((seed >> 33) % bound)
         }
         for _ in 0..<count {

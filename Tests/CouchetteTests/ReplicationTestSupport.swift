@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// A peer that counts calls and can fail them on purpose, wrapped around a real one.
@@ -31,7 +32,8 @@ protocol ForwardingPeer: ReplicationPeer {
 extension ForwardingPeer {
     var identifier: String { base.identifier }
     func info() async throws -> PeerInfo { try await base.info() }
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges
+    {
         try await base.changes(since: since, limit: limit, documentIDs: documentIDs, selector: selector, wait: wait)
     }
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: RevsDiffResult] { try await base.revsDiff(revisions) }
@@ -96,8 +98,10 @@ func runToCompletion(_ replicator: Replicator, reset: Bool = false) async -> [Re
     return statuses
 }
 
-func makeConfig(_ local: Database, _ remote: Database, _ type: ReplicatorType = .pushAndPull,
-                _ collectionConfig: CollectionConfiguration? = nil) throws -> ReplicatorConfiguration {
+func makeConfig(
+    _ local: Database, _ remote: Database, _ type: ReplicatorType = .pushAndPull,
+    _ collectionConfig: CollectionConfiguration? = nil
+) throws -> ReplicatorConfiguration {
     try makeConfig(local, DatabaseEndpoint(database: remote), type, collectionConfig)
 }
 
@@ -105,8 +109,9 @@ func makeConfig(_ local: Database, _ remote: Database, _ type: ReplicatorType = 
 func saveDocuments(_ count: Int, prefix: String, in collection: Collection) async throws {
     try await collection.database.inBatch { batch in
         for n in 0..<count {
-            try batch.save(document: MutableDocument(id: "\(prefix)\(n)").setInt(n, forKey: "n").setString(prefix, forKey: "origin"),
-                           in: collection)
+            try batch.save(
+                document: MutableDocument(id: "\(prefix)\(n)").setInt(n, forKey: "n").setString(prefix, forKey: "origin"),
+                in: collection)
         }
     }
 }
@@ -116,10 +121,11 @@ func saveDocuments(_ count: Int, prefix: String, in collection: Collection) asyn
 func treeShape(_ collection: Collection, _ id: String) throws -> Set<String> {
     let tree = try collection.revisionTree(id: id)
     let leaves = Set(tree.leafIndices)
-    return Set(tree.nodes.enumerated().map { position, node in
-        let flag = leaves.contains(position) ? (node.isDeleted ? " deleted leaf" : " leaf") : ""
-        return "\(node.revisionID)<\(node.parent.map { tree.nodes[$0].revisionID } ?? "root")\(flag)"
-    })
+    return Set(
+        tree.nodes.enumerated().map { position, node in
+            let flag = leaves.contains(position) ? (node.isDeleted ? " deleted leaf" : " leaf") : ""
+            return "\(node.revisionID)<\(node.parent.map { tree.nodes[$0].revisionID } ?? "root")\(flag)"
+        })
 }
 
 /// Every document id with its current revision (tombstones included).
@@ -138,18 +144,22 @@ func currentRevisions(_ collection: Collection) throws -> [String: String] {
 
 /// Asserts that two collections converged: the same documents at the same current revisions with
 /// the same bodies, the same revision tree for every id, and no document left in conflict.
-func expectConverged(_ mine: Collection, _ theirs: Collection, _ context: String = "",
-                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
+func expectConverged(
+    _ mine: Collection, _ theirs: Collection, _ context: String = "",
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
     let revisions = try currentRevisions(mine)
     #expect(revisions == (try currentRevisions(theirs)), "\(context)", sourceLocation: sourceLocation)
     for id in revisions.keys.sorted() {
         let (mineShape, theirShape) = (try treeShape(mine, id), try treeShape(theirs, id))
-        #expect(mineShape == theirShape,
-                "\(context) \(id): local only \(mineShape.subtracting(theirShape).sorted()), remote only \(theirShape.subtracting(mineShape).sorted())",
-                sourceLocation: sourceLocation)
+        #expect(
+            mineShape == theirShape,
+            "\(context) \(id): local only \(mineShape.subtracting(theirShape).sorted()), remote only \(theirShape.subtracting(mineShape).sorted())",
+            sourceLocation: sourceLocation)
         #expect(try mine.revisionTree(id: id).liveLeaves.count <= 1, "\(context) \(id) still in conflict", sourceLocation: sourceLocation)
-        #expect(try await mine.document(id: id)?.toJSON() == theirs.document(id: id)?.toJSON(), "\(context) \(id)",
-                sourceLocation: sourceLocation)
+        #expect(
+            try await mine.document(id: id)?.toJSON() == theirs.document(id: id)?.toJSON(), "\(context) \(id)",
+            sourceLocation: sourceLocation)
     }
 }
 
@@ -185,8 +195,10 @@ enum TestIdentity {
 
 /// Two fresh databases and the endpoint through which the first reaches the second's default
 /// collection over `transport`.
-nonisolated(nonsending) func withTwoDatabases(over transport: Transport,
-                                              _ body: (Database, Database, any Endpoint) async throws -> Void) async throws {
+nonisolated(nonsending) func withTwoDatabases(
+    over transport: Transport,
+    _ body: (Database, Database, any Endpoint) async throws -> Void
+) async throws {
     try await withTwoDatabases { local, remote in
         switch transport {
         case .inProcess:
@@ -201,8 +213,10 @@ nonisolated(nonsending) func withTwoDatabases(over transport: Transport,
 
 /// A configuration replicating `local`'s default collection with `target` (pinning the test
 /// listeners' certificate over HTTPS).
-func makeConfig(_ local: Database, _ target: any Endpoint, _ type: ReplicatorType = .pushAndPull,
-                _ collectionConfig: CollectionConfiguration? = nil) throws -> ReplicatorConfiguration {
+func makeConfig(
+    _ local: Database, _ target: any Endpoint, _ type: ReplicatorType = .pushAndPull,
+    _ collectionConfig: CollectionConfiguration? = nil
+) throws -> ReplicatorConfiguration {
     var config = ReplicatorConfiguration(target: target)
     config.addCollection(try local.defaultCollection(), config: collectionConfig)
     config.replicatorType = type
@@ -225,17 +239,22 @@ func continuousPullConfig(_ local: Database, from url: String, heartbeat: TimeIn
 struct WrappedPeers: ReplicationPeerFactory {
     let wrap: @Sendable (any ReplicationPeer) -> any ReplicationPeer
 
-    func makePeers(for collection: Collection, at index: Int, of config: ReplicatorConfiguration,
-                   options: ReplicationOptions, servers: ServerSelection?) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer) {
-        let (local, remote) = try await EndpointPeers().makePeers(for: collection, at: index, of: config, options: options, servers: servers)
+    func makePeers(
+        for collection: Collection, at index: Int, of config: ReplicatorConfiguration,
+        options: ReplicationOptions, servers: ServerSelection?
+    ) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer) {
+        let (local, remote) = try await EndpointPeers().makePeers(
+            for: collection, at: index, of: config, options: options, servers: servers)
         return (wrap(local), wrap(remote))
     }
 }
 
 extension Replicator {
     /// A replicator carrying `batchSize` changes per batch, whose peers pass through `wrap`.
-    init(config: ReplicatorConfiguration, batchSize: Int = ReplicationOptions().batchSize,
-         wrap: @escaping @Sendable (any ReplicationPeer) -> any ReplicationPeer = { $0 }) throws {
+    init(
+        config: ReplicatorConfiguration, batchSize: Int = ReplicationOptions().batchSize,
+        wrap: @escaping @Sendable (any ReplicationPeer) -> any ReplicationPeer = { $0 }
+    ) throws {
         try self.init(config: config, options: ReplicationOptions(batchSize: batchSize), peers: WrappedPeers(wrap: wrap))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Replication between two real databases through ``DatabaseEndpoint``: directions, deletions,
@@ -90,7 +91,8 @@ import Testing
             #expect(await eventually(timeout: .seconds(30)) { (try? await mine.document(id: "from-remote")) != nil })
             let edit = try #require(try await theirs.document(id: "from-local")).toMutable().setString("edited", forKey: "v")
             try await theirs.save(document: edit)
-            #expect(await eventually(timeout: .seconds(30)) { (try? await mine.document(id: "from-local"))?.string(forKey: "v") == "edited" })
+            #expect(
+                await eventually(timeout: .seconds(30)) { (try? await mine.document(id: "from-local"))?.string(forKey: "v") == "edited" })
             try await mine.delete(document: try #require(try await mine.document(id: "from-remote")))
             #expect(await eventually(timeout: .seconds(30)) { (try? await theirs.document(id: "from-remote")) == nil })
             await replicator.stop()
@@ -213,7 +215,8 @@ import Testing
             var pullByID = CollectionConfiguration()
             pullByID.documentIDs = ["r1", "r3"]
             try await target.save(document: MutableDocument(id: "r9"))
-            let byIDPull = try #require(await runToCompletion(try Replicator(config: try makeConfig(local, endpoint, .pull, pullByID))).last)
+            let byIDPull = try #require(
+                await runToCompletion(try Replicator(config: try makeConfig(local, endpoint, .pull, pullByID))).last)
             #expect(byIDPull.error == nil && byIDPull.progress.total == 2)
             #expect(try await collection.document(id: "r1") != nil)
             #expect(try await collection.document(id: "r9") == nil)
@@ -316,7 +319,8 @@ import Testing
             await replicator.stop()
             await replicator.start()
             try await local.defaultCollection().save(document: MutableDocument(id: "after-restart"))
-            #expect(await eventually(timeout: .seconds(30)) { (try? await remote.defaultCollection().document(id: "after-restart")) != nil })
+            #expect(
+                await eventually(timeout: .seconds(30)) { (try? await remote.defaultCollection().document(id: "after-restart")) != nil })
             #expect(await replicator.status.activity != .stopped)
             await replicator.stop()
             #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped })
@@ -345,7 +349,9 @@ import Testing
         let id: String
         let done = Locked(false)
         func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
-            if done.withLock({ let first = !$0; $0 = true; return first }) {
+            if done.withLock({
+                let first = !$0; $0 = true; return first
+            }) {
                 let doc = try #require(await source.document(id: id)).toMutable().setString("newer", forKey: "state")
                 try await source.save(document: doc)
             }
@@ -363,7 +369,8 @@ import Testing
             let events = replicator.documentReplications()
             #expect(await runToCompletion(replicator).last?.error == nil)
             let event = try #require(await events.next(timeout: .seconds(10)))
-            #expect(event.documents.allSatisfy { $0.error == nil }, "\(event.documents.map { "\($0.id): \(String(describing: $0.error))" })")
+            #expect(
+                event.documents.allSatisfy { $0.error == nil }, "\(event.documents.map { "\($0.id): \(String(describing: $0.error))" })")
             #expect(try await local.defaultCollection().document(id: "x1")?.string(forKey: "state") == "newer")
             #expect(try currentRevisions(local.defaultCollection()) == currentRevisions(remote.defaultCollection()))
         }
@@ -392,7 +399,11 @@ import Testing
         let failed = Locked(false)
         func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
             try await base.bulkGet(requests).map { fetch in
-                if case .found(let revision) = fetch, revision.id == id, failed.withLock({ let first = !$0; $0 = true; return first }) {
+                if case .found(let revision) = fetch, revision.id == id,
+                    failed.withLock({
+                        let first = !$0; $0 = true; return first
+                    })
+                {
                     return .failed(id: id, revisionID: revision.revisionID, error: CouchetteError(.http(status: 500), "internal"))
                 }
                 return fetch

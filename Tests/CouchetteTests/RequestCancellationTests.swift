@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Cancelling a `RemotePeer` request while its answer arrives (what `Replicator.stop()` does to a

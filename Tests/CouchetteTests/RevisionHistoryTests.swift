@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Revision histories keep 1,000 ancestor ids per branch by default (CouchDB's `revs_limit`),
@@ -26,8 +27,9 @@ import Testing
         #expect(decoded == tree)
         // One more: the oldest falls off, 1,000 ancestors stay.
         var longer = tree
-        longer.add(try RevisionID.make(parent: tree.winner?.revisionID, deleted: false, body: [1]), parent: tree.winner?.revisionID,
-                   isDeleted: false, sequence: 2000)
+        longer.add(
+            try RevisionID.make(parent: tree.winner?.revisionID, deleted: false, body: [1]), parent: tree.winner?.revisionID,
+            isDeleted: false, sequence: 2000)
         #expect(longer.nodes.count == 1001 && longer.history(of: longer.winner!.revisionID).count == 1001)
     }
 
@@ -118,7 +120,7 @@ import Testing
             let head = try #require(document.revisionID)
             #expect(RevisionID.generation(of: head) == 1005)
             let kept = try mine.revisionTree(id: "deep").history(of: head)
-            #expect(kept.count == 1001 && kept.last == history[995])   // generation 5: 1,000 ancestors
+            #expect(kept.count == 1001 && kept.last == history[995])  // generation 5: 1,000 ancestors
             try await withListener([theirs]) { listener, base in
                 let replicator = try Replicator(config: makeConfig(local, URLEndpoint(url: listener.urls[0]), .push))
                 _ = await runToCompletion(replicator)
@@ -129,8 +131,9 @@ import Testing
                     return
                 }
                 #expect(read.json?["_revisions"]?["start"] == .int(1005) && ids.count == 1001)
-                let bulk = try await httpRequest("POST", base + "/\(remote.name)/_bulk_get?revs=true",
-                                                 body: #"{"docs":[{"id":"deep","rev":"\#(head)"}]}"#)
+                let bulk = try await httpRequest(
+                    "POST", base + "/\(remote.name)/_bulk_get?revs=true",
+                    body: #"{"docs":[{"id":"deep","rev":"\#(head)"}]}"#)
                 guard case .array(let bulkIDs)? = bulk.json?["results"]?[0]?["docs"]?[0]?["ok"]?["_revisions"]?["ids"] else {
                     Issue.record("no _revisions in _bulk_get: \(bulk.text.prefix(200))")
                     return

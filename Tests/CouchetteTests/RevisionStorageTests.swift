@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Couchette
 
 /// A document whose history is only its current revision has no `revisions` entry; its tree is

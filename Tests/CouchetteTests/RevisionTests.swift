@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Couchette
 
 @Suite(.tags(.sanitizeAddress, .sanitizeAddress)) struct RevisionTests {
@@ -18,7 +19,8 @@ import Testing
 
     @Test func md5MatchesKnownDigests() {
         #expect(RevisionID.hex(RevisionID.md5([])) == "d41d8cd98f00b204e9800998ecf8427e")
-        #expect(RevisionID.hex(RevisionID.md5(Array("The quick brown fox jumps over the lazy dog".utf8)))
+        #expect(
+            RevisionID.hex(RevisionID.md5(Array("The quick brown fox jumps over the lazy dog".utf8)))
                 == "9e107d9d372bb6826bd81d3542a419d6")
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// COLLATE on LIKE and CONTAINS, written on an operand or around the whole expression.

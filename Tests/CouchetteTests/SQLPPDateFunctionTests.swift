@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// The date functions with N1QL's rules as Couchbase Lite applies them: output shaped by the
@@ -129,11 +130,13 @@ import Testing
             let document = MutableDocument(id: "d")
             document.setValue(texts, forKey: "texts")
             try await db.defaultCollection().save(document: document)
-            let rows = try await db.createQuery("""
+            let rows = try await db.createQuery(
+                """
                 SELECT STR_TO_UTC(t, t) AS a, STR_TO_TZ(t, 330, t) AS b, DATE_ADD_STR(t, 13, 'month', t) AS c,
                        DATE_DIFF_STR(t, '2018-01-01', 'week') AS d, MILLIS_TO_UTC(STR_TO_MILLIS(t), t) AS e
                 FROM _ AS doc UNNEST doc.texts AS t
-                """).execute().allResults()
+                """
+            ).execute().allResults()
             #expect(rows.count == texts.count)
             for row in rows {
                 for column in ["a", "b", "c", "d", "e"] {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Grammar details of Couchbase Lite's SQL++ and the names it gives result columns.
@@ -70,8 +71,10 @@ import Testing
 
     @Test func malformedUsesOfTheNewGrammarAreQueryErrors() async throws {
         try await withDatabase { db, _ in
-            for sql in ["SELECT a IS IS b FROM _", "SELECT a NOT FROM _", "SELECT $ FROM _", "SELECT * * FROM _",
-                        "SELECT * AS FROM _", "SELECT a IS NOT FROM _", "SELECT `$` IS $ FROM _", "SELECT 1 NOT NULL NOT NULL FROM _"] {
+            for sql in [
+                "SELECT a IS IS b FROM _", "SELECT a NOT FROM _", "SELECT $ FROM _", "SELECT * * FROM _",
+                "SELECT * AS FROM _", "SELECT a IS NOT FROM _", "SELECT `$` IS $ FROM _", "SELECT 1 NOT NULL NOT NULL FROM _",
+            ] {
                 await expectCouchetteError(.invalidQuery) { _ = try db.createQuery(sql) }
             }
             let query = try db.createQuery("SELECT a$$, `$`, a$b$ FROM _")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `IS` and `IS NOT` between any two values: null-safe equality that is always true or false
@@ -19,8 +20,10 @@ import Testing
         try await withAirlines { (db: Database) async throws in
             #expect(try await SQLPP.ids(db, where: "callsign IS 'ANA'") == ["airline_1"])
             #expect(try await SQLPP.ids(db, where: "callsign IS NOT 'ANA'") == ["airline_2", "airline_3", "airline_4"])
-            #expect(try await SQLPP.ids(db, where: "type = 'airline' AND callsign IS $sign",
-                                        parameters: Parameters().setString("AAL", forName: "sign")) == ["airline_2"])
+            #expect(
+                try await SQLPP.ids(
+                    db, where: "type = 'airline' AND callsign IS $sign",
+                    parameters: Parameters().setString("AAL", forName: "sign")) == ["airline_2"])
             // Numbers compare by value, other types never equal a number.
             #expect(try await SQLPP.ids(db, where: "num IS 2") == ["airline_2"])
             #expect(try await SQLPP.ids(db, where: "num IS 1.0") == ["airline_1"])
@@ -40,11 +43,16 @@ import Testing
             #expect(try await SQLPP.ids(db, where: "callsign IS NULL") == ["airline_4"])
             #expect(try await SQLPP.ids(db, where: "callsign IS NOT NULL") == ["airline_1", "airline_2"])
             #expect(try await SQLPP.ids(db, where: "callsign IS MISSING") == ["airline_3"])
-            let results = try await queryJSON(db, """
+            let results = try await queryJSON(
+                db,
+                """
                 SELECT callsign IS 'ANA' AS a, callsign IS NOT 'ANA' AS b, nope IS nada AS c FROM _ ORDER BY META().id
                 """)
-            #expect(results == [#"{"a":true,"b":false,"c":true}"#, #"{"a":false,"b":true,"c":true}"#,
-                                #"{"a":false,"b":true,"c":true}"#, #"{"a":false,"b":true,"c":true}"#])
+            #expect(
+                results == [
+                    #"{"a":true,"b":false,"c":true}"#, #"{"a":false,"b":true,"c":true}"#,
+                    #"{"a":false,"b":true,"c":true}"#, #"{"a":false,"b":true,"c":true}"#,
+                ])
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// META(): the whole dictionary in Couchbase Lite's shape and column name, deleted documents
@@ -26,7 +27,8 @@ import Testing
 
             let expiry = Date(timeIntervalSince1970: 4_102_444_800)  // 2100-01-01
             try await collection.setDocumentExpiration(id: "doc1", expiration: expiry)
-            let expiring = try #require(try await db.createQuery("SELECT META() AS m FROM _").execute().allResults().first?.dictionary(forKey: "m"))
+            let expiring = try #require(
+                try await db.createQuery("SELECT META() AS m FROM _").execute().allResults().first?.dictionary(forKey: "m"))
             #expect(expiring.int64(forKey: "expiration") == 4_102_444_800_000)
         }
     }
@@ -43,16 +45,21 @@ import Testing
             #expect(try await SQLPP.ids(db, where: "NOT META().deleted OR n = 1") == ["a", "c"])
             // Reading META().deleted or the whole META() anywhere makes tombstones visible, as in
             // LiteCore (which then reads the collection's deleted documents too).
-            #expect(try await queryJSON(db, "SELECT META().id AS id, META().deleted AS gone FROM _ ORDER BY META().id")
+            #expect(
+                try await queryJSON(db, "SELECT META().id AS id, META().deleted AS gone FROM _ ORDER BY META().id")
                     == [#"{"id":"a","gone":false}"#, #"{"id":"b","gone":true}"#, #"{"id":"c","gone":false}"#])
-            #expect(try await queryJSON(db, "SELECT META().id AS id FROM _ ORDER BY META().id")
+            #expect(
+                try await queryJSON(db, "SELECT META().id AS id FROM _ ORDER BY META().id")
                     == [#"{"id":"a"}"#, #"{"id":"c"}"#])
             let metas = try await db.createQuery("SELECT META() AS m FROM _ ORDER BY META().id").execute().allResults()
             #expect(metas.compactMap { $0.dictionary(forKey: "m")?.int(forKey: "deleted") } == [0, 1, 0])
-            #expect(try await queryJSON(db, "SELECT META().id AS id FROM _ WHERE META().deleted ORDER BY META().deleted, META().id")
+            #expect(
+                try await queryJSON(db, "SELECT META().id AS id FROM _ WHERE META().deleted ORDER BY META().deleted, META().id")
                     == [#"{"id":"b"}"#])
             // A joined source's tombstones are visible when its ON clause asks about them.
-            let joined = try await queryJSON(db, """
+            let joined = try await queryJSON(
+                db,
+                """
                 SELECT META(x).id AS x, META(y).id AS y FROM _ AS x JOIN _ AS y ON META(y).id = META(x).id OR META(y).deleted
                 WHERE META(x).id = 'a' ORDER BY META(y).id
                 """)
@@ -70,9 +77,12 @@ import Testing
             #expect(try await SQLPP.ids(db, where: "META().expiration < $cutoff", parameters: parameters) == ["soon"])
             #expect(try await SQLPP.ids(db, where: "META().expiration >= $cutoff", parameters: parameters) == ["later"])
             #expect(try await SQLPP.ids(db, where: "META().expiration IS MISSING") == ["never"])
-            #expect(try await SQLPP.ids(db, where: "META().expiration BETWEEN $cutoff - 100000000000 AND $cutoff",
-                                        parameters: parameters) == ["soon"])
-            #expect(try await queryJSON(db, "SELECT META().expiration FROM _ ORDER BY META().id")
+            #expect(
+                try await SQLPP.ids(
+                    db, where: "META().expiration BETWEEN $cutoff - 100000000000 AND $cutoff",
+                    parameters: parameters) == ["soon"])
+            #expect(
+                try await queryJSON(db, "SELECT META().expiration FROM _ ORDER BY META().id")
                     == [#"{"expiration":4100000000000}"#, "{}", #"{"expiration":4000000000000}"#])
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Helpers for the SQL++ conformance suites (Couchbase Lite's semantics, class by class).
@@ -20,8 +21,10 @@ enum SQLPP {
     }
 
     /// Checks each `(expression, expected JSON or nil for MISSING)` against the one document.
-    static func expect(_ db: Database, _ cases: [(String, String?)],
-                       sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    static func expect(
+        _ db: Database, _ cases: [(String, String?)],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         for (expression, expected) in cases {
             let actual = try await value(db, expression)
             #expect(actual == expected, "\(expression)", sourceLocation: sourceLocation)
@@ -29,8 +32,10 @@ enum SQLPP {
     }
 
     /// The ids of the documents `condition` selects, in id order.
-    static func ids(_ db: Database, from source: String = "_", where condition: String,
-                    parameters: Parameters? = nil) async throws -> [String] {
+    static func ids(
+        _ db: Database, from source: String = "_", where condition: String,
+        parameters: Parameters? = nil
+    ) async throws -> [String] {
         let query = try db.createQuery("SELECT META().id AS id FROM \(source) WHERE \(condition) ORDER BY META().id")
         query.parameters = parameters
         return try await query.execute().allResults().compactMap { $0.string(forKey: "id") }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+
 @testable import Couchette
 @testable import CouchetteBenchmarks
 

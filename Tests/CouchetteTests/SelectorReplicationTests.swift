@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `_changes?filter=_selector` on the listener (answering as CouchDB did in transcripts a08 and
@@ -36,8 +37,9 @@ import Testing
             let expected = try #require(exchange["response"] as? [String: Any])
             let path = try #require(request["path"] as? String)
             let body = try request["body"].map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
-            let reply = try await httpRequest(try #require(request["method"] as? String),
-                                              db + path.dropFirst(prefix.count), body: body)
+            let reply = try await httpRequest(
+                try #require(request["method"] as? String),
+                db + path.dropFirst(prefix.count), body: body)
             #expect(reply.status == expected["status"] as? Int, "\(path) \(body ?? "")")
             let answer = try JSONSerialization.jsonObject(with: Data(reply.text.utf8))
             if reply.status == 200 {
@@ -54,8 +56,10 @@ import Testing
         try await withDatabase { database, _ in
             // The documents of a08's database, as its answers show them.
             let collection = try database.defaultCollection()
-            for (id, json) in [("a", #"{"type":"x","v":1}"#), ("b", #"{"type":"y","v":3}"#), ("c", #"{"type":"x","v":5}"#),
-                               ("k", #"{"type":"x"}"#)] {
+            for (id, json) in [
+                ("a", #"{"type":"x","v":1}"#), ("b", #"{"type":"y","v":3}"#), ("c", #"{"type":"x","v":5}"#),
+                ("k", #"{"type":"x"}"#),
+            ] {
                 try await collection.save(document: try MutableDocument(id: id, json: json))
             }
             try await collection.delete(document: try #require(try await collection.document(id: "c")))
@@ -93,20 +97,23 @@ import Testing
                 let limited = try await httpRequest("POST", db + "/_changes?filter=_selector&limit=3", body: even)
                 let ids = try #require(limited.json?["results"]).arrayIDs
                 #expect(ids == ["d00", "d02", "d04"])
-                let next = try await httpRequest("POST", db + "/_changes?filter=_selector&since=\(JSON.string(from: try #require(limited.json?["last_seq"])))",
-                                                 body: even)
+                let next = try await httpRequest(
+                    "POST", db + "/_changes?filter=_selector&since=\(JSON.string(from: try #require(limited.json?["last_seq"])))",
+                    body: even)
                 #expect(try #require(next.json?["results"]).arrayIDs == stride(from: 6, to: 20, by: 2).map { String(format: "d%02d", $0) })
                 // A long poll waits past changes that do not match, and answers with the first that does.
                 let since = JSON.string(from: try #require(next.json?["last_seq"]))
-                async let waited = httpRequest("POST", db + "/_changes?filter=_selector&feed=longpoll&timeout=10000&since=\(since)", body: even)
+                async let waited = httpRequest(
+                    "POST", db + "/_changes?filter=_selector&feed=longpoll&timeout=10000&since=\(since)", body: even)
                 try await Task.sleep(for: .milliseconds(300))
                 try await collection.save(document: MutableDocument(id: "odd").setInt(21, forKey: "n"))
                 try await Task.sleep(for: .milliseconds(300))
                 try await collection.save(document: MutableDocument(id: "even").setInt(22, forKey: "n"))
                 #expect(try #require(try await waited.json?["results"]).arrayIDs == ["even"])
                 // continuous: only matching lines.
-                let continuous = try await httpRequest("POST", db + "/_changes?filter=_selector&feed=continuous&timeout=300",
-                                                       body: #"{"selector": {"n": {"$gte": 21}}}"#)
+                let continuous = try await httpRequest(
+                    "POST", db + "/_changes?filter=_selector&feed=continuous&timeout=300",
+                    body: #"{"selector": {"n": {"$gte": 21}}}"#)
                 let lines = continuous.text.split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
                 #expect(lines.compactMap { $0["id"] } == [.string("odd"), .string("even")])
                 // An unknown operator is a 400 naming it; an unknown filter too.
@@ -125,7 +132,8 @@ import Testing
         try await withTwoDatabases(over: transport) { local, remote, endpoint in
             let source = try remote.defaultCollection()
             for n in 0..<30 {
-                let document = MutableDocument(id: "d\(n)").setInt(n, forKey: "n").setString(n % 3 == 0 ? "special" : "plain", forKey: "type")
+                let document = MutableDocument(id: "d\(n)").setInt(n, forKey: "n").setString(
+                    n % 3 == 0 ? "special" : "plain", forKey: "type")
                 try await source.save(document: document)
             }
             var collectionConfig = CollectionConfiguration()
@@ -176,9 +184,9 @@ import Testing
     }
 }
 
-private extension Value {
+extension Value {
     /// The `id` of each element of a `results` array.
-    var arrayIDs: [String] {
+    fileprivate var arrayIDs: [String] {
         guard case .array(let rows) = self else { return [] }
         return rows.compactMap { if case .string(let id)? = $0["id"] { id } else { nil } }
     }

@@ -31,7 +31,9 @@ import Testing
         // Without the pin the self-signed certificate is untrusted; with another pin it is refused.
         let unpinned = try await CLI.run(["replicate", source, url, "--push", "--user", "ann", "--password", "pw"])
         #expect(unpinned.status == 1 && unpinned.stderr.contains("untrusted"), "\(unpinned.stderr)")
-        let wrongPin = try await CLI.run(["replicate", source, url, "--push", "--pin", String(repeating: "ab", count: 32), "--user", "ann", "--password", "pw"])
+        let wrongPin = try await CLI.run([
+            "replicate", source, url, "--push", "--pin", String(repeating: "ab", count: 32), "--user", "ann", "--password", "pw",
+        ])
         #expect(wrongPin.status == 1 && wrongPin.stderr.contains("wrong pin"), "\(wrongPin.stderr)")
 
         let refused = try await CLI.run(["replicate", source, url, "--push", "--pin", pin, "--user", "ann", "--password", "wrong"])
@@ -49,11 +51,15 @@ import Testing
 
         // Cookie login: the password goes once to POST /_session, the session cookie from then on.
         #expect(try await CLI.run(["put", source, "plum", #"{"color":"purple"}"#]).status == 0)
-        let session = try await CLI.run(["replicate", source, url, "--push", "--pin", pin, "--user", "ann", "--password", "pw", "--session"])
+        let session = try await CLI.run([
+            "replicate", source, url, "--push", "--pin", pin, "--user", "ann", "--password", "pw", "--session",
+        ])
         #expect(session.status == 0 && session.stderr.contains("Logged in as ann (session cookie)"), "\(session.stderr)")
         #expect(session.stdout.hasPrefix("Pushed 1 document, pulled 0, skipped 0 in "), "\(session.stdout)")
         let badLogin = try await CLI.run(["replicate", source, url, "--pin", pin, "--user", "ann", "--password", "nope", "--session"])
-        #expect(badLogin.status == 1 && badLogin.stderr.contains("/_session") && badLogin.stderr.contains("(unauthorized)"), "\(badLogin.stderr)")
+        #expect(
+            badLogin.status == 1 && badLogin.stderr.contains("/_session") && badLogin.stderr.contains("(unauthorized)"),
+            "\(badLogin.stderr)")
         #expect(try await CLI.run(["replicate", source, url, "--pin", pin, "--session"]).status == 2)
 
         let pulled = try await CLI.run(["replicate", copy, url, "--pull", "--pin", pin, "--user", "ann", "--password", "pw"])

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Couchette
 @testable import CouchetteBenchmarks
 
@@ -40,10 +41,11 @@ import Testing
             }
             defer { watcher.cancel() }
             await replicator.start()
-            #expect(try await eventually(timeout: .seconds(60)) {
-                let idle = await replicator.status.activity == .idle
-                return try await remote.defaultCollection().count == 20 && idle
-            })
+            #expect(
+                try await eventually(timeout: .seconds(60)) {
+                    let idle = await replicator.status.activity == .idle
+                    return try await remote.defaultCollection().count == 20 && idle
+                })
             #expect(await replicator.status.serverURL == urls[1], "the dead first server is skipped")
 
             // Node A goes down while the replicator follows it; new changes on both sides reach
@@ -51,10 +53,11 @@ import Testing
             await nodeA.stop()
             try await saveDocuments(5, prefix: "b", in: mine)
             try await remote.defaultCollection().save(document: MutableDocument(id: "from-remote"))
-            #expect(try await eventually(timeout: .seconds(60)) {
-                let pulled = try await mine.document(id: "from-remote") != nil
-                return try await remote.defaultCollection().count == 26 && pulled
-            })
+            #expect(
+                try await eventually(timeout: .seconds(60)) {
+                    let pulled = try await mine.document(id: "from-remote") != nil
+                    return try await remote.defaultCollection().count == 26 && pulled
+                })
             #expect(await replicator.status.serverURL == urls[2])
             #expect(shown.withLock { $0 } == [urls[1], urls[2]], "the status names each server in use, in order")
             // Caught up both ways (the pulled document is a local change too) before stopping.
@@ -107,19 +110,21 @@ import Testing
             try await listener.start()
             let port = try #require(listener.port)
             let name = failure == "404" ? "missing" : "remote"
-            var config = ReplicatorConfiguration(target: URLEndpoint(urls: [
-                URL(string: "\(scheme)://127.0.0.1:\(port)/\(name)")!, URL(string: next.url + "/" + name)!,
-            ]))
+            var config = ReplicatorConfiguration(
+                target: URLEndpoint(urls: [
+                    URL(string: "\(scheme)://127.0.0.1:\(port)/\(name)")!, URL(string: next.url + "/" + name)!,
+                ]))
             config.addCollection(try local.defaultCollection())
             config.replicatorType = .push
             config.maxAttempts = 1
             if failure == "tls" { config.pinnedServerCertificate = try TLSIdentity.createIdentity(commonName: "other").certificates[0] }
             let last = try #require(await runToCompletion(try Replicator(config: config)).last)
-            let expected: CouchetteError.Code = switch failure {
-            case "401": .unauthorized
-            case "404": .http(status: 404)
-            default: .tls
-            }
+            let expected: CouchetteError.Code =
+                switch failure {
+                case "401": .unauthorized
+                case "404": .http(status: 404)
+                default: .tls
+                }
             #expect((last.error as? CouchetteError)?.code == expected, "\(String(describing: last.error))")
             #expect(next.accepted == 0, "the replicator moved on to the next server")
             await listener.stop()
@@ -171,9 +176,12 @@ import Testing
             await expectCouchetteError(.invalidParameter) { _ = try replicator(["http://a:5984/db", "ftp://b/db"]) }
             #expect(URLEndpoint(url: URL(string: "http://a:5984/db")!).urls == [URL(string: "http://a:5984/db")!])
 
-            try await withListener([try remote.defaultCollection()], configure: {
-                $0.authenticator = ListenerPasswordAuthenticator { user, password in user == "bob" && password == "hunter2" }
-            }) { listener, base in
+            try await withListener(
+                [try remote.defaultCollection()],
+                configure: {
+                    $0.authenticator = ListenerPasswordAuthenticator { user, password in user == "bob" && password == "hunter2" }
+                }
+            ) { listener, base in
                 let withCredentials = base.replacingOccurrences(of: "http://", with: "http://bob:hunter2@") + "/remote"
                 let last = try #require(await runToCompletion(try replicator([withCredentials])).last)
                 #expect(last.error == nil, "\(String(describing: last.error))")
@@ -218,7 +226,8 @@ private struct ChangesRecordingPeer: ForwardingPeer {
     let side: String
     let calls: ChangesCalls
 
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges
+    {
         calls.record(side, since: since)
         return try await base.changes(since: since, limit: limit, documentIDs: documentIDs, selector: selector, wait: wait)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// CouchDB's cookie authentication on the listener (`POST|GET|DELETE /_session`, the
@@ -11,8 +12,10 @@ import Testing
 
     /// `httpRequest` with the given `Cookie` and Basic credentials: the client keeps no cookies
     /// of its own, so each request carries exactly the `Cookie` header the test gives it.
-    private func send(_ method: String, _ url: String, body: String? = nil, contentType: String = "application/json",
-                      cookie: String? = nil, basic: String? = nil) async throws -> HTTPReply {
+    private func send(
+        _ method: String, _ url: String, body: String? = nil, contentType: String = "application/json",
+        cookie: String? = nil, basic: String? = nil
+    ) async throws -> HTTPReply {
         var headers: [String: String] = [:]
         if let cookie { headers["Cookie"] = cookie }
         if let basic { headers["Authorization"] = "Basic " + Data(basic.utf8).base64EncodedString() }
@@ -39,8 +42,9 @@ import Testing
                 #expect(json.json == .dictionary(["ok": .bool(true), "name": .string("alice"), "roles": .array([])]))
                 let token = try await logIn(base)
                 #expect(token.count == 43)
-                let form = try await send("POST", base + "/_session", body: "name=alice&password=s3cret",
-                                          contentType: "application/x-www-form-urlencoded")
+                let form = try await send(
+                    "POST", base + "/_session", body: "name=alice&password=s3cret",
+                    contentType: "application/x-www-form-urlencoded")
                 #expect(form.status == 200 && form.json?["name"] == .string("alice"))
                 #expect(try await logIn(base) != token)
 
@@ -75,10 +79,13 @@ import Testing
 
     @Test func sessionsExpire() async throws {
         try await withDatabase("db") { db, _ in
-            try await withListener([try db.defaultCollection()], configure: {
-                Self.requireAlice(&$0)
-                $0.sessionLifetime = .milliseconds(300)
-            }) { _, base in
+            try await withListener(
+                [try db.defaultCollection()],
+                configure: {
+                    Self.requireAlice(&$0)
+                    $0.sessionLifetime = .milliseconds(300)
+                }
+            ) { _, base in
                 let token = try await logIn(base)
                 try await Task.sleep(for: .milliseconds(800))
                 let expired = try await send("GET", base + "/db", cookie: "AuthSession=\(token)")
@@ -127,13 +134,17 @@ import Testing
                     config.authenticator = authenticator
                     return config
                 }
-                let good = try #require(await runToCompletion(try Replicator(config: config(SessionAuthenticator(sessionID: token, cookieName: "AuthSession")))).last)
+                let good = try #require(
+                    await runToCompletion(try Replicator(config: config(SessionAuthenticator(sessionID: token, cookieName: "AuthSession"))))
+                        .last)
                 #expect(good.error == nil, "\(String(describing: good.error))")
                 #expect(good.activity == .stopped && good.progress.completed == 5)
                 #expect(try await remote.defaultCollection().count == 5)
 
                 let bogus = String(repeating: "A", count: 43)
-                let refused = try #require(await runToCompletion(try Replicator(config: config(SessionAuthenticator(sessionID: bogus, cookieName: "AuthSession")))).last)
+                let refused = try #require(
+                    await runToCompletion(try Replicator(config: config(SessionAuthenticator(sessionID: bogus, cookieName: "AuthSession"))))
+                        .last)
                 let error = try #require(refused.error as? CouchetteError)
                 #expect(error.code == .unauthorized && refused.activity == .stopped)
                 #expect(error.message.contains("401") && error.message.contains("AuthSession"), "\(error.message)")
@@ -148,7 +159,8 @@ import Testing
             try await withListener([try remote.defaultCollection()], configure: Self.requireAlice) { listener, base in
                 let dead = try DeadPort()
                 // The first server is down: the login goes to the next, as replication would.
-                var config = ReplicatorConfiguration(target: URLEndpoint(urls: [URL(string: "http://127.0.0.1:\(dead.port)/remote")!, listener.urls[0]]))
+                var config = ReplicatorConfiguration(
+                    target: URLEndpoint(urls: [URL(string: "http://127.0.0.1:\(dead.port)/remote")!, listener.urls[0]]))
                 config.addCollection(try local.defaultCollection())
                 config.replicatorType = .push
                 let session = try await SessionAuthenticator.logIn(to: config, username: "alice", password: "s3cret")
@@ -164,15 +176,17 @@ import Testing
                 #expect(refused?.contains("/_session") == true && refused?.contains("wrong") == false, "\(refused ?? "")")
                 withExtendedLifetime(dead) {}
                 await expectCouchetteError(.invalidParameter) {
-                    _ = try await SessionAuthenticator.logIn(to: ReplicatorConfiguration(target: DatabaseEndpoint(database: remote)),
-                                                             username: "alice", password: "s3cret")
+                    _ = try await SessionAuthenticator.logIn(
+                        to: ReplicatorConfiguration(target: DatabaseEndpoint(database: remote)),
+                        username: "alice", password: "s3cret")
                 }
             }
             // A server without cookie login (no authenticator: nobody to log in) refuses it.
             try await withListener([try remote.defaultCollection()]) { listener, _ in
                 _ = await expectCouchetteError(.unauthorized) {
-                    _ = try await SessionAuthenticator.logIn(to: ReplicatorConfiguration(target: URLEndpoint(url: listener.urls[0])),
-                                                             username: "a", password: "b")
+                    _ = try await SessionAuthenticator.logIn(
+                        to: ReplicatorConfiguration(target: URLEndpoint(url: listener.urls[0])),
+                        username: "a", password: "b")
                 }
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Live queries with the same text and parameters share one evaluation per commit.

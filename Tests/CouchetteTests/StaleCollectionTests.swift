@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// A `Collection` object that outlived its collection — deleted, and perhaps re-created under the
@@ -92,8 +93,10 @@ import Testing
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
-        child.arguments = ["write-loop", directory.path, "shared", "--collection", "items", "--prefix", "child",
-                           "--limit", "1000000"]
+        child.arguments = [
+            "write-loop", directory.path, "shared", "--collection", "items", "--prefix", "child",
+            "--limit", "1000000",
+        ]
         child.standardOutput = output
         child.standardError = output
         try await startProcess(child)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Heavier runs, enabled with `COUCHETTE_STRESS=1` (CI runs them, also under ThreadSanitizer).

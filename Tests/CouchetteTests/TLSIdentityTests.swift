@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// TLSIdentity: self-signed identities made with OpenSSL, PEM loading, and the checks on bad input.
@@ -33,7 +34,8 @@ import Testing
         let directory = try TemporaryDirectory()
         let file = URL(fileURLWithPath: directory.path + "/" + "cert.pem")
         try identity.certificatePEM.write(to: file)
-        let output = try runCommand("/usr/bin/openssl", ["x509", "-in", file.path, "-noout", "-fingerprint", "-sha256", "-subject", "-ext", "subjectAltName"])
+        let output = try runCommand(
+            "/usr/bin/openssl", ["x509", "-in", file.path, "-noout", "-fingerprint", "-sha256", "-subject", "-ext", "subjectAltName"])
         let colonless = output.lowercased().replacingOccurrences(of: ":", with: "")
         #expect(colonless.contains(identity.sha256Fingerprint))
         #expect(output.contains("CN = couchette.test") && output.contains("DNS:couchette.test"))
@@ -44,8 +46,12 @@ import Testing
         let key = (directory.path + "/" + "key.pem")
         let cert = (directory.path + "/" + "cert.pem")
         // A traditional ("BEGIN RSA PRIVATE KEY") RSA key from the openssl tool.
-        _ = try runCommand("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-                                                 "-days", "2", "-subj", "/CN=rsa.test"])
+        _ = try runCommand(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                "-days", "2", "-subj", "/CN=rsa.test",
+            ])
         _ = try runCommand("/usr/bin/openssl", ["rsa", "-in", key, "-out", key + ".trad", "-traditional"])
         let traditional = try Data(contentsOf: URL(fileURLWithPath: key + ".trad"))
         #expect(String(decoding: traditional, as: UTF8.self).hasPrefix("-----BEGIN RSA PRIVATE KEY-----"))
@@ -66,7 +72,9 @@ import Testing
             _ = try TLSIdentity.identity(certificatePEM: Data("garbage".utf8), privateKeyPEM: identity.privateKeyPEM)
         }
         await expectCouchetteError(.invalidParameter) {
-            _ = try TLSIdentity.identity(certificatePEM: identity.certificatePEM, privateKeyPEM: Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8))
+            _ = try TLSIdentity.identity(
+                certificatePEM: identity.certificatePEM,
+                privateKeyPEM: Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8))
         }
         let mismatch = #expect(throws: CouchetteError.self) {
             _ = try TLSIdentity.identity(certificatePEM: identity.certificatePEM, privateKeyPEM: stranger.privateKeyPEM)
@@ -80,7 +88,8 @@ import Testing
         let encrypted = (directory.path + "/" + "encrypted.pem")
         _ = try runCommand("/usr/bin/openssl", ["pkey", "-in", plain.path, "-out", encrypted, "-aes256", "-passout", "pass:secret"])
         await expectCouchetteError(.invalidParameter) {
-            _ = try TLSIdentity.identity(certificatePEM: identity.certificatePEM, privateKeyPEM: try Data(contentsOf: URL(fileURLWithPath: encrypted)))
+            _ = try TLSIdentity.identity(
+                certificatePEM: identity.certificatePEM, privateKeyPEM: try Data(contentsOf: URL(fileURLWithPath: encrypted)))
         }
     }
 

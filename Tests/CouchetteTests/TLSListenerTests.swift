@@ -1,17 +1,20 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// HTTPS over loopback: the listener's TLS (civetweb) against the libcurl client's checks —
 /// pinned, self-signed only, trusted roots, the system store — and client certificates.
 @Suite(.serialized, .tags(.concurrency)) struct TLSListenerTests {
     /// Runs `body` with a started HTTPS listener on `db`'s default collection.
-    private func withTLSListener(_ db: Database, configure: (inout URLEndpointListenerConfiguration) -> Void = { _ in },
-                                 _ body: (URLEndpointListener, String) async throws -> Void) async throws {
+    private func withTLSListener(
+        _ db: Database, configure: (inout URLEndpointListenerConfiguration) -> Void = { _ in },
+        _ body: (URLEndpointListener, String) async throws -> Void
+    ) async throws {
         var config = URLEndpointListenerConfiguration(collections: [try db.defaultCollection()])
         configure(&config)
         let listener = URLEndpointListener(config: config)
-        #expect(listener.tlsIdentity == nil)   // nil before start
+        #expect(listener.tlsIdentity == nil)  // nil before start
         try await listener.start()
         do {
             try await body(listener, listener.urls[0].absoluteString)
@@ -85,8 +88,10 @@ import Testing
             let expired = try TLSIdentity.createIdentity(commonName: "127.0.0.1", expiration: Date().addingTimeInterval(-3600))
             try await withTLSListener(db, configure: { $0.tlsIdentity = expired }) { listener, url in
                 #expect(listener.tlsIdentity?.sha256Fingerprint == expired.sha256Fingerprint)
-                for tls in [HTTPClientTLS(pinnedCertificate: expired.certificates[0]), HTTPClientTLS(acceptOnlySelfSigned: true),
-                            HTTPClientTLS(trustedRoots: [expired.certificates[0]])] {
+                for tls in [
+                    HTTPClientTLS(pinnedCertificate: expired.certificates[0]), HTTPClientTLS(acceptOnlySelfSigned: true),
+                    HTTPClientTLS(trustedRoots: [expired.certificates[0]]),
+                ] {
                     let message = await tlsFailure(url, tls)
                     #expect(message?.contains("expired") == true, "\(message ?? "")")
                 }
@@ -98,17 +103,31 @@ import Testing
         // A CA and a server certificate it issued, made with the openssl tool.
         let directory = try TemporaryDirectory()
         let path = { (name: String) in directory.path + "/" + name }
-        _ = try runCommand("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                                 "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2", "-subj", "/CN=Test CA"])
-        _ = try runCommand("/usr/bin/openssl", ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                                 "-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=127.0.0.1"])
+        _ = try runCommand(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2", "-subj", "/CN=Test CA",
+            ])
+        _ = try runCommand(
+            "/usr/bin/openssl",
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=127.0.0.1",
+            ])
         try Data("subjectAltName=IP:127.0.0.1\n".utf8).write(to: URL(fileURLWithPath: path("ext.cnf")))
-        _ = try runCommand("/usr/bin/openssl", ["x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
-                                                 "-CAcreateserial", "-out", path("server.pem"), "-days", "2", "-extfile", path("ext.cnf")])
-        let ca = try TLSIdentity.identity(certificatePEM: Data(contentsOf: URL(fileURLWithPath: path("ca.pem"))),
-                                          privateKeyPEM: Data(contentsOf: URL(fileURLWithPath: path("ca.key"))))
-        let server = try TLSIdentity.identity(certificatePEM: Data(contentsOf: URL(fileURLWithPath: path("server.pem"))),
-                                              privateKeyPEM: Data(contentsOf: URL(fileURLWithPath: path("server.key"))))
+        _ = try runCommand(
+            "/usr/bin/openssl",
+            [
+                "x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+                "-CAcreateserial", "-out", path("server.pem"), "-days", "2", "-extfile", path("ext.cnf"),
+            ])
+        let ca = try TLSIdentity.identity(
+            certificatePEM: Data(contentsOf: URL(fileURLWithPath: path("ca.pem"))),
+            privateKeyPEM: Data(contentsOf: URL(fileURLWithPath: path("ca.key"))))
+        let server = try TLSIdentity.identity(
+            certificatePEM: Data(contentsOf: URL(fileURLWithPath: path("server.pem"))),
+            privateKeyPEM: Data(contentsOf: URL(fileURLWithPath: path("server.key"))))
         try await withDatabase("db") { db, _ in
             try await withTLSListener(db, configure: { $0.tlsIdentity = server }) { _, url in
                 let message = await tlsFailure(url, HTTPClientTLS(acceptOnlySelfSigned: true))
@@ -125,9 +144,12 @@ import Testing
         let client = try TLSIdentity.createIdentity(commonName: "phone")
         let stranger = try TLSIdentity.createIdentity(commonName: "intruder")
         try await withDatabase("db") { db, _ in
-            try await withTLSListener(db, configure: {
-                $0.authenticator = ListenerCertificateAuthenticator(rootCertificates: [client.certificates[0]])
-            }) { listener, url in
+            try await withTLSListener(
+                db,
+                configure: {
+                    $0.authenticator = ListenerCertificateAuthenticator(rootCertificates: [client.certificates[0]])
+                }
+            ) { listener, url in
                 let pin = listener.tlsIdentity!.certificates[0]
                 var accepted = HTTPClientTLS(pinnedCertificate: pin)
                 accepted.clientCertificatePEM = client.certificatePEM

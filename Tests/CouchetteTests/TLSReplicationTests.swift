@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// Replication over HTTPS on loopback: a pinned listener, a client certificate, and certificate
@@ -13,8 +14,10 @@ import Testing
         return config
     }
 
-    private func withHTTPSListener(_ remote: Database, configure: (inout URLEndpointListenerConfiguration) -> Void = { _ in },
-                                   _ body: (URLEndpointListener) async throws -> Void) async throws {
+    private func withHTTPSListener(
+        _ remote: Database, configure: (inout URLEndpointListenerConfiguration) -> Void = { _ in },
+        _ body: (URLEndpointListener) async throws -> Void
+    ) async throws {
         var config = URLEndpointListenerConfiguration(collections: [try remote.defaultCollection()])
         configure(&config)
         let listener = URLEndpointListener(config: config)
@@ -28,9 +31,12 @@ import Testing
         try await withTwoDatabases { local, remote in
             try await saveDocuments(40, prefix: "l", in: try local.defaultCollection())
             try await saveDocuments(25, prefix: "r", in: try remote.defaultCollection())
-            try await withHTTPSListener(remote, configure: {
-                $0.authenticator = ListenerCertificateAuthenticator(rootCertificates: [client.certificates[0]])
-            }) { listener in
+            try await withHTTPSListener(
+                remote,
+                configure: {
+                    $0.authenticator = ListenerCertificateAuthenticator(rootCertificates: [client.certificates[0]])
+                }
+            ) { listener in
                 #expect(listener.urls[0].scheme == "https")
                 var push = try tlsConfig(local, listener, .push)
                 push.authenticator = ClientCertificateAuthenticator(identity: client)
@@ -66,7 +72,7 @@ import Testing
                 pinned.pinnedServerCertificate = try TLSIdentity.createIdentity(commonName: "127.0.0.1").certificates[0]
                 pinned.continuous = true
                 var untrusted = try tlsConfig(local, listener, .push)
-                untrusted.pinnedServerCertificate = nil   // the system trust store: a self-signed certificate is not in it
+                untrusted.pinnedServerCertificate = nil  // the system trust store: a self-signed certificate is not in it
                 untrusted.continuous = true
                 for (config, reason) in [(pinned, "wrong pin"), (untrusted, "untrusted")] {
                     let started = ContinuousClock.now

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Couchette
 
 /// A fresh folder for one test's databases, removed when the test ends.
@@ -8,7 +9,8 @@ final class TemporaryDirectory: Sendable {
     let path: String
 
     init() throws {
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("couchette-tests-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
@@ -23,7 +25,9 @@ final class TemporaryDirectory: Sendable {
 }
 
 /// Runs `body` with a fresh database in a fresh folder, closing it afterwards.
-nonisolated(nonsending) func withDatabase<R>(_ name: String = "test", _ body: (Database, TemporaryDirectory) async throws -> R) async throws -> R {
+nonisolated(nonsending) func withDatabase<R>(_ name: String = "test", _ body: (Database, TemporaryDirectory) async throws -> R) async throws
+    -> R
+{
     let directory = try TemporaryDirectory()
     let database = try directory.open(name)
     do {
@@ -38,8 +42,10 @@ nonisolated(nonsending) func withDatabase<R>(_ name: String = "test", _ body: (D
 
 /// Asserts that `body` throws a ``CouchetteError`` with `code`, and returns its message.
 @discardableResult
-func expectCouchetteError(_ code: CouchetteError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                          _ body: () async throws -> Void) async -> String? {
+func expectCouchetteError(
+    _ code: CouchetteError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
+) async -> String? {
     do {
         try await body()
         Issue.record("expected CouchetteError.\(code), nothing was thrown", sourceLocation: sourceLocation)
@@ -97,8 +103,10 @@ enum Fixtures {
     /// `id(index, document)` (default: `doc-001`, `doc-002`, … as Couchbase Lite's tests number
     /// them). Returns the ids.
     @discardableResult
-    static func load(_ file: String, into collection: Collection, in database: Database,
-                     id: (Int, [String: Any]) -> String = { index, _ in String(format: "doc-%03d", index + 1) }) async throws -> [String] {
+    static func load(
+        _ file: String, into collection: Collection, in database: Database,
+        id: (Int, [String: Any]) -> String = { index, _ in String(format: "doc-%03d", index + 1) }
+    ) async throws -> [String] {
         let lines = try lines(file)
         let documents = try lines.enumerated().map { index, line in
             let plain = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
@@ -261,9 +269,11 @@ func listenerConfiguration(_ collections: [Collection], over transport: Transpor
 
 /// Runs `body` with a started listener serving `collections` (plain HTTP unless `transport`
 /// says HTTPS) and its base URL, stopping it afterwards.
-nonisolated(nonsending) func withListener<R>(_ collections: [Collection], over transport: Transport = .http,
-                                             configure: (inout URLEndpointListenerConfiguration) -> Void = { _ in },
-                                             _ body: (URLEndpointListener, String) async throws -> R) async throws -> R {
+nonisolated(nonsending) func withListener<R>(
+    _ collections: [Collection], over transport: Transport = .http,
+    configure: (inout URLEndpointListenerConfiguration) -> Void = { _ in },
+    _ body: (URLEndpointListener, String) async throws -> R
+) async throws -> R {
     var config = try listenerConfiguration(collections, over: transport)
     configure(&config)
     let listener = URLEndpointListener(config: config)

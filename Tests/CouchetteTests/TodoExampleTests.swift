@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `Examples/Todo` (`swift run todo`), driven through a pipe as a user would type, with a second
@@ -45,8 +46,9 @@ import Testing
         try await startProcess(put)
         await waitForExit(put)
         #expect(put.terminationStatus == 0)
-        #expect(await eventually { screen().contains("2. [ ] Call Ann") && screen().contains("2 tasks, 1 done") },
-                "\(output())")
+        #expect(
+            await eventually { screen().contains("2. [ ] Call Ann") && screen().contains("2 tasks, 1 done") },
+            "\(output())")
 
         send("d 1")
         #expect(await eventually { screen().contains("1. [ ] Call Ann") && !screen().contains("Buy milk") })

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import Couchette
 
 /// A loopback HTTP server answering as CouchDB did in the transcripts: `answer` picks (or
@@ -32,18 +33,21 @@ final class TranscriptServer: Sendable {
             return HTTPResponse(status: exchange.status, headers: headers, body: .bytes(exchange.responseBody ?? []))
         }
         let chunks = exchange.chunks
-        return HTTPResponse(status: exchange.status, headers: headers, body: .stream { stream in
-            let start = ContinuousClock.now
-            for chunk in chunks {
-                let due = start + .milliseconds(Int64(chunk.milliseconds))
-                if due > .now { try? await Task.sleep(until: due) }
-                guard !Task.isCancelled, stream.write(chunk.data) else { return }
-            }
-        })
+        return HTTPResponse(
+            status: exchange.status, headers: headers,
+            body: .stream { stream in
+                let start = ContinuousClock.now
+                for chunk in chunks {
+                    let due = start + .milliseconds(Int64(chunk.milliseconds))
+                    if due > .now { try? await Task.sleep(until: due) }
+                    guard !Task.isCancelled, stream.write(chunk.data) else { return }
+                }
+            })
     }
 
     static func json(_ value: Value, status: Int = 200) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json"), ("Server", "CouchDB/3.5.0 (Erlang OTP/25)")],
-                     body: .bytes(Array((JSON.string(from: value) + "\n").utf8)))
+        HTTPResponse(
+            status: status, headers: [("Content-Type", "application/json"), ("Server", "CouchDB/3.5.0 (Erlang OTP/25)")],
+            body: .bytes(Array((JSON.string(from: value) + "\n").utf8)))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import Couchette
 
 /// One captured CouchDB exchange of `Fixtures/couchdb-transcripts` (see its README).
@@ -84,8 +85,10 @@ enum Transcript {
 
 /// Sends a transcript's request to `base` (the listener under test): its method, path (with
 /// `path` replaced when given), body bytes, content headers, and `cookie` as its `Cookie`.
-func replay(_ exchange: TranscriptExchange, to base: String, path: String? = nil, body: [UInt8]? = nil,
-            cookie: String? = nil) async throws -> HTTPReply {
+func replay(
+    _ exchange: TranscriptExchange, to base: String, path: String? = nil, body: [UInt8]? = nil,
+    cookie: String? = nil
+) async throws -> HTTPReply {
     var request = HTTPClientRequest(method: exchange.method, url: base + (path ?? exchange.path))
     request.idleTimeout = .seconds(30)
     if let cookie { request.headers.append(("Cookie", cookie)) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// The binary body format: ``ValueEncoder`` writes it, ``EncodedValue`` reads it lazily.
@@ -51,7 +52,8 @@ import Testing
         #expect(try ValueEncoder.encode(.int(-129)) == [ValueTag.int16, 0x7F, 0xFF])
         #expect(try ValueEncoder.encode(.int(0x0102_0304)) == [ValueTag.int32, 0x04, 0x03, 0x02, 0x01])
         #expect(try ValueEncoder.encode(.int(Int64.min)) == [ValueTag.int64, 0, 0, 0, 0, 0, 0, 0, 0x80])
-        #expect(try ValueEncoder.encode(.int(Int64.max))
+        #expect(
+            try ValueEncoder.encode(.int(Int64.max))
                 == [ValueTag.int64, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
     }
 
@@ -176,8 +178,10 @@ import Testing
     }
 
     @Test func nestedValuesRoundTripAndSliceToTheirOwnEncoding() throws {
-        let inner = Value.dictionary(["list": .array([.int(1), .double(2.5), .string("three"), .null]),
-                                      "flag": .bool(false)])
+        let inner = Value.dictionary([
+            "list": .array([.int(1), .double(2.5), .string("three"), .null]),
+            "flag": .bool(false),
+        ])
         let value = Value.dictionary([
             "inner": inner,
             "matrix": .array([.array([.int(1), .int(2)]), .array([]), .array([.dictionary([:])])]),
@@ -359,8 +363,10 @@ import Testing
         let array = EncodedValue(bytes: [ValueTag.array, 13, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 9, 0, 0, 0])
         #expect(array.count <= 1)
         _ = array.decode()
-        let dictionary = EncodedValue(bytes: [ValueTag.dictionary, 17, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
-                                              17, 0, 0, 0, 17, 0, 0, 0])
+        let dictionary = EncodedValue(bytes: [
+            ValueTag.dictionary, 17, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
+            17, 0, 0, 0, 17, 0, 0, 0,
+        ])
         #expect(dictionary.count <= 1)
         _ = dictionary.keys
         _ = dictionary.decode()
@@ -373,25 +379,32 @@ import Testing
         #expect(array.decode() == .array([.null]))
         #expect(array.element(at: 0) == nil)
         // Dictionary whose value offset is 0.
-        let dictionary = EncodedValue(bytes: [ValueTag.dictionary, 22, 0, 0, 0, 1, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0, 0,
-                                              1, 0, 0, 0, UInt8(ascii: "a")])
+        let dictionary = EncodedValue(bytes: [
+            ValueTag.dictionary, 22, 0, 0, 0, 1, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0, 0,
+            1, 0, 0, 0, UInt8(ascii: "a"),
+        ])
         #expect(dictionary.value(forKey: "a") == nil)
         _ = dictionary.decode()
         _ = ValueConversion.plain(dictionary)
         // Dictionary whose value offset lands inside its own offset table.
-        let intoTable = EncodedValue(bytes: [ValueTag.dictionary, 22, 0, 0, 0, 1, 0, 0, 0, 17, 0, 0, 0, 5, 0, 0, 0,
-                                             1, 0, 0, 0, UInt8(ascii: "a")])
+        let intoTable = EncodedValue(bytes: [
+            ValueTag.dictionary, 22, 0, 0, 0, 1, 0, 0, 0, 17, 0, 0, 0, 5, 0, 0, 0,
+            1, 0, 0, 0, UInt8(ascii: "a"),
+        ])
         _ = intoTable.decode()
     }
 
     @Test func randomlyDamagedBodiesNeverCrash() throws {
         var generator = SeededGenerator(seed: 2024)
         let value = Value.dictionary([
-            "people": .array((0..<8).map { index in
-                .dictionary(["name": .string("person \(index)"), "age": .int(Int64(index * 300)),
-                             "pets": .array([.string("cat"), .double(Double(index) / 3)]),
-                             "nested": .dictionary(["a": .dictionary(["b": .array([.null, .bool(true)])])])])
-            }),
+            "people": .array(
+                (0..<8).map { index in
+                    .dictionary([
+                        "name": .string("person \(index)"), "age": .int(Int64(index * 300)),
+                        "pets": .array([.string("cat"), .double(Double(index) / 3)]),
+                        "nested": .dictionary(["a": .dictionary(["b": .array([.null, .bool(true)])])]),
+                    ])
+                }),
             "title": .string("a team"),
         ])
         let original = try ValueEncoder.encode(value)
@@ -500,9 +513,10 @@ import Testing
             let length = Int.random(in: 0...12, using: &generator)
             return .string(String((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
         case 7:
-            return .array((0..<Int.random(in: 0...5, using: &generator)).map { _ in
-                randomValue(depth: depth + 1, using: &generator)
-            })
+            return .array(
+                (0..<Int.random(in: 0...5, using: &generator)).map { _ in
+                    randomValue(depth: depth + 1, using: &generator)
+                })
         default:
             var entries: [String: Value] = [:]
             for _ in 0..<Int.random(in: 0...5, using: &generator) {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Couchette
 
 /// `couchette watch`: a live query in the terminal, fed by other processes' commits.
@@ -11,9 +12,12 @@ import Testing
             try await collection.save(document: MutableDocument(id: "a").setBoolean(false, forKey: "done"))
 
             let outputPath = directory.path + "/watch.out"
-            let child = try await Self.startWatch([directory.path + "/shared",
-                                                   "SELECT meta().id AS id FROM _default WHERE done = false ORDER BY meta().id",
-                                                   "--collection", "_default"], outputPath: outputPath)
+            let child = try await Self.startWatch(
+                [
+                    directory.path + "/shared",
+                    "SELECT meta().id AS id FROM _default WHERE done = false ORDER BY meta().id",
+                    "--collection", "_default",
+                ], outputPath: outputPath)
             defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
             let output = { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 

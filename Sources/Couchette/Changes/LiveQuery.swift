@@ -77,14 +77,16 @@ final class LiveQueryRegistry: Sendable {
     private func join(_ subscriber: Subscriber, _ state: inout State) {
         let query = subscriber.query
         let parameters = query.parameters?.copy()
-        let key = Key(text: query.text, collections: LiveQuery.collections(of: query),
-                      parameters: parameters?.identity ?? [:])
+        let key = Key(
+            text: query.text, collections: LiveQuery.collections(of: query),
+            parameters: parameters?.identity ?? [:])
         let live: LiveQuery
         if let existing = state.liveQueries[key] {
             live = existing
         } else {
-            live = LiveQuery(query: query, parameters: parameters, observers: observers, tasks: tasks,
-                             evaluations: evaluations, skipped: skippedEvaluations)
+            live = LiveQuery(
+                query: query, parameters: parameters, observers: observers, tasks: tasks,
+                evaluations: evaluations, skipped: skippedEvaluations)
             state.liveQueries[key] = live
             live.observeCommits()
         }
@@ -174,8 +176,10 @@ final class LiveQuery: Sendable {
     private let skippedEvaluations: Locked<Int>
     private let state = Locked(State())
 
-    init(query: Query, parameters: Parameters?, observers: CommitObservers, tasks: ObservationTasks,
-         evaluations: Locked<Int>, skipped: Locked<Int>) {
+    init(
+        query: Query, parameters: Parameters?, observers: CommitObservers, tasks: ObservationTasks,
+        evaluations: Locked<Int>, skipped: Locked<Int>
+    ) {
         self.query = query
         self.parameters = parameters
         self.observers = observers
@@ -186,10 +190,11 @@ final class LiveQuery: Sendable {
     }
 
     static func collections(of query: Query) -> Set<CollectionSpec> {
-        Set(query.plan.sources.compactMap { source in
-            if case .collection(let spec) = source.kind { return spec }
-            return nil
-        })
+        Set(
+            query.plan.sources.compactMap { source in
+                if case .collection(let spec) = source.kind { return spec }
+                return nil
+            })
     }
 
     /// Registers the commit observer (once, when created).
@@ -210,7 +215,8 @@ final class LiveQuery: Sendable {
     /// collections, where ``MatchTracking`` does not apply).
     private func changedIDs(in summary: CommitSummary) -> [String]? {
         guard collections.count == 1, let collection = collections.first,
-              let ids = summary.documentIDs[collection], !ids.isEmpty else { return nil }
+            let ids = summary.documentIDs[collection], !ids.isEmpty
+        else { return nil }
         return ids
     }
 
@@ -285,7 +291,8 @@ final class LiveQuery: Sendable {
                 }
                 // Only a re-run caused by commits alone may be skipped: waiting subscribers need an event.
                 guard state.isDirty, state.waiting.isEmpty, state.last != nil,
-                      let changed = state.changedIDs, let matches = state.matches else { return (state.isDirty, nil) }
+                    let changed = state.changedIDs, let matches = state.matches
+                else { return (state.isDirty, nil) }
                 return (true, (changed, matches))
             }
             guard let work else { return }
@@ -309,8 +316,10 @@ final class LiveQuery: Sendable {
                     state.matches = nil
                 }
                 for (id, subscriber) in state.subscribers where toEveryone || state.waiting.contains(id) {
-                    subscriber.buffer.yield(QueryChange(query: subscriber.query, results: try? outcome.get().results,
-                                                        error: outcome.failureValue))
+                    subscriber.buffer.yield(
+                        QueryChange(
+                            query: subscriber.query, results: try? outcome.get().results,
+                            error: outcome.failureValue))
                 }
                 state.waiting.removeAll()
             }
@@ -328,8 +337,8 @@ extension LiveQuery {
     }
 }
 
-private extension Result {
-    var failureValue: Failure? {
+extension Result {
+    fileprivate var failureValue: Failure? {
         if case .failure(let error) = self { return error }
         return nil
     }

@@ -47,12 +47,13 @@ public final class ObservableQuery<Element: Decodable> {
         self.query = query
         self.dataKey = dataKey
         let changes = query.changes()
-        subscription.start(Task { [weak self] in
-            for await change in changes {
-                guard let self else { return }
-                self.apply(change)
-            }
-        })
+        subscription.start(
+            Task { [weak self] in
+                for await change in changes {
+                    guard let self else { return }
+                    self.apply(change)
+                }
+            })
     }
 
     private func apply(_ change: QueryChange) {

@@ -57,9 +57,11 @@ extension Query {
         id.withLock { $0 = registry.subscribe(self, buffer: buffer) }
         let parameterObservers = self.parameterObservers
         // The shared live query observes commits; this stream only has to end at close.
-        return observation.changeStream(buffer: buffer, onEnd: {
-            parameterObservers.remove(parameterToken)
-            if let id = id.withLock({ $0 }) { registry.unsubscribe(id) }
-        }, onCommit: nil)
+        return observation.changeStream(
+            buffer: buffer,
+            onEnd: {
+                parameterObservers.remove(parameterToken)
+                if let id = id.withLock({ $0 }) { registry.unsubscribe(id) }
+            }, onCommit: nil)
     }
 }

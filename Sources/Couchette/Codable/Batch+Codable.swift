@@ -19,37 +19,49 @@ extension Batch {
     ///
     /// - Throws: as ``Collection/save(from:)``, now rather than at commit; `.invalidParameter`
     ///   outside the batch body or for a collection of another database.
-    public func save<T: DocumentEncodable>(from object: T, in collection: Collection,
-                                           concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
+    public func save<T: DocumentEncodable>(
+        from object: T, in collection: Collection,
+        concurrencyControl: ConcurrencyControl = .lastWriteWins
+    ) throws {
         try check(collection)
-        let write = try ModelWrite(saving: object, blobs: collection.reader.blobs, newID: { wrapper in
-            models[ObjectIdentifier(wrapper)]?.id ?? DocumentIDGenerator.make()
-        })
+        let write = try ModelWrite(
+            saving: object, blobs: collection.reader.blobs,
+            newID: { wrapper in
+                models[ObjectIdentifier(wrapper)]?.id ?? DocumentIDGenerator.make()
+            })
         heldBlobs += write.heldBlobs
         let reference = write.reference
-        append(.save(collection.spec, id: reference.id, body: write.body, base: reference.base,
-                     control: control(for: reference, in: collection, requested: concurrencyControl)),
-               tracking: reference.binding)
+        append(
+            .save(
+                collection.spec, id: reference.id, body: write.body, base: reference.base,
+                control: control(for: reference, in: collection, requested: concurrencyControl)),
+            tracking: reference.binding)
     }
 
     /// Adds the deletion of the document a model object stands for to the batch.
     ///
     /// - Throws: as ``Collection/delete(for:)`` (`.notFound` for an object with no id that was
     ///   not saved earlier in this batch), now rather than at commit.
-    public func delete<T: DocumentEncodable>(for object: T, in collection: Collection,
-                                             concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
+    public func delete<T: DocumentEncodable>(
+        for object: T, in collection: Collection,
+        concurrencyControl: ConcurrencyControl = .lastWriteWins
+    ) throws {
         try check(collection)
         let reference = try ModelReference(existing: object, pendingID: { models[ObjectIdentifier($0)]?.id })
-        append(.delete(collection.spec, id: reference.id, base: reference.base,
-                       control: control(for: reference, in: collection, requested: concurrencyControl)),
-               tracking: reference.binding)
+        append(
+            .delete(
+                collection.spec, id: reference.id, base: reference.base,
+                control: control(for: reference, in: collection, requested: concurrencyControl)),
+            tracking: reference.binding)
     }
 
     /// The concurrency control of a model write, remembering the object as written. The first
     /// write of an object to a collection checks its revision; later ones in the same batch build
     /// on that write (their base revision is the one the first write replaces).
-    private func control(for reference: ModelReference, in collection: Collection,
-                         requested: ConcurrencyControl) -> ConcurrencyControl {
+    private func control(
+        for reference: ModelReference, in collection: Collection,
+        requested: ConcurrencyControl
+    ) -> ConcurrencyControl {
         let key = ObjectIdentifier(reference.wrapper)
         let alreadyWritten = models[key]?.collections.contains(collection.spec) ?? false
         models[key, default: (reference.id, [])].collections.insert(collection.spec)

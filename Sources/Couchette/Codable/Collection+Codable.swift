@@ -66,14 +66,17 @@ extension Collection {
     /// - Returns: `true` when the document was saved.
     /// - Throws: as ``save(from:)``.
     @discardableResult
-    nonisolated(nonsending) public func save<T: DocumentEncodable>(from object: T,
-                                                                 concurrencyControl: ConcurrencyControl) async throws -> Bool {
+    nonisolated(nonsending) public func save<T: DocumentEncodable>(
+        from object: T,
+        concurrencyControl: ConcurrencyControl
+    ) async throws -> Bool {
         try reader.checkUsable(spec)
         let write = try ModelWrite(saving: object, blobs: reader.blobs)
         defer { reader.blobs.release(write.heldBlobs) }
         let reference = write.reference
-        let operation = WriteOperation.save(spec, id: reference.id, body: write.body, base: reference.base,
-                                            control: reference.control(concurrencyControl))
+        let operation = WriteOperation.save(
+            spec, id: reference.id, body: write.body, base: reference.base,
+            control: reference.control(concurrencyControl))
         return try await commit(operation, updating: reference.binding)
     }
 
@@ -101,23 +104,28 @@ extension Collection {
     /// - Throws: as ``save(from:)``; `DecodingError` when the stored version does not decode as
     ///   `T`; and whatever the handler throws (nothing is written then).
     @discardableResult
-    nonisolated(nonsending) public func save<T: DocumentCodable>(from object: T,
-                                                               conflictHandler: (T, T?) throws -> Bool) async throws -> Bool {
+    nonisolated(nonsending) public func save<T: DocumentCodable>(
+        from object: T,
+        conflictHandler: (T, T?) throws -> Bool
+    ) async throws -> Bool {
         try reader.checkUsable(spec)
         let write = try ModelWrite(saving: object, blobs: reader.blobs)
         var heldBlobs = write.heldBlobs
         defer { reader.blobs.release(heldBlobs) }
         let reference = write.reference
-        return try await saveResolvingConflicts(id: reference.id, body: write.body, base: reference.base,
-                                                control: reference.control(.failOnConflict),
-                                                updating: reference.binding) { stored in
+        return try await saveResolvingConflicts(
+            id: reference.id, body: write.body, base: reference.base,
+            control: reference.control(.failOnConflict),
+            updating: reference.binding
+        ) { stored in
             let storedObject = try stored.map { try DocumentDecoder.decodeModel(T.self, from: $0) }
             guard try conflictHandler(object, storedObject) else { return nil }
             let merged = try ModelWrite(saving: object, blobs: reader.blobs, newID: { _ in reference.id })
             heldBlobs += merged.heldBlobs
             guard merged.reference.id == reference.id else {
-                throw CouchetteError(.invalidParameter,
-                                     "the conflict handler changed the id of \(T.self) '\(reference.id)' to '\(merged.reference.id)'")
+                throw CouchetteError(
+                    .invalidParameter,
+                    "the conflict handler changed the id of \(T.self) '\(reference.id)' to '\(merged.reference.id)'")
             }
             return merged.body
         }
@@ -154,12 +162,15 @@ extension Collection {
     /// - Returns: `true` when the document was deleted.
     /// - Throws: as ``delete(for:)``.
     @discardableResult
-    nonisolated(nonsending) public func delete<T: DocumentEncodable>(for object: T,
-                                                                   concurrencyControl: ConcurrencyControl) async throws -> Bool {
+    nonisolated(nonsending) public func delete<T: DocumentEncodable>(
+        for object: T,
+        concurrencyControl: ConcurrencyControl
+    ) async throws -> Bool {
         try reader.checkUsable(spec)
         let reference = try ModelReference(existing: object)
-        let operation = WriteOperation.delete(spec, id: reference.id, base: reference.base,
-                                              control: reference.control(concurrencyControl))
+        let operation = WriteOperation.delete(
+            spec, id: reference.id, base: reference.base,
+            control: reference.control(concurrencyControl))
         return try await commit(operation, updating: reference.binding)
     }
 

@@ -14,8 +14,10 @@ struct ModelKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     /// The value under `key`; a missing key throws `keyNotFound`.
     private func value(_ key: Key) throws -> EncodedValue {
         guard let value = dictionary.value(forKey: key.stringValue) else {
-            throw DecodingError.keyNotFound(key, DecodingError.Context(
-                codingPath: codingPath, debugDescription: "No value associated with key '\(key.stringValue)'."))
+            throw DecodingError.keyNotFound(
+                key,
+                DecodingError.Context(
+                    codingPath: codingPath, debugDescription: "No value associated with key '\(key.stringValue)'."))
         }
         return value
     }
@@ -29,7 +31,9 @@ struct ModelKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decodeNil(forKey key: Key) throws -> Bool { try value(key).isNull }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.unwrapBool(try value(key), at: codingPath, key: key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.unwrapString(try value(key), at: codingPath, key: key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try decoder.unwrapString(try value(key), at: codingPath, key: key)
+    }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try floatingPoint(try value(key), type, key) }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try floatingPoint(try value(key), type, key) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(try value(key), type, key) }
@@ -60,7 +64,9 @@ struct ModelKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         try present(key).map { try decoder.unwrapString($0, at: codingPath, key: key) }
     }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try present(key).map { try floatingPoint($0, type, key) } }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        try present(key).map { try floatingPoint($0, type, key) }
+    }
     func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try present(key).map { try floatingPoint($0, type, key) } }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try present(key).map { try integer($0, type, key) } }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try present(key).map { try integer($0, type, key) } }
@@ -135,8 +141,10 @@ struct ModelUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     private mutating func next<T>(_ type: T.Type, _ body: (EncodedValue, CodingPath.IndexKey) throws -> T) throws -> T {
         let key = CodingPath.IndexKey(currentIndex)
         guard !isAtEnd, let element = array.element(at: currentIndex) else {
-            throw DecodingError.valueNotFound(T.self, DecodingError.Context(
-                codingPath: codingPath + [key], debugDescription: "Unkeyed container is at end."))
+            throw DecodingError.valueNotFound(
+                T.self,
+                DecodingError.Context(
+                    codingPath: codingPath + [key], debugDescription: "Unkeyed container is at end."))
         }
         let result = try body(element, key)
         currentIndex += 1

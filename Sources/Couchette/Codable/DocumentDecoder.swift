@@ -120,11 +120,13 @@ final class ModelDecoder: Decoder {
             return same(try unwrapArray(value, at: path, key: key) { try self.unwrapString($0, at: $1, key: $2) }, as: T.self)
         }
         if T.self == [Int].self {
-            return same(try unwrapArray(value, at: path, key: key) { try self.unwrapInteger($0, as: Int.self, at: $1, key: $2) }, as: T.self)
+            return same(
+                try unwrapArray(value, at: path, key: key) { try self.unwrapInteger($0, as: Int.self, at: $1, key: $2) }, as: T.self)
         }
         if T.self == [Double].self {
-            return same(try unwrapArray(value, at: path, key: key) { try self.unwrapFloatingPoint($0, as: Double.self, at: $1, key: $2) },
-                        as: T.self)
+            return same(
+                try unwrapArray(value, at: path, key: key) { try self.unwrapFloatingPoint($0, as: Double.self, at: $1, key: $2) },
+                as: T.self)
         }
         if T.self == Date.self {
             let text = try unwrapString(value, as: Date.self, at: path, key: key)
@@ -155,17 +157,21 @@ final class ModelDecoder: Decoder {
             return same(Decimal(string: "\(number)") ?? Decimal(number), as: T.self)
         }
         if T.self == Data.self {
-            throw DecodingError.typeMismatch(Data.self, DecodingError.Context(
-                codingPath: key.map { path + [$0] } ?? path,
-                debugDescription: "Data cannot be stored in a document property: use a Blob for binary data."))
+            throw DecodingError.typeMismatch(
+                Data.self,
+                DecodingError.Context(
+                    codingPath: key.map { path + [$0] } ?? path,
+                    debugDescription: "Data cannot be stored in a document property: use a Blob for binary data."))
         }
         return try T(from: child(value, at: path, key: key))
     }
 
     /// An array whose elements `element` unwraps (given the element, the array's path and the
     /// element's key).
-    private func unwrapArray<Element>(_ value: EncodedValue, at path: [any CodingKey], key: (any CodingKey)?,
-                                      element: (EncodedValue, [any CodingKey], any CodingKey) throws -> Element) throws -> [Element] {
+    private func unwrapArray<Element>(
+        _ value: EncodedValue, at path: [any CodingKey], key: (any CodingKey)?,
+        element: (EncodedValue, [any CodingKey], any CodingKey) throws -> Element
+    ) throws -> [Element] {
         guard value.isArray else { throw Self.mismatch([Element].self, "an array", value, at: path, key: key) }
         let arrayPath = key.map { path + [$0] } ?? path
         let count = value.count
@@ -193,8 +199,10 @@ final class ModelDecoder: Decoder {
     }
 
     /// An integer of type `T`, refusing values out of its range and non-integral doubles.
-    func unwrapInteger<T: FixedWidthInteger>(_ value: EncodedValue, as type: T.Type, at path: [any CodingKey],
-                                             key: (any CodingKey)?) throws -> T {
+    func unwrapInteger<T: FixedWidthInteger>(
+        _ value: EncodedValue, as type: T.Type, at path: [any CodingKey],
+        key: (any CodingKey)?
+    ) throws -> T {
         if let number = value.integer {
             guard let result = T(exactly: number) else {
                 throw Self.corrupted("Number \(number) does not fit in \(T.self).", at: path, key: key)
@@ -216,8 +224,10 @@ final class ModelDecoder: Decoder {
         throw Self.mismatch(T.self, "a number", value, at: path, key: key)
     }
 
-    func unwrapFloatingPoint<T: BinaryFloatingPoint>(_ value: EncodedValue, as type: T.Type, at path: [any CodingKey],
-                                                     key: (any CodingKey)?) throws -> T {
+    func unwrapFloatingPoint<T: BinaryFloatingPoint>(
+        _ value: EncodedValue, as type: T.Type, at path: [any CodingKey],
+        key: (any CodingKey)?
+    ) throws -> T {
         if let number = value.double {
             let result = T(number)
             guard result.isFinite else {
@@ -233,15 +243,21 @@ final class ModelDecoder: Decoder {
     // MARK: - Errors
 
     /// `valueNotFound` for null, `typeMismatch` for anything else of the wrong kind.
-    static func mismatch(_ type: Any.Type, _ expected: String, _ value: EncodedValue, at path: [any CodingKey],
-                         key: (any CodingKey)?) -> DecodingError {
+    static func mismatch(
+        _ type: Any.Type, _ expected: String, _ value: EncodedValue, at path: [any CodingKey],
+        key: (any CodingKey)?
+    ) -> DecodingError {
         let codingPath = key.map { path + [$0] } ?? path
         if value.isNull {
-            return DecodingError.valueNotFound(type, DecodingError.Context(
-                codingPath: codingPath, debugDescription: "Expected \(expected) (\(type)) but found null instead."))
+            return DecodingError.valueNotFound(
+                type,
+                DecodingError.Context(
+                    codingPath: codingPath, debugDescription: "Expected \(expected) (\(type)) but found null instead."))
         }
-        return DecodingError.typeMismatch(type, DecodingError.Context(
-            codingPath: codingPath, debugDescription: "Expected \(expected) (\(type)) but found \(describe(value)) instead."))
+        return DecodingError.typeMismatch(
+            type,
+            DecodingError.Context(
+                codingPath: codingPath, debugDescription: "Expected \(expected) (\(type)) but found \(describe(value)) instead."))
     }
 
     static func corrupted(_ message: String, at path: [any CodingKey], key: (any CodingKey)?) -> DecodingError {

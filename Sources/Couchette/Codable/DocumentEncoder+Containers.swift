@@ -61,12 +61,16 @@ struct ModelKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
         if let value { try encode(value, forKey: key) } else { store(.null, key) }
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type,
-                                                       forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type,
+        forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
         let nested = PendingDictionary()
         dictionary.entries[key.stringValue] = .dictionary(nested)
-        return KeyedEncodingContainer(ModelKeyedEncodingContainer<NestedKey>(encoder: encoder.nested(), dictionary: nested,
-                                                                             codingPath: codingPath + [key]))
+        return KeyedEncodingContainer(
+            ModelKeyedEncodingContainer<NestedKey>(
+                encoder: encoder.nested(), dictionary: nested,
+                codingPath: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
@@ -133,8 +137,10 @@ struct ModelUnkeyedEncodingContainer: UnkeyedEncodingContainer {
         let key = nextKey
         let nested = PendingDictionary()
         array.elements.append(.dictionary(nested))
-        return KeyedEncodingContainer(ModelKeyedEncodingContainer<NestedKey>(encoder: encoder, dictionary: nested,
-                                                                             codingPath: codingPath + [key]))
+        return KeyedEncodingContainer(
+            ModelKeyedEncodingContainer<NestedKey>(
+                encoder: encoder, dictionary: nested,
+                codingPath: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {

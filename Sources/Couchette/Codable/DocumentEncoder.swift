@@ -47,8 +47,9 @@ enum DocumentEncoder {
         do {
             let properties = try run(model, isDocumentRoot: true, context: context)
             guard case .dictionary = properties else {
-                throw CouchetteError(.invalidParameter,
-                                     "\(T.self) must encode as a keyed container (a dictionary of properties), not a single value or an array")
+                throw CouchetteError(
+                    .invalidParameter,
+                    "\(T.self) must encode as a keyed container (a dictionary of properties), not a single value or an array")
             }
             return Output(properties: properties, documentIDs: context.documentIDs, heldBlobs: context.heldBlobs)
         } catch {
@@ -223,9 +224,10 @@ final class ModelEncoder: Encoder {
         if T.self == Date.self {
             let date = same(value, as: Date.self)
             guard ISO8601.canFormat(date) else {
-                throw CouchetteError(.invalidParameter,
-                                     "date \(date.timeIntervalSince1970) s after 1970 at '\(Self.describe(path, key))' cannot be stored: "
-                                     + "it is outside the years 0000...9999")
+                throw CouchetteError(
+                    .invalidParameter,
+                    "date \(date.timeIntervalSince1970) s after 1970 at '\(Self.describe(path, key))' cannot be stored: "
+                        + "it is outside the years 0000...9999")
             }
             return .string(ISO8601.string(from: date))
         }
@@ -238,14 +240,16 @@ final class ModelEncoder: Encoder {
         if T.self == Decimal.self { return ValueConversion.number(same(value, as: Decimal.self)) }
         if T.self == Blob.self { return try context.store(same(value, as: Blob.self), at: Self.describe(path, key)) }
         if T.self == Data.self {
-            throw CouchetteError(.invalidParameter,
-                                 "Data at '\(Self.describe(path, key))' cannot be stored in a document property: use a Blob for binary data")
+            throw CouchetteError(
+                .invalidParameter,
+                "Data at '\(Self.describe(path, key))' cannot be stored in a document property: use a Blob for binary data")
         }
         guard path.count < ValueEncoder.maximumDepth else {
             // A model graph with a cycle would otherwise recurse until the stack overflows.
-            throw CouchetteError(.invalidParameter,
-                                 "\(T.self) at '\(Self.describe(path, key))' is nested deeper than \(ValueEncoder.maximumDepth) levels "
-                                 + "(does an object contain itself?)")
+            throw CouchetteError(
+                .invalidParameter,
+                "\(T.self) at '\(Self.describe(path, key))' is nested deeper than \(ValueEncoder.maximumDepth) levels "
+                    + "(does an object contain itself?)")
         }
         let child = ModelEncoder(codingPath: key.map { path + [$0] } ?? path, context: context, isDocumentRoot: false)
         try value.encode(to: child)
@@ -271,7 +275,9 @@ final class ModelEncoder: Encoder {
 
 extension ModelEncoder: SingleValueEncodingContainer {
     private func store(_ value: Value) {
-        if storage != nil { context.fail("\(CodingPath.describe(codingPath)): encode(to:) encoded two values into one single-value container") }
+        if storage != nil {
+            context.fail("\(CodingPath.describe(codingPath)): encode(to:) encoded two values into one single-value container")
+        }
         storage = .value(value)
     }
 

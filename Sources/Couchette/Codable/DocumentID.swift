@@ -1,4 +1,3 @@
-
 /// Marks the property of a document model that holds its document id.
 ///
 /// A document model is a `Codable` class with exactly one `@DocumentID` property. The id is not
@@ -105,11 +104,12 @@ public final class DocumentID: Codable {
     func writeTarget(modelType: Any.Type) throws -> (id: String?, base: String?) {
         guard let binding else { return (id, nil) }
         guard id == binding.id else {
-            throw CouchetteError(.invalidParameter,
-                                 "the @DocumentID of this \(modelType) was changed from '\(binding.id)' to "
-                                 + (id.map { "'\($0)'" } ?? "nil")
-                                 + " after it was read or saved as revision \(binding.revisionID); a document's id cannot change "
-                                 + "(set it back, or save a new \(modelType) to store a copy under another id)")
+            throw CouchetteError(
+                .invalidParameter,
+                "the @DocumentID of this \(modelType) was changed from '\(binding.id)' to "
+                    + (id.map { "'\($0)'" } ?? "nil")
+                    + " after it was read or saved as revision \(binding.revisionID); a document's id cannot change "
+                    + "(set it back, or save a new \(modelType) to store a copy under another id)")
         }
         return (binding.id, binding.revisionID)
     }

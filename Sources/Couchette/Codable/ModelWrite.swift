@@ -61,14 +61,17 @@ struct ModelWrite {
     ///
     /// - Throws: `.invalidParameter` when a value cannot be stored (naming the type and key path),
     ///   the type has no `@DocumentID`, or the id was changed after binding.
-    init<T: Encodable & AnyObject>(saving model: T, blobs: BlobStore? = nil,
-                                   newID: (DocumentID) -> String = { _ in DocumentIDGenerator.make() }) throws {
+    init<T: Encodable & AnyObject>(
+        saving model: T, blobs: BlobStore? = nil,
+        newID: (DocumentID) -> String = { _ in DocumentIDGenerator.make() }
+    ) throws {
         let output: DocumentEncoder.Output
         let body: [UInt8]
         do {
             let base = DocumentIDLocator.wrappers(in: model).first?.binding?.revisionID
-            output = try DocumentEncoder.encode(model, blobs: blobs,
-                                                revisionPosition: base.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1)
+            output = try DocumentEncoder.encode(
+                model, blobs: blobs,
+                revisionPosition: base.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1)
             do {
                 body = try ValueEncoder.encode(output.properties)
             } catch {
@@ -107,8 +110,9 @@ enum DocumentIDLocator {
         let found = wrappers(in: model)
         guard found.count == 1 else {
             if found.isEmpty {
-                throw CouchetteError(.invalidParameter,
-                                     "\(type(of: model)) has no @DocumentID property: a document model needs one, such as `@DocumentID var id: String?`")
+                throw CouchetteError(
+                    .invalidParameter,
+                    "\(type(of: model)) has no @DocumentID property: a document model needs one, such as `@DocumentID var id: String?`")
             }
             throw tooMany(found.count, in: type(of: model))
         }

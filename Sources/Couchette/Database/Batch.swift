@@ -33,22 +33,28 @@ public final class Batch {
     /// With `.failOnConflict`, a document that changed since it was read fails the whole batch
     /// with `.conflict`. Saving the same `MutableDocument` again in the batch builds on its first
     /// write, which already checked its revision.
-    public func save(document: MutableDocument, in collection: Collection,
-                     concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
+    public func save(
+        document: MutableDocument, in collection: Collection,
+        concurrencyControl: ConcurrencyControl = .lastWriteWins
+    ) throws {
         try check(collection)
         heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody()
         let alreadyWritten = documents[ObjectIdentifier(document), default: []].insert(collection.spec).inserted == false
-        append(.save(collection.spec, id: document.id, body: body, base: document.revisionID,
-                     control: alreadyWritten ? .lastWriteWins : concurrencyControl), tracking: document)
+        append(
+            .save(
+                collection.spec, id: document.id, body: body, base: document.revisionID,
+                control: alreadyWritten ? .lastWriteWins : concurrencyControl), tracking: document)
     }
 
     /// Adds the deletion of `document` (a tombstone revision) to the batch.
     ///
     /// With `.failOnConflict`, a document that changed since it was read fails the whole batch with
     /// `.conflict`; a document that does not exist fails it with `.notFound`.
-    public func delete(document: Document, in collection: Collection,
-                       concurrencyControl: ConcurrencyControl = .lastWriteWins) throws {
+    public func delete(
+        document: Document, in collection: Collection,
+        concurrencyControl: ConcurrencyControl = .lastWriteWins
+    ) throws {
         try check(collection)
         append(.delete(collection.spec, id: document.id, base: document.revisionID, control: concurrencyControl))
     }

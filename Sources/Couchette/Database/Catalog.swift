@@ -1,4 +1,3 @@
-
 /// Where a collection lives: its scope, its name and the number its keys are stored under.
 struct CollectionSpec: Sendable, Hashable {
     let scope: String
@@ -52,11 +51,14 @@ final class Catalog: Sendable {
         try txn.scan(tables.meta, prefix: StoreLayout.collectionKeyPrefix) { key, value in
             let fullName = String(decoding: key[StoreLayout.collectionKeyPrefix.count...], as: UTF8.self)
             guard let dot = fullName.firstIndex(of: "."), let number = StoreLayout.decodeUInt32(value),
-                  numbers.insert(number).inserted else {
+                numbers.insert(number).inserted
+            else {
                 throw CouchetteError(.corruption, "malformed catalog entry '\(fullName)'")
             }
-            list.append(CollectionSpec(scope: String(fullName[..<dot]),
-                                       name: String(fullName[fullName.index(after: dot)...]), number: number))
+            list.append(
+                CollectionSpec(
+                    scope: String(fullName[..<dot]),
+                    name: String(fullName[fullName.index(after: dot)...]), number: number))
             return true
         }
         return list
@@ -86,8 +88,9 @@ final class Catalog: Sendable {
             }
         }
         guard (1...251).contains(name.count), allowed, name.first != "_", name.first != "%" else {
-            throw CouchetteError(.invalidParameter,
-                                 "invalid \(kind) name '\(name)': use 1-251 characters of A-Z a-z 0-9 _ - %, not starting with _ or %")
+            throw CouchetteError(
+                .invalidParameter,
+                "invalid \(kind) name '\(name)': use 1-251 characters of A-Z a-z 0-9 _ - %, not starting with _ or %")
         }
     }
 }

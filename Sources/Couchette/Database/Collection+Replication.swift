@@ -9,7 +9,8 @@ extension Collection {
         return try core.read { try core.store.lastSequence($0, spec) }
     }
 
-    func replicationChanges(since: UInt64, limit: Int, documentIDs: Set<String>?) throws -> (changes: [StoredChange], lastSequence: UInt64) {
+    func replicationChanges(since: UInt64, limit: Int, documentIDs: Set<String>?) throws -> (changes: [StoredChange], lastSequence: UInt64)
+    {
         try core.checkUsable(spec)
         return try core.read { try core.store.changes($0, spec, since: since, limit: max(1, limit), documentIDs: documentIDs) }
     }
@@ -110,8 +111,10 @@ extension Collection {
         try core.checkUsable(spec)
         return try core.read { txn in
             let key = StoreLayout.documentKey(spec.number, id)
-            return (try txn.get(core.store.tables.documents, key: key)?.count ?? 0,
-                    try txn.get(core.store.tables.revisions, key: key)?.count ?? 0)
+            return (
+                try txn.get(core.store.tables.documents, key: key)?.count ?? 0,
+                try txn.get(core.store.tables.revisions, key: key)?.count ?? 0
+            )
         }
     }
 }

@@ -96,13 +96,16 @@ public final class Collection: Sendable, Hashable {
     /// if !saved { /* someone else changed it: re-read and retry */ }
     /// ```
     @discardableResult
-    nonisolated(nonsending) public func save(document: MutableDocument,
-                                             concurrencyControl: ConcurrencyControl) async throws -> Bool {
+    nonisolated(nonsending) public func save(
+        document: MutableDocument,
+        concurrencyControl: ConcurrencyControl
+    ) async throws -> Bool {
         try core.checkUsable(spec)
         let heldBlobs = try core.installBlobs(of: document)
         defer { core.blobs.release(heldBlobs) }
-        let operation = WriteOperation.save(spec, id: document.id, body: try document.encodeBody(), base: document.revisionID,
-                                            control: concurrencyControl)
+        let operation = WriteOperation.save(
+            spec, id: document.id, body: try document.encodeBody(), base: document.revisionID,
+            control: concurrencyControl)
         return try await commit(operation, updating: document)
     }
 
@@ -121,13 +124,17 @@ public final class Collection: Sendable, Hashable {
     /// }
     /// ```
     @discardableResult
-    nonisolated(nonsending) public func save(document: MutableDocument,
-                                             conflictHandler: (MutableDocument, Document?) throws -> Bool) async throws -> Bool {
+    nonisolated(nonsending) public func save(
+        document: MutableDocument,
+        conflictHandler: (MutableDocument, Document?) throws -> Bool
+    ) async throws -> Bool {
         try core.checkUsable(spec)
         var heldBlobs = try core.installBlobs(of: document)
         defer { core.blobs.release(heldBlobs) }
-        return try await saveResolvingConflicts(id: document.id, body: try document.encodeBody(), base: document.revisionID,
-                                                control: .failOnConflict, updating: document) { stored in
+        return try await saveResolvingConflicts(
+            id: document.id, body: try document.encodeBody(), base: document.revisionID,
+            control: .failOnConflict, updating: document
+        ) { stored in
             guard try conflictHandler(document, stored) else { return nil }
             heldBlobs += try core.installBlobs(of: document)  // the handler may have set blobs
             return try document.encodeBody()
@@ -208,9 +215,11 @@ public final class Collection: Sendable, Hashable {
     /// gets the stored document (nil when deleted or purged) and returns the body to retry with
     /// on top of it, or nil to give up (the call then returns false and nothing is written). If
     /// the document changes again meanwhile, `resolve` runs again with the newer version.
-    nonisolated(nonsending) func saveResolvingConflicts(id: String, body: [UInt8], base: String?, control: ConcurrencyControl,
-                                                       updating tracker: any RevisionTracking,
-                                                       resolve: (Document?) throws -> [UInt8]?) async throws -> Bool {
+    nonisolated(nonsending) func saveResolvingConflicts(
+        id: String, body: [UInt8], base: String?, control: ConcurrencyControl,
+        updating tracker: any RevisionTracking,
+        resolve: (Document?) throws -> [UInt8]?
+    ) async throws -> Bool {
         var body = body
         var base = base
         var control = control

@@ -1,4 +1,3 @@
-
 /// Callbacks run after every commit and when the database closes: the hook change feeds use.
 ///
 /// Observers run synchronously on the committing thread, in commit order, so they must only hand

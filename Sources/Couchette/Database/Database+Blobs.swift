@@ -30,8 +30,10 @@ extension Database {
     public nonisolated(nonsending) func getBlob(properties: [String: Any]) async throws -> Blob? {
         try core.checkOpen()
         guard Blob.isBlob(properties: properties), let blob = Blob(properties: properties, store: core.blobs),
-              let digest = blob.digest else {
-            throw CouchetteError(.invalidParameter, "not a blob dictionary (needs \"@type\": \"blob\", a digest and a length): \(properties)")
+            let digest = blob.digest
+        else {
+            throw CouchetteError(
+                .invalidParameter, "not a blob dictionary (needs \"@type\": \"blob\", a digest and a length): \(properties)")
         }
         guard core.blobs.length(of: digest) == blob.length else { return nil }
         return blob

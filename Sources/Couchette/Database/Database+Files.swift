@@ -21,8 +21,10 @@ extension Database {
     /// The copy is a consistent snapshot even while the source is open and being written.
     /// - Throws: `.notFound` when `path` holds no database, `.invalidParameter` when `name` already
     ///   exists, `.io` on file errors.
-    public static func copy(fromPath path: String, toDatabase name: String,
-                            withConfig config: DatabaseConfiguration? = nil) throws {
+    public static func copy(
+        fromPath path: String, toDatabase name: String,
+        withConfig config: DatabaseConfiguration? = nil
+    ) throws {
         try validate(name: name)
         let source = URL(fileURLWithPath: path).standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: source + "/data.mdb") else {
@@ -48,7 +50,8 @@ extension Database {
 
     static func validate(name: String) throws {
         guard !name.isEmpty, name.utf8.count <= 240, !name.contains("/"), !name.contains("\0"),
-              name != ".", name != ".." else {
+            name != ".", name != ".."
+        else {
             throw CouchetteError(.invalidParameter, "invalid database name '\(name)': use 1-240 bytes without '/'")
         }
     }
@@ -77,8 +80,9 @@ extension StorageEnvironment {
         do {
             try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
             try read { txn in
-                try StorageError.check(mdb_env_copy2(mdb_txn_env(txn.txn), destination, UInt32(MDB_CP_COMPACT)),
-                                       "copying to \(destination)")
+                try StorageError.check(
+                    mdb_env_copy2(mdb_txn_env(txn.txn), destination, UInt32(MDB_CP_COMPACT)),
+                    "copying to \(destination)")
             }
         } catch {
             try? FileManager.default.removeItem(atPath: destination)

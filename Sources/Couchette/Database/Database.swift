@@ -170,8 +170,10 @@ public actor Database {
     /// The write entry for index definitions and builds: they commit in transactions of their
     /// own, outside the group-commit queue, so that other writes commit between the steps of a
     /// long build. With `spec`, the transaction first checks that the collection still exists.
-    nonisolated func writeIndexes<R>(in spec: CollectionSpec?, usingReserve: Bool = false,
-                                     _ body: (WriteTransaction, IndexRegistry) throws -> R) throws -> R {
+    nonisolated func writeIndexes<R>(
+        in spec: CollectionSpec?, usingReserve: Bool = false,
+        _ body: (WriteTransaction, IndexRegistry) throws -> R
+    ) throws -> R {
         let tables = core.environment.tables
         let indexes = core.indexes
         return try core.environment.write(usingReserve: usingReserve) { txn in
@@ -239,7 +241,8 @@ public actor Database {
                             let outcomes = try write.operations.map { operation in
                                 let outcome = try core.store.apply(operation, in: context)
                                 if write.isAtomic && outcome == .conflict {
-                                    throw CouchetteError(.conflict, "batch refused: \(operation.documentDescription) changed since it was read")
+                                    throw CouchetteError(
+                                        .conflict, "batch refused: \(operation.documentDescription) changed since it was read")
                                 }
                                 return outcome
                             }
@@ -356,8 +359,8 @@ extension WriteOperation {
     var documentDescription: String {
         switch self {
         case .save(let collection, let id, _, _, _), .delete(let collection, let id, _, _),
-             .purge(let collection, let id), .setExpiration(let collection, let id, _),
-             .putLocal(let collection, let id, _, _):
+            .purge(let collection, let id), .setExpiration(let collection, let id, _),
+            .putLocal(let collection, let id, _, _):
             "document '\(id)' in \(collection.fullName)"
         case .graft(let collection, let revision):
             "revision \(revision.revisionID) of document '\(revision.id)' in \(collection.fullName)"

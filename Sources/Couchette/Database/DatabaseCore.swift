@@ -43,7 +43,8 @@ final class DatabaseCore: Sendable {
     private func prepareFormat() throws {
         if let stored = try environment.read({ try store.formatVersion($0) }) {
             guard stored == StoreLayout.formatVersion else {
-                throw CouchetteError(.corruption, "\(path) has storage format \(stored); this version reads format \(StoreLayout.formatVersion)")
+                throw CouchetteError(
+                    .corruption, "\(path) has storage format \(stored); this version reads format \(StoreLayout.formatVersion)")
             }
             // Databases created before replication have no UUID yet: give them one.
             if try environment.read({ try store.uuid($0) }) == nil {

@@ -6,8 +6,9 @@
 protocol DocumentIndexing: Sendable {
     /// Replaces the index entries of `id` computed from `old` (the record before the write, nil
     /// when there was none) by those computed from `new` (nil when the record is removed).
-    func update(_ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String,
-                old: DocumentRecord?, new: DocumentRecord?) throws
+    func update(
+        _ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String,
+        old: DocumentRecord?, new: DocumentRecord?) throws
 
     /// Removes every index of a collection that is being deleted.
     func dropCollection(_ txn: WriteTransaction, _ collection: CollectionSpec) throws

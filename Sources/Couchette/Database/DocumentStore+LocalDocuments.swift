@@ -14,7 +14,8 @@ enum LocalRevisionCondition: Sendable, Equatable {
     /// above ``RevisionID/maximumGeneration`` (so the next write's N + 1 cannot overflow).
     static func generation(of revisionID: String) -> Int? {
         guard revisionID.hasPrefix("0-"), let number = Int(revisionID.dropFirst(2)),
-              (0...RevisionID.maximumGeneration).contains(number) else { return nil }
+            (0...RevisionID.maximumGeneration).contains(number)
+        else { return nil }
         return number
     }
 }
@@ -50,8 +51,10 @@ extension DocumentStore {
     /// Writes (nil: removes) a `_local` document: `.saved` with the new revision (`0-0` for a
     /// removal, sequence 0: local documents have none). Fields starting with `_` are not stored.
     /// - Throws: `.notFound` removing a document that does not exist under `.follows`, as CouchDB.
-    func putLocal(_ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String,
-                  body: Value?, condition: LocalRevisionCondition) throws -> WriteOutcome {
+    func putLocal(
+        _ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String,
+        body: Value?, condition: LocalRevisionCondition
+    ) throws -> WriteOutcome {
         let key = StoreLayout.localDocumentKey(collection.number, id)
         let current = try localDocument(txn, collection, id).flatMap { LocalRevisionCondition.generation(of: $0.revisionID) }
         if case .follows = condition, body == nil, current == nil {
@@ -64,10 +67,11 @@ extension DocumentStore {
         guard case .dictionary(var object) = body else {
             throw CouchetteError(.invalidParameter, "local document '\(id)' must be a JSON object")
         }
-        let previous: Int? = switch condition {
-        case .any: current
-        case .follows(let generation): generation
-        }
+        let previous: Int? =
+            switch condition {
+            case .any: current
+            case .follows(let generation): generation
+            }
         let revisionID = "0-\((previous ?? 0) + 1)"
         for key in object.keys where key.hasPrefix("_") { object.removeValue(forKey: key) }
         object["_rev"] = .string(revisionID)

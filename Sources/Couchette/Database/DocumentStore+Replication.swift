@@ -18,8 +18,10 @@ extension DocumentStore {
     /// The documents changed after `since`, in sequence order, at most `limit` of them, and the
     /// sequence a follow-up call should start after: the last one returned when the limit was
     /// reached, else the collection's last sequence.
-    func changes(_ txn: ReadTransaction, _ collection: CollectionSpec, since: UInt64, limit: Int,
-                 documentIDs: Set<String>?) throws -> (changes: [StoredChange], lastSequence: UInt64) {
+    func changes(
+        _ txn: ReadTransaction, _ collection: CollectionSpec, since: UInt64, limit: Int,
+        documentIDs: Set<String>?
+    ) throws -> (changes: [StoredChange], lastSequence: UInt64) {
         var changes: [StoredChange] = []
         var last = since
         var limitReached = false
@@ -27,8 +29,10 @@ extension DocumentStore {
             last = sequence
             if let documentIDs, !documentIDs.contains(id) { return true }
             let tree = try revisionTree(txn, collection, id)
-            changes.append(StoredChange(sequence: sequence, id: id, leafRevisions: tree.leafIndices.map { tree.nodes[$0].revisionID },
-                                        isDeleted: isDeleted))
+            changes.append(
+                StoredChange(
+                    sequence: sequence, id: id, leafRevisions: tree.leafIndices.map { tree.nodes[$0].revisionID },
+                    isDeleted: isDeleted))
             if changes.count >= limit {
                 limitReached = true
                 return false
@@ -40,11 +44,15 @@ extension DocumentStore {
 
     /// Calls `body` with the sequence, document id and deleted flag of every entry of the
     /// `sequences` table of `collection` after `sequence` up to `last`, in order, until it returns false.
-    func forEachChange(_ txn: ReadTransaction, _ collection: CollectionSpec, after sequence: UInt64, through last: UInt64,
-                       _ body: (UInt64, String, Bool) throws -> Bool) throws {
+    func forEachChange(
+        _ txn: ReadTransaction, _ collection: CollectionSpec, after sequence: UInt64, through last: UInt64,
+        _ body: (UInt64, String, Bool) throws -> Bool
+    ) throws {
         guard sequence < last else { return }
         let start = StoreLayout.sequenceKey(collection.number, sequence + 1)
-        let end = last == .max ? KeyEncoding.successor(ofPrefix: StoreLayout.collectionPrefix(collection.number))
+        let end =
+            last == .max
+            ? KeyEncoding.successor(ofPrefix: StoreLayout.collectionPrefix(collection.number))
             : StoreLayout.sequenceKey(collection.number, last + 1)
         try txn.scan(tables.sequences, from: start, to: end) { key, value in
             guard key.count == 12, value.count >= 1 else { return true }
@@ -54,8 +62,10 @@ extension DocumentStore {
 
     /// For each document, the given revisions this collection lacks, and the leaves it has that
     /// may be their ancestors (lower generations), so the sender can send only the new part.
-    func missingRevisions(_ txn: ReadTransaction, _ collection: CollectionSpec,
-                          _ revisions: [String: [String]]) throws -> [String: (missing: [String], possibleAncestors: [String])] {
+    func missingRevisions(
+        _ txn: ReadTransaction, _ collection: CollectionSpec,
+        _ revisions: [String: [String]]
+    ) throws -> [String: (missing: [String], possibleAncestors: [String])] {
         var result: [String: (missing: [String], possibleAncestors: [String])] = [:]
         for (id, candidates) in revisions {
             let tree = try revisionTree(txn, collection, id)

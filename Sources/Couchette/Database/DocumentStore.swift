@@ -16,8 +16,10 @@ struct DocumentStore: Sendable {
     }
 
     /// The record of `id` when a reader may see it (``DocumentRecord/isVisible(now:includingDeleted:)``), or nil.
-    func visibleRecord(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64,
-                       includingDeleted: Bool = false) throws -> DocumentRecord? {
+    func visibleRecord(
+        _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64,
+        includingDeleted: Bool = false
+    ) throws -> DocumentRecord? {
         guard let record = try record(txn, collection, id), record.isVisible(now: now, includingDeleted: includingDeleted) else {
             return nil
         }
@@ -25,8 +27,10 @@ struct DocumentStore: Sendable {
     }
 
     /// The live, unexpired document (or, `includingDeleted`, also its tombstone), or nil.
-    func document(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64,
-                  includingDeleted: Bool = false) throws -> Document? {
+    func document(
+        _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64,
+        includingDeleted: Bool = false
+    ) throws -> Document? {
         try visibleRecord(txn, collection, id, now: now, includingDeleted: includingDeleted).map {
             Document(id: id, revisionID: $0.revisionID, sequence: $0.sequence, isDeleted: $0.isDeleted, body: $0.body)
         }
@@ -34,8 +38,10 @@ struct DocumentStore: Sendable {
 
     /// Calls `body` with every visible record of `collection` in document-id order, until it
     /// returns false.
-    func forEachVisibleRecord(_ txn: ReadTransaction, _ collection: CollectionSpec, now: UInt64, includingDeleted: Bool,
-                              _ body: (String, DocumentRecord) throws -> Bool) throws {
+    func forEachVisibleRecord(
+        _ txn: ReadTransaction, _ collection: CollectionSpec, now: UInt64, includingDeleted: Bool,
+        _ body: (String, DocumentRecord) throws -> Bool
+    ) throws {
         let prefix = StoreLayout.collectionPrefix(collection.number)
         try txn.scan(tables.documents, prefix: prefix) { key, value in
             let record = try DocumentRecord(decoding: value)
@@ -174,8 +180,10 @@ struct DocumentStore: Sendable {
         }
     }
 
-    private func writeRevision(_ context: WriteContext, _ collection: CollectionSpec, _ id: String,
-                               body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl) throws -> WriteOutcome {
+    private func writeRevision(
+        _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
+        body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl
+    ) throws -> WriteOutcome {
         try Self.validate(id: id)
         let existing = try currentRecord(context, collection, id)
         if control == .failOnConflict, let existing {
@@ -193,8 +201,9 @@ struct DocumentStore: Sendable {
         let revisionID = try RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
         let sequence = try context.nextSequence(collection)
         var tree = try existing.map { try revisionTree(context.txn, collection, id, current: $0) } ?? RevisionTree()
-        tree.add(revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body,
-                 keeping: historyLimit)
+        tree.add(
+            revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body,
+            keeping: historyLimit)
         try commitTree(&tree, context, collection, id, replacing: existing, sequence: sequence)
         return .saved(revisionID: revisionID, sequence: sequence)
     }
@@ -206,8 +215,9 @@ struct DocumentStore: Sendable {
         var tree = try existing.map { try revisionTree(context.txn, collection, revision.id, current: $0) } ?? RevisionTree()
         guard tree.index(of: revision.revisionID) == nil else { return .done }
         let sequence = try context.nextSequence(collection)
-        _ = try tree.graft(history: revision.history, isDeleted: revision.isDeleted, sequence: sequence, body: revision.body,
-                           keeping: historyLimit)
+        _ = try tree.graft(
+            history: revision.history, isDeleted: revision.isDeleted, sequence: sequence, body: revision.body,
+            keeping: historyLimit)
         try commitTree(&tree, context, collection, revision.id, replacing: existing, sequence: sequence)
         return .saved(revisionID: revision.revisionID, sequence: sequence)
     }
@@ -237,8 +247,10 @@ struct DocumentStore: Sendable {
     ///
     /// The winner's body lives in the record, every other live leaf keeps its own body in the
     /// tree: so when the winner changes, the old winner's body moves into the tree.
-    private func commitTree(_ tree: inout RevisionTree, _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
-                       replacing existing: DocumentRecord?, sequence: UInt64) throws {
+    private func commitTree(
+        _ tree: inout RevisionTree, _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
+        replacing existing: DocumentRecord?, sequence: UInt64
+    ) throws {
         guard let winner = tree.winner, let winnerIndex = tree.index(of: winner.revisionID) else {
             throw CouchetteError(.corruption, "document '\(id)' in \(collection.fullName) has an empty revision tree")
         }
@@ -253,7 +265,8 @@ struct DocumentStore: Sendable {
             }
         }
         if let existing, existing.revisionID != winner.revisionID, !existing.isDeleted,
-           let old = tree.index(of: existing.revisionID), tree.isLeaf(old) {
+            let old = tree.index(of: existing.revisionID), tree.isLeaf(old)
+        {
             tree.setBody(existing.body, at: old)
         }
         tree.setBody(nil, at: winnerIndex)
@@ -263,9 +276,10 @@ struct DocumentStore: Sendable {
         } else {
             try context.txn.put(tables.revisions, key: treeKey, value: tree.encoded())
         }
-        let record = DocumentRecord(isDeleted: winner.isDeleted, sequence: sequence,
-                                    expiration: winner.isDeleted ? 0 : existing?.expiration ?? 0,
-                                    revisionID: winner.revisionID, body: body)
+        let record = DocumentRecord(
+            isDeleted: winner.isDeleted, sequence: sequence,
+            expiration: winner.isDeleted ? 0 : existing?.expiration ?? 0,
+            revisionID: winner.revisionID, body: body)
         try replaceCurrent(context, collection, id, old: existing, new: record)
         context.recordChange(collection, id)
     }
@@ -274,8 +288,10 @@ struct DocumentStore: Sendable {
     /// `sequences` entry, its expiration entry and the live count change together here. Every
     /// write path (local saves and deletes, replicated grafts, conflict resolutions, purges,
     /// expirations) goes through it, and so does index maintenance.
-    func replaceCurrent(_ context: WriteContext, _ collection: CollectionSpec, _ id: String,
-                        old: DocumentRecord?, new: DocumentRecord?) throws {
+    func replaceCurrent(
+        _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
+        old: DocumentRecord?, new: DocumentRecord?
+    ) throws {
         let txn = context.txn
         let key = StoreLayout.documentKey(collection.number, id)
         if let old {
@@ -337,8 +353,9 @@ struct DocumentStore: Sendable {
     func initializeFormat(_ txn: WriteTransaction, uuid: String) throws {
         try txn.put(tables.meta, key: StoreLayout.uuidKey, value: Array(uuid.utf8))
         try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(StoreLayout.formatVersion))
-        try txn.put(tables.meta, key: StoreLayout.collectionKey(scope: Catalog.defaultName, name: Catalog.defaultName),
-                    value: StoreLayout.encodeUInt32(StoreLayout.defaultCollectionNumber))
+        try txn.put(
+            tables.meta, key: StoreLayout.collectionKey(scope: Catalog.defaultName, name: Catalog.defaultName),
+            value: StoreLayout.encodeUInt32(StoreLayout.defaultCollectionNumber))
         try txn.put(tables.meta, key: StoreLayout.nextCollectionKey, value: StoreLayout.encodeUInt32(1))
     }
 
@@ -384,8 +401,10 @@ struct DocumentStore: Sendable {
         try txn.scan(tables.documents, prefix: prefix) { key, value in
             let record = try DocumentRecord(decoding: value)
             if record.expiration != 0 {
-                expirations.append(StoreLayout.expirationKey(record.expiration, collection.number,
-                                                              String(decoding: key[4...], as: UTF8.self)))
+                expirations.append(
+                    StoreLayout.expirationKey(
+                        record.expiration, collection.number,
+                        String(decoding: key[4...], as: UTF8.self)))
             }
             return true
         }

@@ -37,8 +37,10 @@ struct StoreSnapshot {
     }
 
     /// The record of `id` when a reader may see it (``DocumentRecord/isVisible(now:includingDeleted:)``).
-    func visibleRecord(_ collection: CollectionSpec, _ id: String, now: UInt64,
-                       includingDeleted: Bool = false) throws -> DocumentRecord? {
+    func visibleRecord(
+        _ collection: CollectionSpec, _ id: String, now: UInt64,
+        includingDeleted: Bool = false
+    ) throws -> DocumentRecord? {
         try store.visibleRecord(txn, collection, id, now: now, includingDeleted: includingDeleted)
     }
 
@@ -49,8 +51,10 @@ struct StoreSnapshot {
 
     /// Calls `body` with every visible record of `collection` in document-id order, until it
     /// returns false.
-    func forEachVisibleRecord(_ collection: CollectionSpec, now: UInt64, includingDeleted: Bool,
-                              _ body: (String, DocumentRecord) throws -> Bool) throws {
+    func forEachVisibleRecord(
+        _ collection: CollectionSpec, now: UInt64, includingDeleted: Bool,
+        _ body: (String, DocumentRecord) throws -> Bool
+    ) throws {
         try store.forEachVisibleRecord(txn, collection, now: now, includingDeleted: includingDeleted, body)
     }
 
@@ -73,8 +77,10 @@ struct StoreSnapshot {
 
     /// Calls `body` with the sequence, document id and deleted flag of every change of
     /// `collection` after `sequence` up to `last`, in sequence order, until it returns false.
-    func forEachChange(_ collection: CollectionSpec, after sequence: UInt64, through last: UInt64,
-                       _ body: (UInt64, String, Bool) throws -> Bool) throws {
+    func forEachChange(
+        _ collection: CollectionSpec, after sequence: UInt64, through last: UInt64,
+        _ body: (UInt64, String, Bool) throws -> Bool
+    ) throws {
         try store.forEachChange(txn, collection, after: sequence, through: last, body)
     }
 
@@ -93,8 +99,10 @@ struct StoreSnapshot {
     /// The documents a full-text query finds in `index`, with their BM25 scores.
     func fullTextSearch(_ index: CompiledIndex, _ query: FullTextQuery) throws -> FullTextHits {
         let store = indexRegistry.fullTextStore(index.definition)
-        return try FullTextEvaluator(source: StoredPostings(txn: txn, store: store),
-                                     statistics: try store.statistics(txn)).evaluate(query)
+        return try FullTextEvaluator(
+            source: StoredPostings(txn: txn, store: store),
+            statistics: try store.statistics(txn)
+        ).evaluate(query)
     }
 
     /// Reads and tokenizes documents for a full-text index build (see ``IndexRegistry/collectFullText(_:_:_:after:)``).
@@ -105,14 +113,17 @@ struct StoreSnapshot {
     /// The id of the document whose current sequence is `sequence` (nil: none, or a tombstone).
     func liveDocumentID(_ collection: CollectionSpec, sequence: UInt64) throws -> String? {
         guard let entry = try txn.get(store.tables.sequences, key: StoreLayout.sequenceKey(collection.number, sequence)),
-              entry.first == 0 else { return nil }
+            entry.first == 0
+        else { return nil }
         return String(decoding: entry[1...], as: UTF8.self)
     }
 
     /// Calls `visit` with the key and document id of every index entry in `lower..<upper`, in key
     /// order (or reverse order, `descending`), until it returns false.
-    func forEachIndexEntry(from lower: [UInt8], to upper: [UInt8]?, descending: Bool = false,
-                           _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    func forEachIndexEntry(
+        from lower: [UInt8], to upper: [UInt8]?, descending: Bool = false,
+        _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         if descending {
             try txn.scanBackward(store.tables.indexEntries, from: lower, to: upper, visit)
         } else {

@@ -1,4 +1,3 @@
-
 /// Lets a background loop sleep until a deadline or until someone signals it, whichever is first.
 final class WakeSignal: Sendable {
     private struct State {

@@ -24,7 +24,8 @@ final class WriteContext {
     }
 
     func nextSequence(_ collection: CollectionSpec) throws -> UInt64 {
-        let last = try sequences[collection.number]
+        let last =
+            try sequences[collection.number]
             ?? StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number)))
         sequences[collection.number] = last + 1
         summary.recordSequence(collection.number, last + 1)

@@ -1,4 +1,3 @@
-
 /// One write, in the `Sendable` form that crosses into the database actor. Bodies are already
 /// encoded on the caller's side.
 enum WriteOperation: Sendable {

@@ -80,9 +80,11 @@ public final class Blob: Sendable, Hashable, Codable {
     /// The blob a stored dictionary describes, or nil when it is not a blob dictionary.
     convenience init?(properties: [String: Any], store: BlobStore? = nil) {
         guard Blob.isBlob(properties: properties) || Blob.isAttachment(properties: properties),
-              let digest = properties[Key.digest] as? String, let length = Blob.length(properties[Key.length]) else { return nil }
-        self.init(contentType: properties[Key.contentType] as? String ?? Blob.defaultContentType,
-                  length: length, digest: digest, store: store, revisionPosition: (properties[Key.revpos] as? Int).map(Int64.init))
+            let digest = properties[Key.digest] as? String, let length = Blob.length(properties[Key.length])
+        else { return nil }
+        self.init(
+            contentType: properties[Key.contentType] as? String ?? Blob.defaultContentType,
+            length: length, digest: digest, store: store, revisionPosition: (properties[Key.revpos] as? Int).map(Int64.init))
     }
 
     enum Key {
@@ -110,8 +112,10 @@ public final class Blob: Sendable, Hashable, Codable {
 
     /// ``properties`` as a stored value.
     var value: Value {
-        var entries: [String: Value] = [Key.type: .string(Blob.typeName), Key.contentType: .string(contentType),
-                                        Key.length: .int(Int64(clamping: length))]
+        var entries: [String: Value] = [
+            Key.type: .string(Blob.typeName), Key.contentType: .string(contentType),
+            Key.length: .int(Int64(clamping: length)),
+        ]
         if let digest { entries[Key.digest] = .string(digest) }
         return .dictionary(entries)
     }
@@ -243,7 +247,8 @@ public final class Blob: Sendable, Hashable, Codable {
     public convenience init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         guard try container.decodeIfPresent(String.self, forKey: .type) == Blob.typeName else {
-            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "not a blob dictionary (\"@type\" is not \"blob\")")
+            throw DecodingError.dataCorruptedError(
+                forKey: .type, in: container, debugDescription: "not a blob dictionary (\"@type\" is not \"blob\")")
         }
         let length = try container.decode(UInt64.self, forKey: .length)
         let digest = try container.decode(String.self, forKey: .digest)
@@ -255,8 +260,11 @@ public final class Blob: Sendable, Hashable, Codable {
     /// known then); any other encoder needs a saved blob (see ``Database/saveBlob(blob:)``).
     public func encode(to encoder: any Encoder) throws {
         guard let digest else {
-            throw EncodingError.invalidValue(self, EncodingError.Context(codingPath: encoder.codingPath,
-                debugDescription: "a Blob must be saved before it is encoded outside a document (use Database.saveBlob(blob:))"))
+            throw EncodingError.invalidValue(
+                self,
+                EncodingError.Context(
+                    codingPath: encoder.codingPath,
+                    debugDescription: "a Blob must be saved before it is encoded outside a document (use Database.saveBlob(blob:))"))
         }
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(Blob.typeName, forKey: .type)

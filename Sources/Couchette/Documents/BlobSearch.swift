@@ -50,11 +50,12 @@ enum BlobSearch {
 
     private static func collect(_ container: AnyObject, into found: inout [Blob], depth: Int) {
         guard depth <= ValueEncoder.maximumDepth else { return }
-        let slots: [MutableSlot] = switch container {
-        case let dictionary as MutableDictionaryObject: dictionary.materializedSlots.map { Array($0.values) } ?? []
-        case let array as MutableArrayObject: array.slots
-        default: []
-        }
+        let slots: [MutableSlot] =
+            switch container {
+            case let dictionary as MutableDictionaryObject: dictionary.materializedSlots.map { Array($0.values) } ?? []
+            case let array as MutableArrayObject: array.slots
+            default: []
+            }
         for slot in slots {
             switch slot {
             case .blob(let blob): found.append(blob)
@@ -75,9 +76,11 @@ enum BlobSearch {
         if let attachments = body.value(forKey: "_attachments"), attachments.isDictionary {
             attachments.forEachEntry { name, entry in
                 guard let digest = entry.value(forKey: Blob.Key.digest)?.string else { return }
-                found.append(Reference(path: name, digest: digest, length: length(entry),
-                                       contentType: entry.value(forKey: Blob.Key.contentType)?.string, isAttachment: true,
-                                       revisionPosition: entry.value(forKey: Blob.Key.revpos)?.integer))
+                found.append(
+                    Reference(
+                        path: name, digest: digest, length: length(entry),
+                        contentType: entry.value(forKey: Blob.Key.contentType)?.string, isAttachment: true,
+                        revisionPosition: entry.value(forKey: Blob.Key.revpos)?.integer))
             }
         }
         return found
@@ -118,7 +121,8 @@ enum BlobSearch {
             let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
             switch current {
             case .dictionary(let entries): guard let next = entries[key] else { return nil }; current = next
-            case .array(let elements): guard let index = Int(key), elements.indices.contains(index) else { return nil }; current = elements[index]
+            case .array(let elements):
+                guard let index = Int(key), elements.indices.contains(index) else { return nil }; current = elements[index]
             default: return nil
             }
         }
@@ -128,10 +132,12 @@ enum BlobSearch {
     /// The reference of a blob dictionary (`@type: "blob"` and a string digest), else nil.
     static func blobReference(_ value: EncodedValue, path: String) -> Reference? {
         guard value.value(forKey: Blob.Key.type)?.string == Blob.typeName,
-              let digest = value.value(forKey: Blob.Key.digest)?.string else { return nil }
-        return Reference(path: path, digest: digest, length: length(value),
-                         contentType: value.value(forKey: Blob.Key.contentType)?.string, isAttachment: false,
-                         revisionPosition: value.value(forKey: Blob.Key.revpos)?.integer)
+            let digest = value.value(forKey: Blob.Key.digest)?.string
+        else { return nil }
+        return Reference(
+            path: path, digest: digest, length: length(value),
+            contentType: value.value(forKey: Blob.Key.contentType)?.string, isAttachment: false,
+            revisionPosition: value.value(forKey: Blob.Key.revpos)?.integer)
     }
 
     private static func length(_ value: EncodedValue) -> UInt64? {

@@ -155,7 +155,9 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     /// Stores a dictionary read from a document (its entries are copied); nil stores JSON null.
     @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     /// Stores an editable dictionary; nil stores JSON null.
-    @discardableResult public func setDictionary(_ value: MutableDictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setDictionary(_ value: MutableDictionaryObject?, forKey key: String) -> Self {
+        setValue(value, forKey: key)
+    }
 
     /// Sets a blob; saving the document stores its content.
     @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { setValue(value, forKey: key) }

@@ -77,18 +77,24 @@ public final class MutableDocument: DictionaryProtocol {
     /// `.invalidParameter` naming its key path.
     @discardableResult public func setValue(_ value: Any?, forKey key: String) -> Self { root.setValue(value, forKey: key); return self }
     /// Stores a string; nil stores JSON null.
-    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { root.setString(value, forKey: key); return self }
+    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self {
+        root.setString(value, forKey: key); return self
+    }
     /// Stores an integer (kept as an integer: `1` never becomes `1.0`).
     @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { root.setInt(value, forKey: key); return self }
     /// Stores a 64-bit integer.
     @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { root.setInt64(value, forKey: key); return self }
     /// Stores a double (kept as a double: `1.0` is written back as `1.0`); NaN and infinities make
     /// the next save throw.
-    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { root.setDouble(value, forKey: key); return self }
+    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self {
+        root.setDouble(value, forKey: key); return self
+    }
     /// Stores a float, widened to a double.
     @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { root.setFloat(value, forKey: key); return self }
     /// Stores `true` or `false`.
-    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { root.setBoolean(value, forKey: key); return self }
+    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self {
+        root.setBoolean(value, forKey: key); return self
+    }
     /// Stores the date as an ISO-8601 string with milliseconds, in UTC.
     @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { root.setDate(value, forKey: key); return self }
     /// Stores an array read from another document; nil stores JSON null.
@@ -98,7 +104,9 @@ public final class MutableDocument: DictionaryProtocol {
     /// Stores a dictionary read from another document; nil stores JSON null.
     @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     /// Stores an editable dictionary; nil stores JSON null.
-    @discardableResult public func setDictionary(_ value: MutableDictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    @discardableResult public func setDictionary(_ value: MutableDictionaryObject?, forKey key: String) -> Self {
+        setValue(value, forKey: key)
+    }
     /// Sets a blob, at the top level (nest it with ``MutableDictionaryObject/setBlob(_:forKey:)``
     /// and ``MutableArrayObject/addBlob(_:)``). Saving the document stores the content first.
     ///
@@ -124,7 +132,6 @@ public final class MutableDocument: DictionaryProtocol {
         }
         root.replaceContents(with: encoded)
     }
-
 
     /// The body in the stored binary format, or `.invalidParameter` naming the first bad value.
     func encodeBody(lenient: Bool = false) throws -> [UInt8] {

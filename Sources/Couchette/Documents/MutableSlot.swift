@@ -41,11 +41,12 @@ enum MutableSlot {
     private static func holds(_ container: AnyObject, _ owner: AnyObject?) -> Bool {
         guard let owner else { return false }
         if container === owner { return true }
-        let children: [MutableSlot] = switch container {
-        case let dictionary as MutableDictionaryObject: Array(dictionary.slots.values)
-        case let array as MutableArrayObject: array.slots
-        default: []
-        }
+        let children: [MutableSlot] =
+            switch container {
+            case let dictionary as MutableDictionaryObject: Array(dictionary.slots.values)
+            case let array as MutableArrayObject: array.slots
+            default: []
+            }
         return children.contains { slot in
             switch slot {
             case .dictionary(let child): holds(child, owner)

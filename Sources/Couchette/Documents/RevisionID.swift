@@ -15,7 +15,9 @@ enum RevisionID {
     static func make(parent: String?, deleted: Bool, body: [UInt8]) throws -> String {
         let parentGeneration = parent.flatMap(generation(of:)) ?? 0
         guard parentGeneration < maximumGeneration else {
-            throw CouchetteError(.invalidParameter, "revision \(parent ?? "") is at generation \(maximumGeneration), the highest: the document cannot be edited further")
+            throw CouchetteError(
+                .invalidParameter,
+                "revision \(parent ?? "") is at generation \(maximumGeneration), the highest: the document cannot be edited further")
         }
         let generation = parentGeneration + 1
         var input: [UInt8] = [deleted ? 1 : 0]
@@ -34,7 +36,8 @@ enum RevisionID {
         let digits = revisionID.utf8[..<dash]
         // At most 10 digits (UInt32.max has 10), so the sum below cannot overflow.
         guard !digits.isEmpty, digits.count <= 10,
-              digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
         let number = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
         return (1...maximumGeneration).contains(number) ? number : nil
     }
@@ -72,9 +75,10 @@ enum RevisionID {
     static func packed(_ revisionID: String) -> (generation: UInt32, digest: [UInt8])? {
         let utf8 = Array(revisionID.utf8)
         guard let dash = utf8.firstIndex(of: UInt8(ascii: "-")), utf8.count - dash - 1 == 32,
-              dash > 0, utf8[0] != UInt8(ascii: "0"),
-              utf8[..<dash].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-              let generation = UInt32(String(decoding: utf8[..<dash], as: UTF8.self)) else { return nil }
+            dash > 0, utf8[0] != UInt8(ascii: "0"),
+            utf8[..<dash].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let generation = UInt32(String(decoding: utf8[..<dash], as: UTF8.self))
+        else { return nil }
         func nibble(_ byte: UInt8) -> UInt8? {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")

@@ -58,8 +58,10 @@ struct RevisionTree: Sendable, Equatable {
 
     /// Adds a revision as a child of `parent` (nil: a new root), then keeps at most `limit`
     /// ancestors per leaf (nil: prunes nothing, the caller will).
-    mutating func add(_ revisionID: String, parent: String?, isDeleted: Bool, sequence: UInt64, body: [UInt8]? = nil,
-                      keeping limit: Int? = defaultHistoryLimit) {
+    mutating func add(
+        _ revisionID: String, parent: String?, isDeleted: Bool, sequence: UInt64, body: [UInt8]? = nil,
+        keeping limit: Int? = defaultHistoryLimit
+    ) {
         let parentIndex = parent.flatMap(index(of:))
         if let parentIndex { nodes[parentIndex].body = nil }  // no longer a leaf
         nodes.append(Node(revisionID: revisionID, parent: parentIndex, isDeleted: isDeleted, sequence: sequence, body: body))
@@ -80,8 +82,10 @@ struct RevisionTree: Sendable, Equatable {
     ///
     /// - Throws: `.invalidParameter` when the history is empty or its generations do not count
     ///   down by one.
-    mutating func graft(history: [String], isDeleted: Bool, sequence: UInt64, body: [UInt8]?,
-                        keeping limit: Int = defaultHistoryLimit) throws -> Bool {
+    mutating func graft(
+        history: [String], isDeleted: Bool, sequence: UInt64, body: [UInt8]?,
+        keeping limit: Int = defaultHistoryLimit
+    ) throws -> Bool {
         try Self.validate(history: history)
         let newest = history[0]
         let positions = Dictionary(nodes.indices.map { (nodes[$0].revisionID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -159,7 +163,9 @@ struct RevisionTree: Sendable, Equatable {
         for (position, node) in nodes.enumerated() {
             let packed = packedIDs[position]
             let parent = node.parent.map { nodes[$0] }
-            let parentGeneration = node.parent.flatMap { packedIDs[$0].map { Int($0.generation) } ?? RevisionID.generation(of: nodes[$0].revisionID) }
+            let parentGeneration = node.parent.flatMap {
+                packedIDs[$0].map { Int($0.generation) } ?? RevisionID.generation(of: nodes[$0].revisionID)
+            }
             var flags: UInt8 = node.isDeleted ? 1 : 0
             if node.parent != nil { flags |= 2 }
             if node.body != nil { flags |= 4 }
@@ -198,7 +204,7 @@ struct RevisionTree: Sendable, Equatable {
         reader.position = Self.compactMarker.count
         let count = try reader.varint(limit: UInt64(bytes.count))
         nodes.reserveCapacity(Int(count))
-        var generations: [Int?] = []   // of each node read so far, for implicit generations
+        var generations: [Int?] = []  // of each node read so far, for implicit generations
         generations.reserveCapacity(Int(count))
         for position in 0..<Int(count) {
             let flags = try reader.read(UInt8.self)
@@ -254,8 +260,10 @@ struct RevisionTree: Sendable, Equatable {
             let sequence = try reader.read(UInt64.self)
             let revision = try reader.string(length: Int(try reader.read(UInt16.self)))
             let body = flags & 4 != 0 ? try reader.bytes(length: Int(try reader.read(UInt32.self))) : nil
-            nodes.append(Node(revisionID: revision, parent: flags & 2 != 0 ? parent : nil,
-                              isDeleted: flags & 1 != 0, sequence: sequence, body: body))
+            nodes.append(
+                Node(
+                    revisionID: revision, parent: flags & 2 != 0 ? parent : nil,
+                    isDeleted: flags & 1 != 0, sequence: sequence, body: body))
         }
         guard nodes.allSatisfy({ ($0.parent ?? 0) < nodes.count }) else {
             throw CouchetteError(.corruption, "revision tree has a parent index out of range")

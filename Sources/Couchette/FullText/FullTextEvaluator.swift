@@ -76,14 +76,16 @@ struct FullTextEvaluator<Source: FullTextPostingSource> {
                     others[other].cursor += 1
                 }
                 guard others[other].cursor < others[other].list.count,
-                      others[other].list.documents[others[other].cursor] == document else { continue documents }
+                    others[other].list.documents[others[other].cursor] == document
+                else { continue documents }
             }
             starts.removeAll(keepingCapacity: true)
             candidates: for start in first.positions[first.positionRange(index)] {
                 for other in others {
                     let (target, overflow) = start.addingReportingOverflow(other.offset)
                     guard !overflow, target >> PostingList.fieldShift == start >> PostingList.fieldShift,
-                          Self.contains(other.list, other.cursor, target) else { continue candidates }
+                        Self.contains(other.list, other.cursor, target)
+                    else { continue candidates }
                 }
                 starts.append(start)
             }
@@ -117,9 +119,12 @@ struct FullTextEvaluator<Source: FullTextPostingSource> {
             }
             for pair in 0..<distances.count {
                 let a = lists[pair], b = lists[pair + 1]
-                guard Self.isNear(a.positions[a.positionRange(cursors[pair])], widths[pair],
-                                  b.positions[b.positionRange(cursors[pair + 1])], widths[pair + 1],
-                                  UInt32(clamping: distances[pair])) else { continue documents }
+                guard
+                    Self.isNear(
+                        a.positions[a.positionRange(cursors[pair])], widths[pair],
+                        b.positions[b.positionRange(cursors[pair + 1])], widths[pair + 1],
+                        UInt32(clamping: distances[pair]))
+                else { continue documents }
             }
             for list in lists.indices { kept[list].append(lists[list], cursors[list]) }
         }
@@ -130,8 +135,10 @@ struct FullTextEvaluator<Source: FullTextPostingSource> {
 
     /// Whether some occurrence of A and some of B (in the same field) have at most `distance`
     /// words between them, in either order.
-    private static func isNear(_ a: ArraySlice<UInt32>, _ widthA: UInt32, _ b: ArraySlice<UInt32>, _ widthB: UInt32,
-                               _ distance: UInt32) -> Bool {
+    private static func isNear(
+        _ a: ArraySlice<UInt32>, _ widthA: UInt32, _ b: ArraySlice<UInt32>, _ widthB: UInt32,
+        _ distance: UInt32
+    ) -> Bool {
         for x in a {
             for y in b where x >> PostingList.fieldShift == y >> PostingList.fieldShift {
                 // In 64 bits: a position near the top of the last field plus a width would overflow.
@@ -165,7 +172,11 @@ struct FullTextEvaluator<Source: FullTextPostingSource> {
         var i = 0, j = 0
         while i < a.documents.count && j < b.documents.count {
             let x = a.documents[i], y = b.documents[j]
-            if x < y { i += 1 } else if y < x { j += 1 } else {
+            if x < y {
+                i += 1
+            } else if y < x {
+                j += 1
+            } else {
                 result.documents.append(x)
                 result.scores.append(a.scores[i] + b.scores[j])
                 i += 1

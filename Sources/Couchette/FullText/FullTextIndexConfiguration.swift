@@ -28,8 +28,10 @@ public struct FullTextIndexConfiguration: IndexConfiguration, Equatable {
     /// A full-text index over `expressions` (1 to 255 of them), optionally partial (`where`),
     /// accent-folding and stemmed for `language`; an unknown language code makes
     /// `createIndex` throw `.invalidParameter` naming the ones available.
-    public init(_ expressions: [String], where whereClause: String? = nil, ignoreAccents: Bool = false,
-                language: String? = nil) {
+    public init(
+        _ expressions: [String], where whereClause: String? = nil, ignoreAccents: Bool = false,
+        language: String? = nil
+    ) {
         self.expressions = expressions
         self.whereClause = whereClause
         self.ignoreAccents = ignoreAccents

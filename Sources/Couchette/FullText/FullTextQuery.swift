@@ -208,7 +208,9 @@ indirect enum FullTextQuery: Equatable {
             position += 1
             switch token {
             case .open:
-                guard depth < FullTextQuery.maximumDepth else { throw error("parentheses nested deeper than \(FullTextQuery.maximumDepth)") }
+                guard depth < FullTextQuery.maximumDepth else {
+                    throw error("parentheses nested deeper than \(FullTextQuery.maximumDepth)")
+                }
                 let inner = try parseOr(depth: depth + 1)
                 guard current == .close else { throw error("missing ')'") }
                 position += 1
@@ -245,8 +247,10 @@ indirect enum FullTextQuery: Equatable {
             return .phrase(elements.map { Element(text: $0.text, isPrefix: $0.isPrefix, offset: $0.offset - base) })
         }
 
-        func combine(_ left: FullTextQuery, _ right: FullTextQuery,
-                     _ make: (FullTextQuery, FullTextQuery) -> FullTextQuery) -> FullTextQuery {
+        func combine(
+            _ left: FullTextQuery, _ right: FullTextQuery,
+            _ make: (FullTextQuery, FullTextQuery) -> FullTextQuery
+        ) -> FullTextQuery {
             if left == .empty { return right }
             if right == .empty { return left }
             return make(left, right)

@@ -42,7 +42,9 @@ struct FullTextScan: DocumentScan {
         var scores = Array(repeating: [Double](), count: (matches.map(\.slot).max() ?? 0) + 1)
         for (position, match) in matches.enumerated() {
             guard let index = indexes.first(where: { $0.name == match.indexName && $0.definition.kind == .fullText }) else {
-                throw CouchetteError(.invalidQuery, "MATCH: collection \(collection.fullName) has no full-text index '\(match.indexName)' (deleted, or still being built)")
+                throw CouchetteError(
+                    .invalidQuery,
+                    "MATCH: collection \(collection.fullName) has no full-text index '\(match.indexName)' (deleted, or still being built)")
             }
             let found = try snapshot.fullTextSearch(index, try Self.parse(match, index, context))
             if position == 0 {
@@ -54,7 +56,11 @@ struct FullTextScan: DocumentScan {
             var kept: [Int] = [], keptFound: [Int] = []
             var i = 0, j = 0
             while i < documents.count && j < found.documents.count {
-                if documents[i] < found.documents[j] { i += 1 } else if found.documents[j] < documents[i] { j += 1 } else {
+                if documents[i] < found.documents[j] {
+                    i += 1
+                } else if found.documents[j] < documents[i] {
+                    j += 1
+                } else {
                     kept.append(i); keptFound.append(j); i += 1; j += 1
                 }
             }
@@ -74,14 +80,17 @@ struct FullTextScan: DocumentScan {
         return try FullTextQuery.parse(text, tokenizer: try index.makeTokenizer())
     }
 
-    func forEach(_ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
-                 order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
+    func forEach(
+        _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
+        order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool
+    ) throws {
         let (documents, scores) = try hits(snapshot, context)
         func binding(_ index: Int) throws -> SourceBinding? {
             let sequence = documents[index]
             guard let id = try snapshot.liveDocumentID(collection, sequence: sequence),
-                  let found = try CollectionScan.lookup(snapshot, collection, id, now: now, includeDeleted: false),
-                  found.sequence == sequence else { return nil }
+                let found = try CollectionScan.lookup(snapshot, collection, id, now: now, includeDeleted: false),
+                found.sequence == sequence
+            else { return nil }
             return found
         }
         context.fullTextMatched = true

@@ -34,8 +34,9 @@ struct FullTextStore {
     func statistics(_ txn: ReadTransaction) throws -> Statistics {
         guard let bytes = try txn.get(table, key: statisticsKey) else { return Statistics() }
         var offset = 0
-        return Statistics(documents: try Varint.read(bytes, &offset), totalLength: try Varint.read(bytes, &offset),
-                          buildLimit: try Varint.read(bytes, &offset))
+        return Statistics(
+            documents: try Varint.read(bytes, &offset), totalLength: try Varint.read(bytes, &offset),
+            buildLimit: try Varint.read(bytes, &offset))
     }
 
     func write(_ statistics: Statistics, _ txn: WriteTransaction) throws {
@@ -97,7 +98,8 @@ struct FullTextStore {
                 currentTerm = term
                 terms += 1
                 if terms > limit {
-                    throw CouchetteError(.invalidQuery, "the full-text prefix '\(start)*' matches more than \(limit) terms; use a longer prefix")
+                    throw CouchetteError(
+                        .invalidQuery, "the full-text prefix '\(start)*' matches more than \(limit) terms; use a longer prefix")
                 }
             }
             try PostingBlock.decode(value, first: try Self.first(ofBlockKey: key), into: &current)
@@ -232,7 +234,8 @@ struct FullTextStore {
         for term in terms {
             let termPrefix = termPrefix(term)
             guard let target = try block(txn, termPrefix, at: document),
-                  let position = target.list.documents.firstIndex(of: document) else { continue }
+                let position = target.list.documents.firstIndex(of: document)
+            else { continue }
             var kept = PostingList()
             for index in 0..<target.list.count where index != position { kept.append(target.list, index) }
             try rewrite(txn, termPrefix, replacing: target.key, with: kept)

@@ -6,8 +6,10 @@ extension IndexRegistry {
     }
 
     /// Replaces a document's postings computed from `old` by those computed from `new`.
-    func updateFullText(_ txn: WriteTransaction, _ index: CompiledIndex, _ id: String,
-                        old: DocumentRecord?, new: DocumentRecord?) throws {
+    func updateFullText(
+        _ txn: WriteTransaction, _ index: CompiledIndex, _ id: String,
+        old: DocumentRecord?, new: DocumentRecord?
+    ) throws {
         let tokenizer = try index.makeTokenizer()
         let before = try old.flatMap { try index.fullTextTerms(id: id, record: $0, tokenizer: tokenizer) }
         let after = try new.flatMap { try index.fullTextTerms(id: id, record: $0, tokenizer: tokenizer) }
@@ -52,8 +54,10 @@ extension IndexRegistry {
     /// Reads documents in sequence order after `after` (a `sequences` key), up to the build limit
     /// or ``fullTextBatchBytes`` of postings, and tokenizes them: the slow part of a build, done in
     /// a read snapshot so writers go on meanwhile.
-    func collectFullText(_ txn: ReadTransaction, _ collection: CollectionSpec, _ index: CompiledIndex,
-                         after: [UInt8]?) throws -> FullTextBatch {
+    func collectFullText(
+        _ txn: ReadTransaction, _ collection: CollectionSpec, _ index: CompiledIndex,
+        after: [UInt8]?
+    ) throws -> FullTextBatch {
         let statistics = try fullTextStore(index.definition).statistics(txn)
         let tokenizer = try index.makeTokenizer()
         let prefix = StoreLayout.collectionPrefix(collection.number)
@@ -73,7 +77,8 @@ extension IndexRegistry {
             guard let stored = try txn.get(tables.documents, key: StoreLayout.documentKey(collection.number, id)) else { return true }
             let record = try DocumentRecord(decoding: stored)
             guard record.sequence == sequence, let values = try index.expressionValues(id: id, record: record),
-                  let length = batch.terms.add(sequence, values.map { $0?.string }, tokenizer) else { return true }
+                let length = batch.terms.add(sequence, values.map { $0?.string }, tokenizer)
+            else { return true }
             batch.bytes = batch.terms.bytes
             batch.documents.append((sequence, length))
             return true
@@ -84,8 +89,10 @@ extension IndexRegistry {
     /// Writes a collected batch. Documents changed since they were read have already indexed
     /// their new state (and found nothing of the old to remove), so their old postings are left
     /// out here.
-    func applyFullText(_ txn: WriteTransaction, _ collection: CollectionSpec, _ index: CompiledIndex,
-                       _ batch: FullTextBatch) throws {
+    func applyFullText(
+        _ txn: WriteTransaction, _ collection: CollectionSpec, _ index: CompiledIndex,
+        _ batch: FullTextBatch
+    ) throws {
         let store = fullTextStore(index.definition)
         var statistics = try store.statistics(txn)
         var stale: Set<UInt64> = []
@@ -104,8 +111,9 @@ extension IndexRegistry {
                 let list = try builder.decoded()
                 builder = BlockBuilder()
                 for position in 0..<list.count where !stale.contains(list.documents[position]) {
-                    builder.append(document: list.documents[position], length: list.lengths[position],
-                                   positions: list.positions[list.positionRange(position)])
+                    builder.append(
+                        document: list.documents[position], length: list.lengths[position],
+                        positions: list.positions[list.positionRange(position)])
                 }
                 if builder.isEmpty { continue }
             }
@@ -154,8 +162,9 @@ struct FullTextCollector {
             let number = Int(pairs[start] >> 32)
             var end = start + 1
             while end < pairs.count && Int(pairs[end] >> 32) == number { end += 1 }
-            builders[number].append(document: document, length: length,
-                                    positions: pairs[start..<end].lazy.map { UInt32(truncatingIfNeeded: $0) })
+            builders[number].append(
+                document: document, length: length,
+                positions: pairs[start..<end].lazy.map { UInt32(truncatingIfNeeded: $0) })
             bytes += end - start + 4
             start = end
         }

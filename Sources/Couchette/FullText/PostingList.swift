@@ -32,8 +32,9 @@ struct PostingList {
     }
 
     mutating func append(_ other: PostingList, _ index: Int) {
-        append(document: other.documents[index], length: other.lengths[index],
-               positions: other.positions[other.positionRange(index)])
+        append(
+            document: other.documents[index], length: other.lengths[index],
+            positions: other.positions[other.positionRange(index)])
     }
 
     /// The union of several lists (a prefix's terms): positions of a document merged in order.
@@ -135,8 +136,10 @@ enum PostingBlock {
     }
 
     /// Appends one posting to a block whose last document is `previous`.
-    static func encode(document: UInt64, length: UInt32, positions: some Swift.Collection<UInt32>, after previous: UInt64,
-                       to bytes: inout [UInt8]) {
+    static func encode(
+        document: UInt64, length: UInt32, positions: some Swift.Collection<UInt32>, after previous: UInt64,
+        to bytes: inout [UInt8]
+    ) {
         Varint.append(document &- previous, to: &bytes)
         Varint.append(UInt64(length), to: &bytes)
         Varint.append(UInt64(positions.count), to: &bytes)
@@ -151,7 +154,8 @@ enum PostingBlock {
     static func blocks(_ list: PostingList) -> [(first: UInt64, bytes: [UInt8])] {
         var builder = BlockBuilder()
         for index in 0..<list.count {
-            builder.append(document: list.documents[index], length: list.lengths[index], positions: list.positions[list.positionRange(index)])
+            builder.append(
+                document: list.documents[index], length: list.lengths[index], positions: list.positions[list.positionRange(index)])
         }
         return builder.blocks
     }

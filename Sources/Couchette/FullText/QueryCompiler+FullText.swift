@@ -30,7 +30,8 @@ extension QueryCompiler {
         for conjunct in CompiledIndex.conjuncts(whereClause) {
             guard case .function(name: "MATCH", let arguments, _, _, let offset) = conjunct else { continue }
             guard arguments.count == 2 else {
-                throw CouchetteError(.invalidQuery, "MATCH() takes an index name and a search string, got \(arguments.count) arguments (offset \(offset))")
+                throw CouchetteError(
+                    .invalidQuery, "MATCH() takes an index name and a search string, got \(arguments.count) arguments (offset \(offset))")
             }
             guard let lookup = fullText.lookup else { throw CouchetteError(.invalidQuery, FullTextCompilation.placement) }
             let name = try Self.indexName(arguments[0], alias: alias, function: "MATCH")
@@ -72,11 +73,13 @@ extension QueryCompiler {
             }
         case "RANK":
             guard arguments.count == 1 else {
-                throw CouchetteError(.invalidQuery, "RANK() takes the name of a full-text index, got \(arguments.count) arguments (offset \(offset))")
+                throw CouchetteError(
+                    .invalidQuery, "RANK() takes the name of a full-text index, got \(arguments.count) arguments (offset \(offset))")
             }
             let indexName = try Self.indexName(arguments[0], alias: sources[0].alias, function: "RANK")
             guard let slot = fullText.matches.first(where: { $0.name == indexName })?.slot else {
-                throw CouchetteError(.invalidQuery, "RANK(\(indexName)) needs MATCH(\(indexName), …) in the WHERE clause (offset \(offset))")
+                throw CouchetteError(
+                    .invalidQuery, "RANK(\(indexName)) needs MATCH(\(indexName), …) in the WHERE clause (offset \(offset))")
             }
             return { context in
                 guard context.fullTextMatched, slot < context.fullTextRanks.count else { return nil }
@@ -88,15 +91,19 @@ extension QueryCompiler {
     }
 
     /// Decides a MATCH for one document by tokenizing it (no index read).
-    private static func matches(_ binding: SourceBinding, _ registered: FullTextCompilation.Registered,
-                                _ search: @escaping Evaluator, _ context: EvaluationContext) throws -> Bool {
+    private static func matches(
+        _ binding: SourceBinding, _ registered: FullTextCompilation.Registered,
+        _ search: @escaping Evaluator, _ context: EvaluationContext
+    ) throws -> Bool {
         let match = FullTextMatch(slot: registered.slot, indexName: registered.name, search: search)
         let query = try FullTextScan.parse(match, registered.index, context)
         let tokenizer = try registered.index.makeTokenizer()
         guard let values = try registered.index.expressionValues(binding),
-              let terms = CompiledIndex.fullTextTerms(values.map { $0?.string }, tokenizer: tokenizer) else { return false }
-        let evaluator = FullTextEvaluator(source: DocumentPostings(document: terms),
-                                          statistics: FullTextStore.Statistics(documents: 1, totalLength: UInt64(terms.length)))
+            let terms = CompiledIndex.fullTextTerms(values.map { $0?.string }, tokenizer: tokenizer)
+        else { return false }
+        let evaluator = FullTextEvaluator(
+            source: DocumentPostings(document: terms),
+            statistics: FullTextStore.Statistics(documents: 1, totalLength: UInt64(terms.length)))
         return !(try evaluator.evaluate(query).documents.isEmpty)
     }
 
@@ -109,9 +116,10 @@ extension QueryCompiler {
         }
         var rankOrder: Int?
         if statement.orderBy.count == 1, statement.orderBy[0].descending, statement.joins.isEmpty, !aggregating,
-           !statement.distinct, statement.limit != nil,
-           case .function(name: "RANK", let arguments, _, _, _) = statement.orderBy[0].expression, arguments.count == 1,
-           let name = try? Self.indexName(arguments[0], alias: sources[0].alias, function: "RANK") {
+            !statement.distinct, statement.limit != nil,
+            case .function(name: "RANK", let arguments, _, _, _) = statement.orderBy[0].expression, arguments.count == 1,
+            let name = try? Self.indexName(arguments[0], alias: sources[0].alias, function: "RANK")
+        {
             rankOrder = fullText.matches.first { $0.name == name }?.slot
         }
         return FullTextScan(collection: collection, matches: matches, rankOrder: rankOrder)

@@ -41,7 +41,10 @@ final class SnowballStemmer {
         guard let language, !language.isEmpty else { return nil }
         let code = language.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map(String.init) ?? ""
         guard !code.isEmpty, code.utf8.count <= 32, SnowballStemmer(algorithm: code) != nil else {
-            throw CouchetteError(.invalidParameter, "full-text language '\(language)' has no Snowball stemmer; use an ISO-639 code or one of: \(algorithms.joined(separator: ", "))")
+            throw CouchetteError(
+                .invalidParameter,
+                "full-text language '\(language)' has no Snowball stemmer; use an ISO-639 code or one of: \(algorithms.joined(separator: ", "))"
+            )
         }
         return code
     }

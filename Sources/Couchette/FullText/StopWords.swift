@@ -20,7 +20,8 @@ enum StopWords {
         Set(text.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
     }
 
-    static let english = list("""
+    static let english = list(
+        """
         i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
         herself it its itself they them their theirs themselves what which who whom this that these those am is
         are was were be been being have has had having do does did doing would should could ought i'm you're
@@ -33,7 +34,8 @@ enum StopWords {
         not only own same so than too very
         """)
 
-    static let french = list("""
+    static let french = list(
+        """
         au aux avec ce ces dans de des du elle en et eux il je la le leur lui ma mais me même mes moi mon ne nos
         notre nous on ou par pas pour qu que qui sa se ses son sur ta te tes toi ton tu un une vos votre vous c d
         j l à m n s t y été étée étées étés étant suis es est sommes êtes sont serai seras sera serons serez
@@ -44,7 +46,8 @@ enum StopWords {
         eussent ceci cela celà cet cette ici ils les leurs quel quels quelle quelles sans soi
         """)
 
-    static let german = list("""
+    static let german = list(
+        """
         aber alle allem allen aller alles als also am an ander andere anderem anderen anderer anderes anderm
         andern anderr anders auch auf aus bei bin bis bist da damit dann der den des dem die das dass daß
         derselbe derselben denselben desselben demselben dieselbe dieselben dasselbe dazu dein deine deinem
@@ -61,7 +64,8 @@ enum StopWords {
         zwar zwischen
         """)
 
-    static let spanish = list("""
+    static let spanish = list(
+        """
         de la que el en y a los del se las por un para con no una su al lo como más pero sus le ya o este sí
         porque esta entre cuando muy sin sobre también me hasta hay donde quien desde todo nos durante todos uno
         les ni contra otros ese eso ante ellos e esto mí antes algunos qué unos yo otro otras otra él tanto esa

@@ -92,10 +92,12 @@ final class CurlLoop: Sendable {
         var running: [Int: CurlTransfer] = [:]
         var isStopping = false
         while !isStopping {
-            for command in queue.withLock({ queue in defer { queue.commands = [] }; return queue.commands }) {
+            for command in queue.withLock({ queue in
+                defer { queue.commands = [] }; return queue.commands
+            }) {
                 switch command {
                 case .start(let transfer, let request):
-                    guard !transfer.hasEnded else { continue }   // cancelled before it started
+                    guard !transfer.hasEnded else { continue }  // cancelled before it started
                     do {
                         let curl = try CurlTransfer(request, transfer: transfer)
                         let added = curl_multi_add_handle(multi.pointer, curl.easy)

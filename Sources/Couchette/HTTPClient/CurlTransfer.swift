@@ -53,8 +53,8 @@ final class CurlTransfer {
         let context = Unmanaged.passUnretained(self).toOpaque()
         try set(CURLOPT_URL, request.url)
         try set(CURLOPT_PROTOCOLS_STR, "http,https")
-        try set(CURLOPT_NOSIGNAL, 1)   // no SIGALRM for DNS timeouts: this is a threaded process
-        try set(CURLOPT_ACCEPT_ENCODING, "")   // every encoding libcurl decodes (gzip, deflate, …)
+        try set(CURLOPT_NOSIGNAL, 1)  // no SIGALRM for DNS timeouts: this is a threaded process
+        try set(CURLOPT_ACCEPT_ENCODING, "")  // every encoding libcurl decodes (gzip, deflate, …)
         try set(CURLOPT_TCP_KEEPALIVE, 1)
         try set(CURLOPT_TCP_NODELAY, 1)
         try set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout))
@@ -77,7 +77,9 @@ final class CurlTransfer {
             // COPYPOSTFIELDS copies the bytes: the handle does not point into `body`.
             try body.withUnsafeBytes { bytes in
                 if let pointer = bytes.baseAddress {
-                    try check(ccurl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: pointer)), CURLOPT_COPYPOSTFIELDS)
+                    try check(
+                        ccurl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: pointer)),
+                        CURLOPT_COPYPOSTFIELDS)
                 } else {
                     try set(CURLOPT_COPYPOSTFIELDS, "")
                 }
@@ -111,15 +113,21 @@ final class CurlTransfer {
         if let roots = tls.trustedRoots {
             var pem = Data()
             for root in roots { pem += try OpenSSLCertificate(der: root).pem() }
-            try pem.withUnsafeBytes { try check(ccurl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count), CURLOPT_CAINFO_BLOB) }
+            try pem.withUnsafeBytes {
+                try check(ccurl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count), CURLOPT_CAINFO_BLOB)
+            }
             try set(CURLOPT_SSL_VERIFYHOST, 2)
         }
         if tls.checksCertificateItself {
             let certificateCheck = ServerCertificateCheck(tls)
             self.certificateCheck = certificateCheck
-            try check(ccurl_easy_setopt_ssl_ctx_callback(easy, CURLOPT_SSL_CTX_FUNCTION, curlInstallServerCertificateCheck), CURLOPT_SSL_CTX_FUNCTION)
-            try check(ccurl_easy_setopt_pointer(easy, CURLOPT_SSL_CTX_DATA, Unmanaged.passUnretained(certificateCheck).toOpaque()), CURLOPT_SSL_CTX_DATA)
-            try set(CURLOPT_SSL_VERIFYHOST, 0)   // the certificate itself is checked: a pinned one may name any host
+            try check(
+                ccurl_easy_setopt_ssl_ctx_callback(easy, CURLOPT_SSL_CTX_FUNCTION, curlInstallServerCertificateCheck),
+                CURLOPT_SSL_CTX_FUNCTION)
+            try check(
+                ccurl_easy_setopt_pointer(easy, CURLOPT_SSL_CTX_DATA, Unmanaged.passUnretained(certificateCheck).toOpaque()),
+                CURLOPT_SSL_CTX_DATA)
+            try set(CURLOPT_SSL_VERIFYHOST, 0)  // the certificate itself is checked: a pinned one may name any host
             // A resumed TLS session skips the certificate: every handshake of this transfer shows it.
             try set(CURLOPT_SSL_SESSIONID_CACHE, 0)
             if let pinned = tls.pinnedCertificate {
@@ -128,9 +136,13 @@ final class CurlTransfer {
         }
         if let certificate = tls.clientCertificatePEM, let key = tls.clientKeyPEM {
             try set(CURLOPT_SSLCERTTYPE, "PEM")
-            try certificate.withUnsafeBytes { try check(ccurl_easy_setopt_blob_copy(easy, CURLOPT_SSLCERT_BLOB, $0.baseAddress, $0.count), CURLOPT_SSLCERT_BLOB) }
+            try certificate.withUnsafeBytes {
+                try check(ccurl_easy_setopt_blob_copy(easy, CURLOPT_SSLCERT_BLOB, $0.baseAddress, $0.count), CURLOPT_SSLCERT_BLOB)
+            }
             try set(CURLOPT_SSLKEYTYPE, "PEM")
-            try key.withUnsafeBytes { try check(ccurl_easy_setopt_blob_copy(easy, CURLOPT_SSLKEY_BLOB, $0.baseAddress, $0.count), CURLOPT_SSLKEY_BLOB) }
+            try key.withUnsafeBytes {
+                try check(ccurl_easy_setopt_blob_copy(easy, CURLOPT_SSLKEY_BLOB, $0.baseAddress, $0.count), CURLOPT_SSLKEY_BLOB)
+            }
         }
     }
 
@@ -144,7 +156,9 @@ final class CurlTransfer {
 
     private func check(_ code: CURLcode, _ option: CURLoption) throws {
         guard code != CURLE_OK else { return }
-        throw CouchetteError(.invalidParameter, "libcurl refused option \(option.rawValue) of a \(method) request: \(String(cString: curl_easy_strerror(code)))")
+        throw CouchetteError(
+            .invalidParameter,
+            "libcurl refused option \(option.rawValue) of a \(method) request: \(String(cString: curl_easy_strerror(code)))")
     }
 
     static func milliseconds(_ duration: Duration) -> Int {
@@ -237,7 +251,7 @@ final class CurlTransfer {
             isPaused = true
             return Int(bitPattern: UInt(ccurl_writefunc_pause))
         case .refused:
-            return 0   // libcurl aborts the transfer (CURLE_WRITE_ERROR)
+            return 0  // libcurl aborts the transfer (CURLE_WRITE_ERROR)
         }
     }
 
@@ -247,7 +261,7 @@ final class CurlTransfer {
         while end > 0, bytes[end - 1] == 10 || bytes[end - 1] == 13 { end -= 1 }
         let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
         if line.hasPrefix("HTTP/") {
-            headers = [:]   // a new response: after `100 Continue`, or the first one
+            headers = [:]  // a new response: after `100 Continue`, or the first one
         } else if line.isEmpty {
             var status = 0
             _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
@@ -269,26 +283,32 @@ final class CurlTransfer {
             uploaded = now
             lastActivity = .now
         }
-        return transfer.hasEnded ? 1 : 0   // non-zero aborts a cancelled transfer at once
+        return transfer.hasEnded ? 1 : 0  // non-zero aborts a cancelled transfer at once
     }
 }
 
 // C callbacks: `context` is the unretained ``CurlTransfer`` set as the handle's *DATA option.
 
-private func curlTransferWrite(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+private func curlTransferWrite(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?)
+    -> Int
+{
     guard let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.received(UnsafeRawBufferPointer(start: buffer, count: size * count))
 }
 
-private func curlTransferHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+private func curlTransferHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?)
+    -> Int
+{
     guard let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.receivedHeader(UnsafeRawBufferPointer(start: buffer, count: size * count))
 }
 
-private func curlTransferProgress(_ context: UnsafeMutableRawPointer?, _ downloadTotal: curl_off_t, _ downloadNow: curl_off_t,
-                                  _ uploadTotal: curl_off_t, _ uploadNow: curl_off_t) -> Int32 {
+private func curlTransferProgress(
+    _ context: UnsafeMutableRawPointer?, _ downloadTotal: curl_off_t, _ downloadNow: curl_off_t,
+    _ uploadTotal: curl_off_t, _ uploadNow: curl_off_t
+) -> Int32 {
     guard let context else { return 1 }
     return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().progressed(uploaded: uploadNow)
 }

@@ -63,8 +63,10 @@ final class HTTPClient: Sendable {
 
     /// Starts `request` (with the client's TLS options unless it has its own) as one transfer
     /// and waits for `outcome`; cancelling the waiting task cancels the transfer at once.
-    private func run<Outcome: Sendable>(_ request: HTTPClientRequest, mode: HTTPTransfer.Mode,
-                                        _ outcome: (HTTPTransfer) async throws -> Outcome) async throws -> Outcome {
+    private func run<Outcome: Sendable>(
+        _ request: HTTPClientRequest, mode: HTTPTransfer.Mode,
+        _ outcome: (HTTPTransfer) async throws -> Outcome
+    ) async throws -> Outcome {
         var request = request
         if request.tls == nil { request.tls = tls }
         let transfer = HTTPTransfer(id: loop.makeID(), mode: mode, loop: loop)

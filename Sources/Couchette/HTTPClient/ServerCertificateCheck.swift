@@ -52,7 +52,9 @@ final class ServerCertificateCheck {
 
     /// 1 to accept the chain in `store`, 0 to fail the handshake.
     fileprivate func verify(_ store: OpaquePointer) -> Int32 {
-        guard let leaf = X509_STORE_CTX_get0_cert(store) else { return refuse(store, "the server sent no certificate", X509_V_ERR_UNSPECIFIED) }
+        guard let leaf = X509_STORE_CTX_get0_cert(store) else {
+            return refuse(store, "the server sent no certificate", X509_V_ERR_UNSPECIFIED)
+        }
         if let notAfter = X509_get0_notAfter(leaf), X509_cmp_current_time(notAfter) < 0 {
             return refuse(store, "the server's certificate has expired", X509_V_ERR_CERT_HAS_EXPIRED)
         }
@@ -66,15 +68,18 @@ final class ServerCertificateCheck {
             let fingerprint = OpenSSL.sha256Hex(Data(der))
             let expected = pinnedFingerprint ?? pinnedCertificate.map { OpenSSL.sha256Hex($0) } ?? ""
             guard length > 0, pinnedCertificate.map({ Data(der) == $0 }) ?? true, fingerprint == expected else {
-                return refuse(store, "wrong pin: the server's certificate (SHA-256 \(fingerprint)) is not the pinned one (SHA-256 \(expected))",
-                              X509_V_ERR_CERT_REJECTED)
+                return refuse(
+                    store, "wrong pin: the server's certificate (SHA-256 \(fingerprint)) is not the pinned one (SHA-256 \(expected))",
+                    X509_V_ERR_CERT_REJECTED)
             }
             return 1
         }
         // acceptOnlySelfSigned: issued by itself and signed by its own key.
         guard X509_check_issued(leaf, leaf) == X509_V_OK, let key = X509_get0_pubkey(leaf), X509_verify(leaf, key) == 1 else {
             ERR_clear_error()
-            return refuse(store, "untrusted: the server's certificate is not self-signed (only self-signed certificates are accepted)", X509_V_ERR_CERT_REJECTED)
+            return refuse(
+                store, "untrusted: the server's certificate is not self-signed (only self-signed certificates are accepted)",
+                X509_V_ERR_CERT_REJECTED)
         }
         return 1
     }
@@ -92,8 +97,10 @@ private func serverCertificateVerify(_ store: OpaquePointer?, _ context: UnsafeM
 }
 
 /// The `CURLOPT_SSL_CTX_FUNCTION` callback: `context` is the transfer's unretained check.
-func curlInstallServerCertificateCheck(_ handle: UnsafeMutableRawPointer?, _ sslContext: UnsafeMutableRawPointer?,
-                                       _ context: UnsafeMutableRawPointer?) -> CURLcode {
+func curlInstallServerCertificateCheck(
+    _ handle: UnsafeMutableRawPointer?, _ sslContext: UnsafeMutableRawPointer?,
+    _ context: UnsafeMutableRawPointer?
+) -> CURLcode {
     guard let sslContext, let context else { return CURLE_SSL_CERTPROBLEM }
     Unmanaged<ServerCertificateCheck>.fromOpaque(context).takeUnretainedValue().install(on: OpaquePointer(sslContext))
     return CURLE_OK

@@ -44,8 +44,11 @@ final class CompiledIndex: Sendable {
         let isFullText = definition.kind == .fullText
         fullTextAlgorithm = isFullText ? try SnowballStemmer.algorithm(forLanguage: definition.language) : nil
         // A full-text index answers MATCH only: no column or condition key, so the planner never picks it.
-        columnKeys = isFullText ? expressions.map { _ in nil } : definition.kind == .array && expressions.isEmpty
-            ? [""] : expressions.map { ExpressionKey.make($0, resolve: property)?.text }
+        columnKeys =
+            isFullText
+            ? expressions.map { _ in nil }
+            : definition.kind == .array && expressions.isEmpty
+                ? [""] : expressions.map { ExpressionKey.make($0, resolve: property)?.text }
         columnCount = columnKeys.count
         pathKey = path.flatMap { ExpressionKey.make($0, resolve: property)?.text }
         if isFullText {
@@ -79,8 +82,10 @@ final class CompiledIndex: Sendable {
         }
     }
 
-    private static func compile(_ results: [Expression], _ condition: Expression?, _ collection: CollectionSpec,
-                                _ name: String) throws -> QueryPlan {
+    private static func compile(
+        _ results: [Expression], _ condition: Expression?, _ collection: CollectionSpec,
+        _ name: String
+    ) throws -> QueryPlan {
         var statement = SelectStatement(from: DataSource(path: [collection.scope, collection.name], alias: documentAlias, offset: 0))
         statement.results = results.map { ResultItem(kind: .expression($0), alias: nil) }
         if statement.results.isEmpty { statement.results = [ResultItem(kind: .star, alias: nil)] }
@@ -132,8 +137,10 @@ final class CompiledIndex: Sendable {
     /// partial condition.
     private func documentContext(id: String, record: DocumentRecord) throws -> EvaluationContext? {
         guard !record.isDeleted else { return nil }
-        return try documentContext(SourceBinding(id: id, sequence: record.sequence, revisionID: record.revisionID, isDeleted: false,
-                                                 expiration: record.expiration, body: Datum(EncodedValue(bytes: record.body))))
+        return try documentContext(
+            SourceBinding(
+                id: id, sequence: record.sequence, revisionID: record.revisionID, isDeleted: false,
+                expiration: record.expiration, body: Datum(EncodedValue(bytes: record.body))))
     }
 
     private func documentContext(_ binding: SourceBinding) throws -> EvaluationContext? {
@@ -149,8 +156,10 @@ final class CompiledIndex: Sendable {
     /// deleted or fails the partial condition).
     func expressionValues(id: String, record: DocumentRecord) throws -> [Datum?]? {
         guard !record.isDeleted else { return nil }
-        return try expressionValues(SourceBinding(id: id, sequence: record.sequence, revisionID: record.revisionID, isDeleted: false,
-                                                  expiration: record.expiration, body: Datum(EncodedValue(bytes: record.body))))
+        return try expressionValues(
+            SourceBinding(
+                id: id, sequence: record.sequence, revisionID: record.revisionID, isDeleted: false,
+                expiration: record.expiration, body: Datum(EncodedValue(bytes: record.body))))
     }
 
     /// The same for a document a query is looking at.

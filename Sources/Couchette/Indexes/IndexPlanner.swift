@@ -166,8 +166,9 @@ struct IndexPlanner {
         guard let fixed else { return Candidate(ranges: [], score: 10 * texts.count) }
         if column < index.columnKeys.count, let next = terms.first(where: { matches(index, $0, column: column) }) {
             let terms = texts + [next.text]
-            return Candidate(ranges: try tupleRanges(next, fixed: fixed).map { range(index, $0, terms) },
-                             score: 10 * texts.count + Self.score(next.predicate))
+            return Candidate(
+                ranges: try tupleRanges(next, fixed: fixed).map { range(index, $0, terms) },
+                score: 10 * texts.count + Self.score(next.predicate))
         }
         guard texts.count > 1 else { return nil }  // a single equality is the plain candidate
         return Candidate(ranges: [range(index, (fixed, KeyEncoding.successor(ofPrefix: fixed)!), texts)], score: 10 * texts.count)
@@ -180,10 +181,12 @@ struct IndexPlanner {
         var texts: [String] = []
         var column = 0
         while column < index.columnKeys.count {
-            guard let term = terms.first(where: { term in
-                if case .equal = term.predicate { return matches(index, term, column: column) }
-                return false
-            }), case .equal(let value) = term.predicate else { break }
+            guard
+                let term = terms.first(where: { term in
+                    if case .equal = term.predicate { return matches(index, term, column: column) }
+                    return false
+                }), case .equal(let value) = term.predicate
+            else { break }
             guard let datum = try value(context) else { return (nil, texts + [term.text], column + 1) }
             IndexKey.append(datum, to: &fixed)
             texts.append(term.text)
@@ -206,7 +209,8 @@ struct IndexPlanner {
             guard let (fixedBytes, texts, equalities) = try equalityPrefix(index, terms) else { continue }
             for start in stride(from: equalities, through: 0, by: -1) {
                 guard start + order.keys.count <= index.columnKeys.count,
-                      Array(index.columnKeys[start..<start + order.keys.count]) == order.keys.map(Optional.some) else { continue }
+                    Array(index.columnKeys[start..<start + order.keys.count]) == order.keys.map(Optional.some)
+                else { continue }
                 // Documents whose first column is MISSING are not in the index: some term must
                 // exclude them (an equality on a leading column, or a term on the first).
                 var fixed: [UInt8] = []

@@ -30,8 +30,10 @@ final class IndexRegistry: DocumentIndexing {
         try txn.scan(tables.indexes, prefix: prefix) { key, value in
             let bytes = Array(value)
             guard let flag = bytes.first else { return true }
-            result.append(Stored(name: String(decoding: key[prefix.count...], as: UTF8.self),
-                                 definition: try IndexDefinition(decoding: Array(bytes.dropFirst())), ready: flag == 1))
+            result.append(
+                Stored(
+                    name: String(decoding: key[prefix.count...], as: UTF8.self),
+                    definition: try IndexDefinition(decoding: Array(bytes.dropFirst())), ready: flag == 1))
             return true
         }
         return result
@@ -67,9 +69,10 @@ final class IndexRegistry: DocumentIndexing {
                 if !readyOnly || cached.definition.entriesAreCurrent { result.append(cached) }
                 return true
             }
-            let index = try CompiledIndex(name: String(decoding: key[prefix.count...], as: UTF8.self),
-                                          definition: try IndexDefinition(decoding: Array(value.dropFirst())),
-                                          collection: collection)
+            let index = try CompiledIndex(
+                name: String(decoding: key[prefix.count...], as: UTF8.self),
+                definition: try IndexDefinition(decoding: Array(value.dropFirst())),
+                collection: collection)
             compiled.withLock { $0[cacheKey] = index }
             if !readyOnly || index.definition.entriesAreCurrent { result.append(index) }
             return true
@@ -79,8 +82,10 @@ final class IndexRegistry: DocumentIndexing {
 
     // MARK: - Maintenance (DocumentIndexing)
 
-    func update(_ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String,
-                old: DocumentRecord?, new: DocumentRecord?) throws {
+    func update(
+        _ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String,
+        old: DocumentRecord?, new: DocumentRecord?
+    ) throws {
         let indexes = try indexes(txn, collection, readyOnly: false)
         guard !indexes.isEmpty else { return }
         let value = Array(id.utf8)
@@ -111,22 +116,30 @@ final class IndexRegistry: DocumentIndexing {
         try txn.delete(tables.indexes, key: StoreLayout.indexDefinitionKey(collection.number, stored.name))
     }
 
-    private func store(_ txn: WriteTransaction, _ collection: CollectionSpec, _ name: String,
-                       _ definition: IndexDefinition, ready: Bool) throws {
-        try txn.put(tables.indexes, key: StoreLayout.indexDefinitionKey(collection.number, name),
-                    value: [ready ? 1 : 0] + (try definition.encoded()))
+    private func store(
+        _ txn: WriteTransaction, _ collection: CollectionSpec, _ name: String,
+        _ definition: IndexDefinition, ready: Bool
+    ) throws {
+        try txn.put(
+            tables.indexes, key: StoreLayout.indexDefinitionKey(collection.number, name),
+            value: [ready ? 1 : 0] + (try definition.encoded()))
     }
 
     /// Records a new (unbuilt) index, replacing one of the same name with another configuration.
     /// Returns the definition to build, or nil when an identical, built index exists.
-    func define(_ txn: WriteTransaction, _ collection: CollectionSpec, _ name: String,
-                _ configuration: any IndexConfiguration) throws -> IndexDefinition? {
+    func define(
+        _ txn: WriteTransaction, _ collection: CollectionSpec, _ name: String,
+        _ configuration: any IndexConfiguration
+    ) throws -> IndexDefinition? {
         var definition = try IndexDefinition(number: 0, configuration: configuration)
         // Compile once now, so a bad expression fails before anything is written.
         _ = try CompiledIndex(name: name, definition: definition, collection: collection)
         if let existing = try definitions(txn, collection).first(where: { $0.name == name }) {
             if existing.definition.sameConfiguration(as: definition) && existing.ready
-                && existing.definition.entriesAreCurrent { return nil }
+                && existing.definition.entriesAreCurrent
+            {
+                return nil
+            }
             try remove(txn, collection, existing)
         }
         let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: StoreLayout.nextIndexKey)) ?? 1
@@ -139,11 +152,14 @@ final class IndexRegistry: DocumentIndexing {
 
     /// Indexes up to ``buildBatchSize`` documents after `after` (a document key); returns the
     /// last key done, or nil when the collection is finished (and marks the index ready).
-    func buildStep(_ txn: WriteTransaction, _ collection: CollectionSpec, _ name: String,
-                   _ definition: IndexDefinition, after: [UInt8]?) throws -> [UInt8]? {
+    func buildStep(
+        _ txn: WriteTransaction, _ collection: CollectionSpec, _ name: String,
+        _ definition: IndexDefinition, after: [UInt8]?
+    ) throws -> [UInt8]? {
         // The index may have been dropped or replaced meanwhile: then there is nothing to do.
         guard let current = try definitions(txn, collection).first(where: { $0.name == name }),
-              current.definition == definition else { return nil }
+            current.definition == definition
+        else { return nil }
         let index = try CompiledIndex(name: name, definition: definition, collection: collection)
         let prefix = StoreLayout.collectionPrefix(collection.number)
         let entryPrefix = StoreLayout.indexEntriesPrefix(definition.number)

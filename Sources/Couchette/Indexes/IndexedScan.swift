@@ -34,8 +34,10 @@ struct IndexedScan: DocumentScan {
         }
     }
 
-    func forEach(_ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
-                 order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
+    func forEach(
+        _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
+        order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool
+    ) throws {
         func fetch(_ id: [UInt8]) throws -> SourceBinding? {
             try CollectionScan.lookup(snapshot, collection, String(decoding: id, as: UTF8.self), now: now, includeDeleted: false)
         }
@@ -85,7 +87,8 @@ struct IndexedScan: DocumentScan {
                     // its values do); otherwise an inexact earlier column could still hide a
                     // smaller row further on.
                     if let previous = group, isSatisfied(),
-                       order.exact || !previous[..<firstColumnEnd].elementsEqual(current[..<min(firstEnd, current.count)]) {
+                        order.exact || !previous[..<firstColumnEnd].elementsEqual(current[..<min(firstEnd, current.count)])
+                    {
                         return false
                     }
                     if order.exact && !IndexKey.isExact(current, values: groupColumns) { order.exact = false }

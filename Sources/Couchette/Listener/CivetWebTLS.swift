@@ -26,7 +26,9 @@ enum CivetWebTLS {
         // as an error); the function table below is the real test.
         _ = mg_init_library(UInt32(MG_FEATURES_TLS))
         guard SSL_get_peer_certificate_missing() else { return nil }
-        return repair() ? nil : "civetweb did not load OpenSSL, or its function table could not be repaired (it opens libssl.so and libcrypto.so at run time: install libssl-dev)"
+        return repair()
+            ? nil
+            : "civetweb did not load OpenSSL, or its function table could not be repaired (it opens libssl.so and libcrypto.so at run time: install libssl-dev)"
     }
 
     /// Fills the empty `SSL_get_peer_certificate` slot again if civetweb reloaded its table (also
@@ -78,8 +80,10 @@ enum CivetWebTLS {
             return nil
         }
         let wordSize = UInt(MemoryLayout<UInt>.size)
-        let replacement = UInt(bitPattern: unsafeBitCast(SSL_get1_peer_certificate as @convention(c) (OpaquePointer?) -> OpaquePointer?,
-                                                         to: UnsafeRawPointer.self))
+        let replacement = UInt(
+            bitPattern: unsafeBitCast(
+                SSL_get1_peer_certificate as @convention(c) (OpaquePointer?) -> OpaquePointer?,
+                to: UnsafeRawPointer.self))
         for segment in segments where segment.writable {
             var address = (segment.start + wordSize - 1) & ~(wordSize - 1)
             while address + wordSize <= segment.end {
@@ -91,7 +95,9 @@ enum CivetWebTLS {
                         let slot = address + stride - wordSize
                         let previousName = UnsafePointer<UInt>(bitPattern: address - stride)!.pointee
                         let previousFunction = UnsafePointer<UInt>(bitPattern: slot - stride)!.pointee
-                        guard inside(slot, wordSize), name(at: previousName)?.hasPrefix("SSL_") == true, previousFunction != 0 else { continue }
+                        guard inside(slot, wordSize), name(at: previousName)?.hasPrefix("SSL_") == true, previousFunction != 0 else {
+                            continue
+                        }
                         let current = UnsafePointer<UInt>(bitPattern: slot)!.pointee
                         if current == replacement { return true }
                         guard current == 0 else { continue }

@@ -20,8 +20,9 @@ struct HTTPResponse: Sendable {
     }
 
     static func json(_ value: Value, status: Int = 200) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")],
-                     body: .bytes(Array((JSON.string(from: value) + "\n").utf8)))
+        HTTPResponse(
+            status: status, headers: [("Content-Type", "application/json")],
+            body: .bytes(Array((JSON.string(from: value) + "\n").utf8)))
     }
 
     /// CouchDB's error shape: `{"error":"not_found","reason":"missing"}`.

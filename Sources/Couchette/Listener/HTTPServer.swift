@@ -61,13 +61,13 @@ final class HTTPServer: Sendable {
         }
         let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         var options = [
-            "listening_ports", tls == nil ? address : address + "s",   // "s": this port speaks TLS
+            "listening_ports", tls == nil ? address : address + "s",  // "s": this port speaks TLS
             "num_threads", String(threads),
             "enable_keep_alive", "yes",
             "keep_alive_timeout_ms", "15000",
             "request_timeout_ms", "120000",
             "max_request_size", "65536",
-            "tcp_nodelay", "1",   // else Nagle holds the body behind the headers for a delayed ACK (~40 ms)
+            "tcp_nodelay", "1",  // else Nagle holds the body behind the headers for a delayed ACK (~40 ms)
         ]
         // civetweb reads certificates and keys from files, once, in mg_start: they are written to a
         // private directory (0700, files 0600) that is deleted as soon as mg_start returns.
@@ -79,13 +79,13 @@ final class HTTPServer: Sendable {
         if let files {
             options += [
                 "ssl_certificate", files.identityPath,
-                "ssl_protocol_version", "4",   // TLS 1.2 and newer only
+                "ssl_protocol_version", "4",  // TLS 1.2 and newer only
             ]
             if let rootsPath = files.rootsPath {
                 options += [
-                    "ssl_verify_peer", "yes",   // a client without an accepted certificate fails the handshake
+                    "ssl_verify_peer", "yes",  // a client without an accepted certificate fails the handshake
                     "ssl_ca_file", rootsPath,
-                    "ssl_default_verify_paths", "no",   // only the configured roots, not the system's CAs
+                    "ssl_default_verify_paths", "no",  // only the configured roots, not the system's CAs
                 ]
             }
         }
@@ -96,8 +96,9 @@ final class HTTPServer: Sendable {
         let context: OpaquePointer? = withCStringArray(options) { optionPointers in
             errorText.withUnsafeMutableBufferPointer { text in
                 withUnsafePointer(to: &callbacks) { callbackPointer in
-                    var initData = mg_init_data(callbacks: callbackPointer, user_data: userData,
-                                                configuration_options: UnsafeMutablePointer(mutating: optionPointers))
+                    var initData = mg_init_data(
+                        callbacks: callbackPointer, user_data: userData,
+                        configuration_options: UnsafeMutablePointer(mutating: optionPointers))
                     var errorData = mg_error_data(code: nil, text: text.baseAddress, text_buffer_size: text.count)
                     return mg_start2(&initData, &errorData)
                 }
@@ -108,7 +109,8 @@ final class HTTPServer: Sendable {
             let reason = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if tls != nil, reason.lowercased().contains("ssl") || reason.contains("lib") {
                 // Debian's civetweb dlopen()s "libssl.so" and "libcrypto.so", which libssl-dev provides.
-                throw CouchetteError(.tls, "could not serve HTTPS on \(address): \(reason) (civetweb loads libssl.so at run time: install libssl-dev)")
+                throw CouchetteError(
+                    .tls, "could not serve HTTPS on \(address): \(reason) (civetweb loads libssl.so at run time: install libssl-dev)")
             }
             throw CouchetteError(.io, "could not listen on \(address) (\(reason.isEmpty ? "address in use or not available" : reason))")
         }
@@ -146,7 +148,8 @@ final class HTTPServer: Sendable {
 
     private static func server(for connection: OpaquePointer?) -> HTTPServer? {
         guard let connection, let context = mg_get_context(connection),
-              let userData = mg_get_user_data(context) else { return nil }
+            let userData = mg_get_user_data(context)
+        else { return nil }
         return Unmanaged<HTTPServer>.fromOpaque(userData).takeUnretainedValue()
     }
 
@@ -168,11 +171,15 @@ final class HTTPServer: Sendable {
             // Requests civetweb rejects before our handler (malformed request lines, oversize
             // headers) still get CouchDB's JSON error shape.
             guard let connection else { return 1 }
-            let body = Array(JSON.string(from: .dictionary([
-                "error": .string(status == 413 || status == 431 ? "too_large" : "bad_request"),
-                "reason": .string("the HTTP request could not be read (status \(status))"),
-            ])).utf8)
-            let head = "HTTP/1.1 \(status) Error\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+            let body = Array(
+                JSON.string(
+                    from: .dictionary([
+                        "error": .string(status == 413 || status == 431 ? "too_large" : "bad_request"),
+                        "reason": .string("the HTTP request could not be read (status \(status))"),
+                    ])
+                ).utf8)
+            let head =
+                "HTTP/1.1 \(status) Error\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
             _ = head.withCString { mg_write(connection, $0, strlen($0)) }
             _ = body.withUnsafeBytes { mg_write(connection, $0.baseAddress, $0.count) }
             return 0
@@ -287,7 +294,10 @@ final class HTTPServer: Sendable {
             }
         }
         if info.content_length > Int64(maximumBodySize) {
-            return .rejected(.error(413, "too_large", "the request body (\(info.content_length) bytes) exceeds the listener's limit of \(maximumBodySize) bytes"))
+            return .rejected(
+                .error(
+                    413, "too_large",
+                    "the request body (\(info.content_length) bytes) exceeds the listener's limit of \(maximumBodySize) bytes"))
         }
         var body: [UInt8] = []
         if info.content_length > 0 { body.reserveCapacity(Int(info.content_length)) }
@@ -303,8 +313,10 @@ final class HTTPServer: Sendable {
         }
         let path = (info.local_uri ?? info.request_uri).map { String(cString: $0) } ?? "/"
         let query = info.query_string.map { String(cString: $0) } ?? ""
-        return .request(HTTPRequest(method: info.request_method.map { String(cString: $0) } ?? "GET",
-                                    path: path, rawQuery: query, headers: headers, body: body))
+        return .request(
+            HTTPRequest(
+                method: info.request_method.map { String(cString: $0) } ?? "GET",
+                path: path, rawQuery: query, headers: headers, body: body))
     }
 }
 

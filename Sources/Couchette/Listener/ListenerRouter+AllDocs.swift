@@ -46,8 +46,9 @@ extension ListenerRouter {
     private func row(id: String, rev: String, document: Document?, includeDocs: Bool) -> Value {
         var row: [String: Value] = ["id": .string(id), "key": .string(id), "value": .dictionary(["rev": .string(rev)])]
         if includeDocs, let document {
-            row["doc"] = CouchDBDocument.json(PeerRevision(id: id, revisionID: rev, deleted: false, body: document.root.decode(), history: [rev]),
-                                              includeHistory: false)
+            row["doc"] = CouchDBDocument.json(
+                PeerRevision(id: id, revisionID: rev, deleted: false, body: document.root.decode(), history: [rev]),
+                includeHistory: false)
         }
         return .dictionary(row)
     }
@@ -91,7 +92,9 @@ private struct AllDocsOptions {
 
     func integer(_ name: String) throws -> Int? {
         if let value = body[name] {
-            guard case .int(let number) = value, number >= 0 else { throw ListenerError.badRequest("\(name) must be a non-negative integer") }
+            guard case .int(let number) = value, number >= 0 else {
+                throw ListenerError.badRequest("\(name) must be a non-negative integer")
+            }
             return Int(clamping: number)
         }
         return try ListenerRouter.integer(query[name], name: name)

@@ -23,20 +23,23 @@ extension ListenerRouter {
             entry = body["_attachments"]?[name]
         }
         guard case .string(let digest)? = entry?[Blob.Key.digest], let file = collection.reader.blobs.path(for: digest),
-              collection.reader.blobs.contains(digest) else {
+            collection.reader.blobs.contains(digest)
+        else {
             return .error(404, "not_found", "Document is missing attachment")
         }
         let contentType: String = if case .string(let type)? = entry?[Blob.Key.contentType] { type } else { Blob.defaultContentType }
         let headers = [("Content-Type", contentType), ("ETag", "\"\(digest)\"")]
         if request.method == "HEAD" { return HTTPResponse(status: 200, headers: headers, body: .bytes([])) }
-        return HTTPResponse(status: 200, headers: headers, body: .stream { stream in
-            do {
-                let reader = try BlobReader(path: file)
-                while let chunk = try reader.next() {
-                    guard stream.write([UInt8](chunk)) else { break }
-                }
-            } catch {}
-            stream.finish()
-        })
+        return HTTPResponse(
+            status: 200, headers: headers,
+            body: .stream { stream in
+                do {
+                    let reader = try BlobReader(path: file)
+                    while let chunk = try reader.next() {
+                        guard stream.write([UInt8](chunk)) else { break }
+                    }
+                } catch {}
+                stream.finish()
+            })
     }
 }

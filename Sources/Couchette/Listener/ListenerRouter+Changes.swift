@@ -20,18 +20,22 @@ extension ListenerRouter {
         let options = try await changesOptions(request, keyspace)
         switch request.query["feed"] ?? "normal" {
         case "normal":
-            let page = try await keyspace.peer.changes(since: options.since, limit: options.limit, documentIDs: options.documentIDs,
-                                                       selector: options.selector, wait: .normal)
+            let page = try await keyspace.peer.changes(
+                since: options.since, limit: options.limit, documentIDs: options.documentIDs,
+                selector: options.selector, wait: .normal)
             return .json(try changesBody(page, keyspace, options))
         case "longpoll":
             let wait = ChangesWait.longpoll(timeout: options.timeout ?? .seconds(60))
-            let page = try await keyspace.peer.changes(since: options.since, limit: options.limit, documentIDs: options.documentIDs,
-                                                       selector: options.selector, wait: wait)
+            let page = try await keyspace.peer.changes(
+                since: options.since, limit: options.limit, documentIDs: options.documentIDs,
+                selector: options.selector, wait: wait)
             return .json(try changesBody(page, keyspace, options))
         case "continuous", "eventsource":
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .stream { [self] stream in
-                await continuousFeed(stream, keyspace, options)
-            })
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "application/json")],
+                body: .stream { [self] stream in
+                    await continuousFeed(stream, keyspace, options)
+                })
         case let other:
             throw ListenerError.badRequest("unsupported feed '\(other)' (normal, longpoll or continuous)")
         }
@@ -73,26 +77,30 @@ extension ListenerRouter {
         switch query["since"] {
         case nil, "0"?: since = nil
         case "now"?: since = try await keyspace.peer.info().updateSequence
-        case let raw?: since = (try? JSON.parse(raw)) ?? .string(raw)   // CouchDB sequences are opaque strings
+        case let raw?: since = (try? JSON.parse(raw)) ?? .string(raw)  // CouchDB sequences are opaque strings
         }
         let limit = try ListenerRouter.integer(query["limit"], name: "limit").map { max($0, 1) } ?? Int.max
         var heartbeat: Duration?
         if let raw = query["heartbeat"] {
-            heartbeat = raw == "true" ? .seconds(60) : try ListenerRouter.integer(raw, name: "heartbeat").map { .milliseconds(max($0, 100)) }
+            heartbeat =
+                raw == "true" ? .seconds(60) : try ListenerRouter.integer(raw, name: "heartbeat").map { .milliseconds(max($0, 100)) }
         }
         let timeout = try ListenerRouter.integer(query["timeout"], name: "timeout").map { Duration.milliseconds($0) }
         let style = query["style"] ?? "main_only"
         guard style == "main_only" || style == "all_docs" else {
             throw ListenerError.badRequest("unsupported style '\(style)' (main_only or all_docs)")
         }
-        return ChangesOptions(since: since, limit: limit, documentIDs: documentIDs, selector: selector,
-                              includeDocs: query["include_docs"] == "true", allLeaves: style == "all_docs",
-                              heartbeat: heartbeat, timeout: timeout)
+        return ChangesOptions(
+            since: since, limit: limit, documentIDs: documentIDs, selector: selector,
+            includeDocs: query["include_docs"] == "true", allLeaves: style == "all_docs",
+            heartbeat: heartbeat, timeout: timeout)
     }
 
     private func changesBody(_ page: PeerChanges, _ keyspace: Keyspace, _ options: ChangesOptions) throws -> Value {
-        .dictionary(["results": .array(try page.results.map { try row($0, keyspace, options) }),
-                     "last_seq": page.lastSequence, "pending": .int(0)])
+        .dictionary([
+            "results": .array(try page.results.map { try row($0, keyspace, options) }),
+            "last_seq": page.lastSequence, "pending": .int(0),
+        ])
     }
 
     /// `{"seq", "id", "changes": [{"rev"}], "deleted"}`; `main_only` lists just the current revision.
@@ -101,8 +109,10 @@ extension ListenerRouter {
         if !options.allLeaves, revisions.count > 1, let current = try keyspace.collection.storedState(id: change.id).revisionID {
             revisions = [current]
         }
-        var row: [String: Value] = ["seq": change.sequence, "id": .string(change.id),
-                                    "changes": .array(revisions.map { .dictionary(["rev": .string($0)]) })]
+        var row: [String: Value] = [
+            "seq": change.sequence, "id": .string(change.id),
+            "changes": .array(revisions.map { .dictionary(["rev": .string($0)]) }),
+        ]
         if change.deleted { row["deleted"] = .bool(true) }
         if options.includeDocs { row["doc"] = try currentDocument(change.id, keyspace) }
         return .dictionary(row)
@@ -113,8 +123,9 @@ extension ListenerRouter {
         let state = try keyspace.collection.storedState(id: id)
         guard let rev = state.revisionID else { return .null }
         guard let document = state.document else { return MangoSelector.document(id: id, revisionID: rev, deleted: true, body: nil) }
-        return CouchDBDocument.json(PeerRevision(id: id, revisionID: rev, deleted: false, body: document.root.decode(), history: [rev]),
-                                    includeHistory: false)
+        return CouchDBDocument.json(
+            PeerRevision(id: id, revisionID: rev, deleted: false, body: document.root.decode(), history: [rev]),
+            includeHistory: false)
     }
 
     /// Writes changes as they happen until the timeout passes without one (default 60 s without
@@ -134,8 +145,9 @@ extension ListenerRouter {
                     if left <= .zero { break }
                     wait = min(wait, left)
                 }
-                let page = try await keyspace.peer.changes(since: since, limit: remaining, documentIDs: options.documentIDs,
-                                                           selector: options.selector, wait: .longpoll(timeout: wait))
+                let page = try await keyspace.peer.changes(
+                    since: since, limit: remaining, documentIDs: options.documentIDs,
+                    selector: options.selector, wait: .longpoll(timeout: wait))
                 try Task.checkCancellation()
                 var text = ""
                 for change in page.results {

@@ -54,7 +54,8 @@ extension ListenerRouter {
         try CouchDBDocument.stripUnderscoreFields(&object, id: id)
         let spec = keyspace.collection.spec
         try keyspace.collection.reader.checkUsable(spec)
-        let operation: WriteOperation = deleted
+        let operation: WriteOperation =
+            deleted
             ? .delete(spec, id: id, base: base, control: .failOnConflict)
             : .save(spec, id: id, body: try ValueEncoder.encode(.dictionary(object)), base: base, control: .failOnConflict)
         let outcomes = try await keyspace.collection.database.perform(PendingWrite([operation]))
@@ -87,9 +88,10 @@ extension ListenerRouter {
         let includeHistory = request.query["revs"] == "true"
         let content = try ContentRequest(request)
         if let openRevisions = request.query["open_revs"] {
-            return try await readOpenRevisions(openRevisions, keyspace, id: id, includeHistory: includeHistory,
-                                               latest: request.query["latest"] == "true",
-                                               multipart: ListenerRouter.prefersMultipart(request), content: content)
+            return try await readOpenRevisions(
+                openRevisions, keyspace, id: id, includeHistory: includeHistory,
+                latest: request.query["latest"] == "true",
+                multipart: ListenerRouter.prefersMultipart(request), content: content)
         }
         if var rev = request.query["rev"] {
             if request.query["latest"] == "true" { rev = try keyspace.collection.latestLeaves(id: id, from: rev)[0] }
@@ -115,8 +117,10 @@ extension ListenerRouter {
     /// `open_revs=all` or `open_revs=["1-a","2-b"]`: as JSON, `[{"ok": {doc}}, {"missing": "rev"}]`;
     /// as `multipart/mixed` (see ``prefersMultipart(_:)``), one `application/json` part per
     /// revision, the document or, typed `application/json; error="true"`, `{"missing": "rev"}`.
-    private func readOpenRevisions(_ parameter: String, _ keyspace: Keyspace, id: String,
-                                   includeHistory: Bool, latest: Bool, multipart: Bool, content: ContentRequest) async throws -> HTTPResponse {
+    private func readOpenRevisions(
+        _ parameter: String, _ keyspace: Keyspace, id: String,
+        includeHistory: Bool, latest: Bool, multipart: Bool, content: ContentRequest
+    ) async throws -> HTTPResponse {
         var revisions: [String]
         if parameter == "all" {
             let tree = try keyspace.collection.revisionTree(id: id)
@@ -132,18 +136,21 @@ extension ListenerRouter {
             }
             if latest { revisions = try revisions.flatMap { try keyspace.collection.latestLeaves(id: id, from: $0) } }
         }
-        let fetched = try await keyspace.peer.bulkGet(revisions.map { RevisionRequest(id: id, revisionID: $0, knownAncestors: content.since) }).map {
+        let fetched = try await keyspace.peer.bulkGet(
+            revisions.map { RevisionRequest(id: id, revisionID: $0, knownAncestors: content.since) }
+        ).map {
             guard case .found(var revision) = $0, !content.inline else { return $0 }
             revision.attachments = [:]
             return .found(revision)
         }
         if multipart {
-            return .multipartMixed(fetched.map {
-                switch $0 {
-                case .found(let revision): ("application/json", CouchDBDocument.json(revision, includeHistory: includeHistory))
-                case .failed(_, let rev, _): ("application/json; error=\"true\"", .dictionary(["missing": .string(rev)]))
-                }
-            })
+            return .multipartMixed(
+                fetched.map {
+                    switch $0 {
+                    case .found(let revision): ("application/json", CouchDBDocument.json(revision, includeHistory: includeHistory))
+                    case .failed(_, let rev, _): ("application/json; error=\"true\"", .dictionary(["missing": .string(rev)]))
+                    }
+                })
         }
         let rows: [Value] = fetched.map {
             switch $0 {
@@ -173,8 +180,10 @@ extension ListenerRouter {
     /// 415; PouchDB on `forbidden` and `unauthorized`). Attachments sent inline in JSON are stored.
     static func refuseMultipart(_ request: HTTPRequest, id: String) -> HTTPResponse? {
         guard let type = request.header("content-type")?.lowercased(), type.hasPrefix("multipart/") else { return nil }
-        return .error(415, "unsupported_media_type",
-                      "document '\(id)' comes as \(type.prefix(while: { $0 != ";" })), which Couchette does not read: send its attachments inline (base64) in JSON")
+        return .error(
+            415, "unsupported_media_type",
+            "document '\(id)' comes as \(type.prefix(while: { $0 != ";" })), which Couchette does not read: send its attachments inline (base64) in JSON"
+        )
     }
 
     /// Whether a document's JSON has a non-empty `_attachments` object.
@@ -221,7 +230,9 @@ extension ListenerRouter {
 
     static func integer(_ text: String?, name: String) throws -> Int? {
         guard let text else { return nil }
-        guard let number = Int(text), number >= 0 else { throw ListenerError.badRequest("\(name) must be a non-negative integer, got '\(text)'") }
+        guard let number = Int(text), number >= 0 else {
+            throw ListenerError.badRequest("\(name) must be a non-negative integer, got '\(text)'")
+        }
         return number
     }
 }

@@ -44,8 +44,10 @@ extension ListenerRouter {
     /// `offset` null).
     func localDocuments(_ keyspace: Keyspace) throws -> HTTPResponse {
         let rows: [Value] = try keyspace.collection.localDocumentRevisions().map { entry in
-            .dictionary(["id": .string("_local/" + entry.id), "key": .string("_local/" + entry.id),
-                         "value": .dictionary(["rev": .string(entry.revisionID)])])
+            .dictionary([
+                "id": .string("_local/" + entry.id), "key": .string("_local/" + entry.id),
+                "value": .dictionary(["rev": .string(entry.revisionID)]),
+            ])
         }
         return .json(.dictionary(["total_rows": .null, "offset": .null, "rows": .array(rows)]))
     }
@@ -71,11 +73,12 @@ extension ListenerRouter {
             guard let generation = LocalRevisionCondition.generation(of: "0-" + newest) else { throw invalid }
             return generation
         }
-        let named: String? = if case .string(let rev)? = object["_rev"] {
-            rev
-        } else {
-            request.query["rev"] ?? request.header("if-match").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
-        }
+        let named: String? =
+            if case .string(let rev)? = object["_rev"] {
+                rev
+            } else {
+                request.query["rev"] ?? request.header("if-match").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+            }
         guard let named else { return nil }
         guard let generation = LocalRevisionCondition.generation(of: named) else { throw invalid }
         return generation

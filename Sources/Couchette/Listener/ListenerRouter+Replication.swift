@@ -16,11 +16,15 @@ extension ListenerRouter {
             }
         }
         let diff = try await keyspace.peer.revsDiff(revisions)
-        return .json(.dictionary(diff.mapValues { result in
-            var entry: [String: Value] = ["missing": .array(result.missing.map(Value.string))]
-            if !result.possibleAncestors.isEmpty { entry["possible_ancestors"] = .array(result.possibleAncestors.map(Value.string)) }
-            return .dictionary(entry)
-        }))
+        return .json(
+            .dictionary(
+                diff.mapValues { result in
+                    var entry: [String: Value] = ["missing": .array(result.missing.map(Value.string))]
+                    if !result.possibleAncestors.isEmpty {
+                        entry["possible_ancestors"] = .array(result.possibleAncestors.map(Value.string))
+                    }
+                    return .dictionary(entry)
+                }))
     }
 
     /// `POST /{db}/_bulk_get?revs=true&latest=true`: `{"docs": [{"id", "rev", "atts_since"}]}` →
@@ -36,7 +40,9 @@ extension ListenerRouter {
         }
         let latest = request.query["latest"] == "true"
         let requests: [RevisionRequest] = try docs.map { entry in
-            guard case .string(let id)? = entry["id"] else { throw ListenerError.badRequest("every _bulk_get entry needs an \"id\" string") }
+            guard case .string(let id)? = entry["id"] else {
+                throw ListenerError.badRequest("every _bulk_get entry needs an \"id\" string")
+            }
             let rev: String
             if case .string(let given)? = entry["rev"] {
                 rev = given
@@ -58,10 +64,12 @@ extension ListenerRouter {
                     if !allContent && request.knownAncestors.isEmpty { revision.attachments = [:] }
                     return .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
                 case .failed(let id, let rev, let error):
-                    return .dictionary(["error": .dictionary([
-                        "id": .string(id), "rev": .string(rev), "error": .string(HTTPResponse.couchDBError(for: error).name),
-                        "reason": .string(error.code == .notFound ? "missing" : error.message),
-                    ])])
+                    return .dictionary([
+                        "error": .dictionary([
+                            "id": .string(id), "rev": .string(rev), "error": .string(HTTPResponse.couchDBError(for: error).name),
+                            "reason": .string(error.code == .notFound ? "missing" : error.message),
+                        ])
+                    ])
                 }
             }
             return .dictionary(["id": .string(request.id), "docs": .array(entries)])

@@ -60,12 +60,15 @@ extension ListenerRouter {
                 case .invalidSession: return ListenerRouter.invalidSession
                 }
             }
-            return .json(.dictionary([
-                "ok": .bool(true),
-                "userCtx": .dictionary(["name": user, "roles": .array([])]),
-                "info": .dictionary(["authenticated": .string(method),
-                                     "authentication_handlers": .array([.string("cookie"), .string("default")])]),
-            ]))
+            return .json(
+                .dictionary([
+                    "ok": .bool(true),
+                    "userCtx": .dictionary(["name": user, "roles": .array([])]),
+                    "info": .dictionary([
+                        "authenticated": .string(method),
+                        "authentication_handlers": .array([.string("cookie"), .string("default")]),
+                    ]),
+                ]))
         default:
             return ListenerError.methodNotAllowed("only DELETE,GET,HEAD,POST allowed for /_session").response
         }
@@ -97,8 +100,9 @@ extension ListenerRouter {
     /// `Authorization: Basic base64(user:password)`, decoded.
     static func basicCredentials(_ header: String) -> (user: String, password: String)? {
         guard header.lowercased().hasPrefix("basic "),
-              let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return nil }
+            let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { return nil }
         return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
@@ -109,7 +113,7 @@ extension ListenerRouter {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name {
                 let value = parts[1].trimmingCharacters(in: .whitespaces)
-                return value.isEmpty ? nil : value   // a cleared cookie (`AuthSession=`) is no session
+                return value.isEmpty ? nil : value  // a cleared cookie (`AuthSession=`) is no session
             }
         }
         return nil

@@ -147,8 +147,11 @@ final class ListenerRouter: Sendable {
     private func serverInfo() throws -> HTTPResponse {
         let uuid = try config.collections.first.map { try $0.reader.uuid() } ?? ""
         let hex = uuid.lowercased().filter(\.isHexDigit)
-        return .json(.dictionary(["couchdb": .string("Welcome"), "version": .string("3.3.3"), "uuid": .string(hex),
-                                  "vendor": .dictionary(["name": .string("Couchette")]), "features": .array([])]))
+        return .json(
+            .dictionary([
+                "couchdb": .string("Welcome"), "version": .string("3.3.3"), "uuid": .string(hex),
+                "vendor": .dictionary(["name": .string("Couchette")]), "features": .array([]),
+            ]))
     }
 
     private func databaseInfo(_ keyspace: Keyspace) async throws -> HTTPResponse {
@@ -161,15 +164,18 @@ final class ListenerRouter: Sendable {
         // `file` is the whole database file (every collection shares it); `active` and
         // `external` the stored records of this collection (CouchDB: live data, uncompressed).
         let file = reader.fileSize
-        return .json(.dictionary([
-            "db_name": .string(keyspace.name), "update_seq": info.updateSequence,
-            "doc_count": .int(Int64(clamping: count)), "doc_del_count": .int(Int64(clamping: statistics.deleted)),
-            "purge_seq": .int(0), "compact_running": .bool(false), "instance_start_time": .string("0"), "disk_format_version": .int(8),
-            "sizes": .dictionary(["active": .int(Int64(clamping: statistics.recordBytes)),
-                                  "external": .int(Int64(clamping: statistics.recordBytes)),
-                                  "file": .int(Int64(clamping: file))]),
-            "props": .dictionary([:]),
-        ]))
+        return .json(
+            .dictionary([
+                "db_name": .string(keyspace.name), "update_seq": info.updateSequence,
+                "doc_count": .int(Int64(clamping: count)), "doc_del_count": .int(Int64(clamping: statistics.deleted)),
+                "purge_seq": .int(0), "compact_running": .bool(false), "instance_start_time": .string("0"), "disk_format_version": .int(8),
+                "sizes": .dictionary([
+                    "active": .int(Int64(clamping: statistics.recordBytes)),
+                    "external": .int(Int64(clamping: statistics.recordBytes)),
+                    "file": .int(Int64(clamping: file)),
+                ]),
+                "props": .dictionary([:]),
+            ]))
     }
 }
 

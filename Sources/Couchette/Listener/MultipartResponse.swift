@@ -17,8 +17,8 @@ extension HTTPResponse {
     }
 }
 
-private extension String {
-    func leftPadded(to length: Int) -> String {
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
         count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }

@@ -47,7 +47,9 @@ public final class URLEndpointListener: Sendable {
         } else {
             // Couchbase Lite's default: an anonymous self-signed identity, named after the address
             // served so a client that trusts it by CA file can also check the host name.
-            let identity = try config.tlsIdentity ?? TLSIdentity.createIdentity(commonName: urlHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]")))
+            let identity =
+                try config.tlsIdentity
+                ?? TLSIdentity.createIdentity(commonName: urlHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]")))
             tls = HTTPServer.TLSSetup(identity: identity, clientRoots: certificates?.rootCertificates)
         }
         let bound = try server.start(host: host, port: config.port, threads: max(2, config.maximumConcurrentRequests), tls: tls)

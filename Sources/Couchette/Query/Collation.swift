@@ -48,7 +48,8 @@ struct Collation: Sendable, Equatable, CustomStringConvertible {
             // NOCASE without UNICODE folds ASCII only; NODIAC strips accents first.
             let left = diacriticSensitive ? lhs : Collation.stripDiacritics(lhs)
             let right = diacriticSensitive ? rhs : Collation.stripDiacritics(rhs)
-            return caseSensitive ? Collation.binaryCompare(left, right)
+            return caseSensitive
+                ? Collation.binaryCompare(left, right)
                 : Collation.binaryCompare(Collation.asciiLowercased(left), Collation.asciiLowercased(right))
         }
         var options: String.CompareOptions = []
@@ -109,17 +110,17 @@ enum ValueOrder {
         if leftKind != rightKind { return leftKind < rightKind ? -1 : 1 }
         switch (lhs, rhs) {
         case (.null, .null): return 0
-        case let (.bool(a), .bool(b)): return a == b ? 0 : (a ? 1 : -1)
-        case let (.int(a), .int(b)): return a == b ? 0 : (a < b ? -1 : 1)
-        case let (.string(a), .string(b)): return collation.compare(a, b)
-        case let (.int(a), .double(b)): return compare(a, b)
-        case let (.double(a), .int(b)): return -compare(b, a)
+        case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
+        case (.int(let a), .int(let b)): return a == b ? 0 : (a < b ? -1 : 1)
+        case (.string(let a), .string(let b)): return collation.compare(a, b)
+        case (.int(let a), .double(let b)): return compare(a, b)
+        case (.double(let a), .int(let b)): return -compare(b, a)
         // A large integer lies beyond every Int64, on the side of its sign.
-        case let (.largeInteger(a), .int): return a.isNegative ? -1 : 1
-        case let (.int, .largeInteger(b)): return b.isNegative ? 1 : -1
-        case let (.largeInteger(a), .largeInteger(b)): return a.compare(b)
-        case let (.largeInteger(a), .double(b)): return a.compare(b)
-        case let (.double(a), .largeInteger(b)): return -b.compare(a)
+        case (.largeInteger(let a), .int): return a.isNegative ? -1 : 1
+        case (.int, .largeInteger(let b)): return b.isNegative ? 1 : -1
+        case (.largeInteger(let a), .largeInteger(let b)): return a.compare(b)
+        case (.largeInteger(let a), .double(let b)): return a.compare(b)
+        case (.double(let a), .largeInteger(let b)): return -b.compare(a)
         default: break
         }
         if let a = lhs.number, let b = rhs.number { return a == b ? 0 : (a < b ? -1 : 1) }

@@ -16,11 +16,14 @@ extension Database {
         try reader.checkOpen()
         let statement = try Parser.parse(query)
         let reader = self.reader
-        let plan = try QueryCompiler.compile(statement, databaseName: name, lookup: { scope, name in
-            try reader.spec(scope: scope, name: name)
-        }, fullTextLookup: { spec, index in
-            try reader.read { try $0.indexDefinitions(spec).first { $0.name == index }?.definition }
-        })
+        let plan = try QueryCompiler.compile(
+            statement, databaseName: name,
+            lookup: { scope, name in
+                try reader.spec(scope: scope, name: name)
+            },
+            fullTextLookup: { spec, index in
+                try reader.read { try $0.indexDefinitions(spec).first { $0.name == index }?.definition }
+            })
         return Query(database: self, text: query, plan: plan)
     }
 }

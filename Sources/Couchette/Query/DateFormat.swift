@@ -74,8 +74,9 @@ struct DateFormat: Equatable {
         if zone != nil && !hasTime { return nil }
         if hasDate && hasTime && separator == nil { return nil }
         guard hasDate || hasTime else { return nil }
-        return DateFormat(hasDate: hasDate, hasTime: hasTime, hasMillis: hasMillis, separator: separator ?? "T",
-                          zone: hasTime ? zone : nil)
+        return DateFormat(
+            hasDate: hasDate, hasTime: hasTime, hasMillis: hasMillis, separator: separator ?? "T",
+            zone: hasTime ? zone : nil)
     }
 
     // MARK: - By tokens
@@ -127,7 +128,8 @@ struct DateFormat: Equatable {
                     text += "Z"
                 } else {
                     let minutes = Int64(abs(offsetMinutes))
-                    text += (offsetMinutes < 0 ? "-" : "+") + Self.pad(minutes / 60, 2) + (zone == .colon ? ":" : "")
+                    text +=
+                        (offsetMinutes < 0 ? "-" : "+") + Self.pad(minutes / 60, 2) + (zone == .colon ? ":" : "")
                         + Self.pad(minutes % 60, 2)
                 }
             }

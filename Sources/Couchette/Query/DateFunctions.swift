@@ -52,7 +52,8 @@ enum DateFunctions {
         }
         strict("DATE_ADD_STR", 3...4) { values in
             guard let date = LocalDate(values[0]), let amount = amount(values[1]), let part = Part(values[2]),
-                  let result = adding(amount, part, toLocal: date.localMillis) else { return .null }
+                let result = adding(amount, part, toLocal: date.localMillis)
+            else { return .null }
             let offset = date.offsetMinutes ?? 0
             var style = DateFormat.iso
             if date.offsetHasColon { style.zone = .colon }
@@ -60,7 +61,8 @@ enum DateFunctions {
         }
         strict("DATE_ADD_MILLIS", 3...3) { values in
             guard let start = moment(values[0]), let amount = amount(values[1]), let part = Part(values[2]),
-                  let result = adding(amount, part, toLocal: start) else { return .null }
+                let result = adding(amount, part, toLocal: start)
+            else { return .null }
             return .int(result)
         }
     }
@@ -74,7 +76,8 @@ enum DateFunctions {
     private static func moment(_ value: Datum) -> Int64? {
         if case .int(let number) = value { return millisRange.contains(number) ? number : nil }
         guard let number = value.number, number >= Double(millisRange.lowerBound),
-              number <= Double(millisRange.upperBound) else { return nil }
+            number <= Double(millisRange.upperBound)
+        else { return nil }
         return Int64(number.rounded(.towardZero))
     }
 
@@ -260,7 +263,8 @@ private struct LocalDate {
             return true
         }
         guard let year = number(4), take("-"), let month = number(2), take("-"), let day = number(2),
-              (1...12).contains(month), (1...ISO8601.daysInMonth(month, year)).contains(day) else { return nil }
+            (1...12).contains(month), (1...ISO8601.daysInMonth(month, year)).contains(day)
+        else { return nil }
         var millis = ISO8601.days(fromCivil: year, month, day) * 86_400_000
         if take("T") || take(" ") || take("t") {
             guard let hour = number(2), take(":"), let minute = number(2), hour < 24, minute < 60 else { return nil }

@@ -7,8 +7,9 @@ protocol DocumentScan: Sendable, CustomStringConvertible {
     /// Calls `body` for every visible document in `snapshot`, until it returns false.
     /// A scan that delivers rows in ORDER BY order says so in `order`, and stops at the end of a
     /// tie group once `isSatisfied()` (the executor has all the rows it needs).
-    func forEach(_ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
-                 order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws
+    func forEach(
+        _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
+        order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws
 
     /// What this execution would do (explain()).
     func explain(_ snapshot: StoreSnapshot, context: EvaluationContext) throws -> String
@@ -40,8 +41,10 @@ struct CollectionScan: DocumentScan {
         "SCAN \(collection.fullName)\(includeDeleted ? " (including deleted)" : "")"
     }
 
-    func forEach(_ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
-                 order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws {
+    func forEach(
+        _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
+        order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool
+    ) throws {
         try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: includeDeleted) { id, record in
             guard let binding = Self.binding(id, record) else { return true }
             return try body(binding)
@@ -51,8 +54,10 @@ struct CollectionScan: DocumentScan {
     /// The document `id` of `collection` as a query sees it, or nil when it is not visible
     /// (``StoreSnapshot/visibleRecord(_:_:now:includingDeleted:)``) or a design document: what
     /// index lookups and joins by id read.
-    static func lookup(_ snapshot: StoreSnapshot, _ collection: CollectionSpec, _ id: String, now: UInt64,
-                       includeDeleted: Bool) throws -> SourceBinding? {
+    static func lookup(
+        _ snapshot: StoreSnapshot, _ collection: CollectionSpec, _ id: String, now: UInt64,
+        includeDeleted: Bool
+    ) throws -> SourceBinding? {
         try snapshot.visibleRecord(collection, id, now: now, includingDeleted: includeDeleted).flatMap { binding(id, $0) }
     }
 
@@ -61,7 +66,8 @@ struct CollectionScan: DocumentScan {
     static func binding(_ id: String, _ record: DocumentRecord) -> SourceBinding? {
         if id.hasPrefix("_design/") { return nil }
         let root = EncodedValue(bytes: record.body.isEmpty ? Document.emptyBody : record.body)
-        return SourceBinding(id: id, sequence: record.sequence, revisionID: record.revisionID,
-                             isDeleted: record.isDeleted, expiration: record.expiration, body: Datum(root))
+        return SourceBinding(
+            id: id, sequence: record.sequence, revisionID: record.revisionID,
+            isDeleted: record.isDeleted, expiration: record.expiration, body: Datum(root))
     }
 }

@@ -170,8 +170,9 @@ enum LikePattern {
             pattern.withUTF8 { tokens -> Bool? in
                 func plain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D } }
                 guard plain(subject), plain(tokens) else { return nil }
-                return match(subject[...], tokens[...], percent: UInt8(ascii: "%"), underscore: UInt8(ascii: "_"),
-                             escape: UInt8(ascii: "\\"))
+                return match(
+                    subject[...], tokens[...], percent: UInt8(ascii: "%"), underscore: UInt8(ascii: "_"),
+                    escape: UInt8(ascii: "\\"))
             }
         }
     }
@@ -189,9 +190,11 @@ enum LikePattern {
     /// Runs in O(text × pattern) time without recursion: on a mismatch only the most recent `%`
     /// is retried one unit further on (an earlier `%` never needs a retry, since the later one
     /// can absorb anything it would have), so `%a%a%a…%b` cannot backtrack exponentially.
-    private static func match<Units: Swift.Collection>(_ text: Units, _ pattern: Units,
-                                                 percent: Units.Element, underscore: Units.Element,
-                                                 escape: Units.Element) -> Bool
+    private static func match<Units: Swift.Collection>(
+        _ text: Units, _ pattern: Units,
+        percent: Units.Element, underscore: Units.Element,
+        escape: Units.Element
+    ) -> Bool
     where Units.Element: Equatable {
         let subject = Array(text)
         var tokens: [Token<Units.Element>] = []

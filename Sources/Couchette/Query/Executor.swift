@@ -23,11 +23,16 @@ struct Executor {
     /// documents that passed WHERE (nil when there were more than ``MatchTracking/limit``, or
     /// when the query reads more than one source): what a live query needs to tell later that a
     /// commit cannot change its results (see ``anyMatches(_:in:parameters:)``).
-    func run(_ reader: StoreReader, parameters: [String: Datum],
-             trackingMatches: Bool) throws -> (rows: [[Datum?]], matches: Set<String>?) {
+    func run(
+        _ reader: StoreReader, parameters: [String: Datum],
+        trackingMatches: Bool
+    ) throws -> (rows: [[Datum?]], matches: Set<String>?) {
         let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
         if !unset.isEmpty {
-            throw CouchetteError(.invalidQuery, "query parameter\(unset.count > 1 ? "s" : "") \(unset.map { "$" + $0 }.joined(separator: ", ")) \(unset.count > 1 ? "are" : "is") not set; set them with query.parameters")
+            throw CouchetteError(
+                .invalidQuery,
+                "query parameter\(unset.count > 1 ? "s" : "") \(unset.map { "$" + $0 }.joined(separator: ", ")) \(unset.count > 1 ? "are" : "is") not set; set them with query.parameters"
+            )
         }
         for source in plan.sources {
             if case .collection(let spec) = source.kind { try reader.checkUsable(spec) }
@@ -39,12 +44,15 @@ struct Executor {
         var matches: Set<String>?
         var rows = try reader.read { snapshot -> [Row] in
             let scanOrder = ScanOrder()
-            let sink = Sink(plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder,
-                            interruption: Interruption(reader: reader))
+            let sink = Sink(
+                plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder,
+                interruption: Interruption(reader: reader))
             if trackingMatches && MatchTracking.applies(to: plan) { sink.matches = [] }
             let joined = try plan.stages.map { try prepare($0, snapshot, now, context, sink.interruption) }
-            try plan.mainScan.forEach(snapshot, now: now, context: context, order: scanOrder,
-                                      isSatisfied: { sink.hasAllRows }) { binding in
+            try plan.mainScan.forEach(
+                snapshot, now: now, context: context, order: scanOrder,
+                isSatisfied: { sink.hasAllRows }
+            ) { binding in
                 try sink.interruption.check()
                 context.sources[0] = binding
                 if let mainFilter = plan.mainFilter {
@@ -70,7 +78,8 @@ struct Executor {
         switch try evaluator(context) {
         case .int(let number)?: return Int(clamping: max(0, number))
         case .double(let number)? where !number.isNaN: return Int(exactly: number.rounded(.towardZero)) ?? (number < 0 ? 0 : .max)
-        case let other: throw CouchetteError(.invalidQuery, "\(clause) must be a number, got \(other.map { JSON.string(from: $0.value) } ?? "MISSING")")
+        case let other:
+            throw CouchetteError(.invalidQuery, "\(clause) must be a number, got \(other.map { JSON.string(from: $0.value) } ?? "MISSING")")
         }
     }
 
@@ -103,8 +112,10 @@ struct Executor {
         var lookup: ((String) throws -> SourceBinding?)?
     }
 
-    private func prepare(_ stage: Stage, _ snapshot: StoreSnapshot, _ now: UInt64,
-                         _ context: EvaluationContext, _ interruption: Interruption) throws -> JoinedSource {
+    private func prepare(
+        _ stage: Stage, _ snapshot: StoreSnapshot, _ now: UInt64,
+        _ context: EvaluationContext, _ interruption: Interruption
+    ) throws -> JoinedSource {
         guard case .join(_, let source, let scan, _, let hash) = stage else { return JoinedSource() }
         var joined = JoinedSource()
         if let hash, hash.innerIsDocumentID, case .collection(let spec) = plan.sources[source].kind {
@@ -215,8 +226,10 @@ struct Executor {
         /// `offset + limit` (saturating), nil without a LIMIT.
         private let wanted: Int?
 
-        init(plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int, scanOrder: ScanOrder,
-             interruption: Interruption) {
+        init(
+            plan: QueryPlan, context: EvaluationContext, limit: Int?, offset: Int, scanOrder: ScanOrder,
+            interruption: Interruption
+        ) {
             self.interruption = interruption
             self.plan = plan
             self.context = context

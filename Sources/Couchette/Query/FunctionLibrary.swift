@@ -355,8 +355,10 @@ enum FunctionLibrary {
 
     /// The matches of `expression` in `text` (at most `limit`), in order.
     /// - Throws: `.invalidQuery` when matching takes longer than ``regexTimeLimit``.
-    static func matches(_ expression: NSRegularExpression, in text: String,
-                        limit: Int = .max, function: String) throws -> [NSTextCheckingResult] {
+    static func matches(
+        _ expression: NSRegularExpression, in text: String,
+        limit: Int = .max, function: String
+    ) throws -> [NSTextCheckingResult] {
         var results: [NSTextCheckingResult] = []
         guard limit > 0 else { return results }
         var timedOut = false
@@ -372,14 +374,19 @@ enum FunctionLibrary {
             }
         }
         if timedOut {
-            throw CouchetteError(.invalidQuery, "\(function)(): the regular expression '\(expression.pattern)' took longer than \(regexTimeLimit) on a \(text.utf16.count)-unit string (too much backtracking)")
+            throw CouchetteError(
+                .invalidQuery,
+                "\(function)(): the regular expression '\(expression.pattern)' took longer than \(regexTimeLimit) on a \(text.utf16.count)-unit string (too much backtracking)"
+            )
         }
         return results
     }
 
     private static func addRegex(_ strict: Strict) {
-        func regex(_ name: String, _ arity: ClosedRange<Int>,
-                   _ operation: @escaping @Sendable (String, NSRegularExpression, [Datum]) throws -> Datum) {
+        func regex(
+            _ name: String, _ arity: ClosedRange<Int>,
+            _ operation: @escaping @Sendable (String, NSRegularExpression, [Datum]) throws -> Datum
+        ) {
             strict(name, arity) { values in
                 guard let text = values[0].string, let pattern = values[1].string else { return .null }
                 guard let expression = try? NSRegularExpression(pattern: pattern) else {
@@ -402,7 +409,8 @@ enum FunctionLibrary {
         }
         regex("REGEXP_POSITION", 2...2) { text, expression, _ in
             guard let match = try matches(expression, in: text, limit: 1, function: "REGEXP_POSITION").first,
-                  let range = Range(match.range, in: text) else { return .int(-1) }
+                let range = Range(match.range, in: text)
+            else { return .int(-1) }
             return .int(Int64(text.distance(from: text.startIndex, to: range.lowerBound)))
         }
         regex("REGEXP_REPLACE", 3...4) { text, expression, rest in

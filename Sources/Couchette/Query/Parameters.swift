@@ -61,7 +61,9 @@ public final class Parameters: Sendable {
     @discardableResult public func setArray(_ value: [Any]?, forName name: String) -> Parameters { setValue(value, forName: name) }
     /// Sets a dictionary parameter (plain Swift values, converted as ``setValue(_:forName:)`` does);
     /// nil binds JSON null.
-    @discardableResult public func setDictionary(_ value: [String: Any]?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setDictionary(_ value: [String: Any]?, forName name: String) -> Parameters {
+        setValue(value, forName: name)
+    }
     /// Sets a saved blob, as its blob dictionary (compare it with a blob property:
     /// `WHERE image = $image`). An unsaved blob is reported by the next execution.
     @discardableResult public func setBlob(_ value: Blob?, forName name: String) -> Parameters { setValue(value, forName: name) }

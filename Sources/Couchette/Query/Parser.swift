@@ -131,7 +131,9 @@ struct Parser {
         }
         _ = acceptSymbol(";")
         guard current.kind == .end else {
-            throw failure(statement.limit == nil && statement.offset == nil ? "a clause (WHERE, GROUP BY, ORDER BY, LIMIT …) or end of query" : "end of query")
+            throw failure(
+                statement.limit == nil && statement.offset == nil
+                    ? "a clause (WHERE, GROUP BY, ORDER BY, LIMIT …) or end of query" : "end of query")
         }
         return statement
     }
@@ -274,10 +276,13 @@ struct Parser {
         if accept("IS") {
             let negated = accept("NOT")
             let test: Expression.TypeTest
-            if accept("NULL") { test = .null }
-            else if accept("MISSING") { test = .missing }
-            else if accept("VALUED") { test = .valued }
-            else {
+            if accept("NULL") {
+                test = .null
+            } else if accept("MISSING") {
+                test = .missing
+            } else if accept("VALUED") {
+                test = .valued
+            } else {
                 // `IS` / `IS NOT` compare any two values, null-safe (as SQLite's IS does in LiteCore).
                 let right = try concatenation()
                 return try make(.identical(left.expression, right.expression, negated: negated), [left, right])
@@ -333,10 +338,15 @@ struct Parser {
         var result = try unary()
         while true {
             let op: Expression.BinaryOperator
-            if acceptSymbol("*") { op = .multiply }
-            else if acceptSymbol("/") { op = .divide }
-            else if acceptSymbol("%") { op = .modulo }
-            else { return result }
+            if acceptSymbol("*") {
+                op = .multiply
+            } else if acceptSymbol("/") {
+                op = .divide
+            } else if acceptSymbol("%") {
+                op = .modulo
+            } else {
+                return result
+            }
             let right = try unary()
             result = try make(.binary(op, result.expression, right.expression), [result, right])
         }
@@ -388,7 +398,8 @@ struct Parser {
             var name = try parser.collationWord()
             if parser.acceptSymbol(":") { name += ":" + (try parser.collationWord()) }
             guard collation.apply(name) else {
-                throw CouchetteError(.invalidQuery, "expected a collation (UNICODE, NOCASE, NODIAC, CASE, DIAC) at offset \(start.offset), found '\(name)'")
+                throw CouchetteError(
+                    .invalidQuery, "expected a collation (UNICODE, NOCASE, NODIAC, CASE, DIAC) at offset \(start.offset), found '\(name)'")
             }
         }
         if acceptSymbol("(") {
@@ -505,14 +516,17 @@ struct Parser {
         if !acceptSymbol(")") {
             repeat {
                 guard arguments.count < Self.maximumArguments else {
-                    throw CouchetteError(.invalidQuery, "\(word.uppercased())() at offset \(token.offset) has more than \(Self.maximumArguments) arguments")
+                    throw CouchetteError(
+                        .invalidQuery, "\(word.uppercased())() at offset \(token.offset) has more than \(Self.maximumArguments) arguments")
                 }
                 arguments.append(try node())
             } while acceptSymbol(",")
             guard acceptSymbol(")") else { throw failure("',' or ')' in the arguments of \(word.uppercased())()") }
         }
-        return try make(.function(name: word.uppercased(), arguments: arguments.map(\.expression), distinct: distinct,
-                                  star: false, offset: token.offset), arguments)
+        return try make(
+            .function(
+                name: word.uppercased(), arguments: arguments.map(\.expression), distinct: distinct,
+                star: false, offset: token.offset), arguments)
     }
 
     private mutating func caseExpression() throws -> Node {
@@ -550,7 +564,8 @@ struct Parser {
         try expect("SATISFIES")
         let condition = try node()
         try expect("END")
-        return try make(.quantified(quantifier, variable: variable, source: source.expression, condition: condition.expression),
-                        [source, condition])
+        return try make(
+            .quantified(quantifier, variable: variable, source: source.expression, condition: condition.expression),
+            [source, condition])
     }
 }

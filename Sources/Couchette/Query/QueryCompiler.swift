@@ -45,8 +45,10 @@ struct QueryCompiler {
     /// every evaluator and reads the main collection by a full scan; ``planMainScan(_:_:)`` then
     /// lets indexes replace that scan where the statement allows. What `explain()` prints is
     /// derived from the finished plan (``QueryPlan/explanationTail``).
-    static func compile(_ statement: SelectStatement, databaseName: String, lookup: @escaping CollectionLookup,
-                        fullTextLookup: FullTextCompilation.Lookup? = nil) throws -> QueryPlan {
+    static func compile(
+        _ statement: SelectStatement, databaseName: String, lookup: @escaping CollectionLookup,
+        fullTextLookup: FullTextCompilation.Lookup? = nil
+    ) throws -> QueryPlan {
         var compiler = QueryCompiler(databaseName: databaseName, lookup: lookup)
         compiler.fullText.lookup = fullTextLookup
         var plan = try compiler.compileStatement(statement)
@@ -201,11 +203,12 @@ struct QueryCompiler {
         let aggregating = !groupKeys.isEmpty || !aggregates.isEmpty
         if having != nil && !aggregating { throw invalid("HAVING requires GROUP BY or an aggregate function") }
 
-        return QueryPlan(sources: sources, mainScan: CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted),
-                         stages: stages, mainFilter: mainFilter, filter: filter, groupKeys: groupKeys,
-                         aggregates: aggregates, isAggregating: aggregating, having: having, columns: columns,
-                         columnNames: columnNames, order: order, distinct: statement.distinct, limit: limit,
-                         offset: offset, parameterNames: parameterNames, variableCount: variableCount)
+        return QueryPlan(
+            sources: sources, mainScan: CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted),
+            stages: stages, mainFilter: mainFilter, filter: filter, groupKeys: groupKeys,
+            aggregates: aggregates, isAggregating: aggregating, having: having, columns: columns,
+            columnNames: columnNames, order: order, distinct: statement.distinct, limit: limit,
+            offset: offset, parameterNames: parameterNames, variableCount: variableCount)
     }
 
     /// Step 2: lets indexes find the main collection's documents when the statement allows it (no
@@ -241,13 +244,15 @@ struct QueryCompiler {
             }
         }
         var compiler = self
-        let analyzer = IndexAnalyzer(resolveRoot: { name in
-            if let path = unnested[name.lowercased()] { return .member(path) }
-            return basic(name)
-        }, compileConstant: { expression in
-            // Constants read no source or variable; compiling them on a copy changes nothing here.
-            try compiler.compileExpression(expression)
-        })
+        let analyzer = IndexAnalyzer(
+            resolveRoot: { name in
+                if let path = unnested[name.lowercased()] { return .member(path) }
+                return basic(name)
+            },
+            compileConstant: { expression in
+                // Constants read no source or variable; compiling them on a copy changes nothing here.
+                try compiler.compileExpression(expression)
+            })
         return try analyzer.analyze(statement, orderUsable: orderUsable)
     }
 
@@ -286,10 +291,13 @@ struct QueryCompiler {
             name = (only == "_" || only == defaultName || only == databaseName) ? defaultName : only
         }
         guard let spec = try lookup(scope, name) else {
-            throw invalid("no collection '\(source.path.joined(separator: "."))' in database '\(databaseName)' (FROM/JOIN at offset \(source.offset))")
+            throw invalid(
+                "no collection '\(source.path.joined(separator: "."))' in database '\(databaseName)' (FROM/JOIN at offset \(source.offset))"
+            )
         }
-        let plan = SourcePlan(kind: .collection(spec), alias: source.alias ?? columnName,
-                              columnName: source.alias ?? columnName, hasExplicitAlias: source.alias != nil)
+        let plan = SourcePlan(
+            kind: .collection(spec), alias: source.alias ?? columnName,
+            columnName: source.alias ?? columnName, hasExplicitAlias: source.alias != nil)
         return (spec, plan)
     }
 
@@ -313,10 +321,13 @@ struct QueryCompiler {
     private func sourceIndex(of base: Expression) throws -> Int {
         if case .identifier(let name) = base, let index = source(named: name) { return index }
         if case .member(.identifier(let scope), let name) = base,
-           let index = sources.firstIndex(where: { source in
-               guard !source.hasExplicitAlias, case .collection(let spec) = source.kind else { return false }
-               return spec.scope.lowercased() == scope.lowercased() && spec.name.lowercased() == name.lowercased()
-           }) { return index }
+            let index = sources.firstIndex(where: { source in
+                guard !source.hasExplicitAlias, case .collection(let spec) = source.kind else { return false }
+                return spec.scope.lowercased() == scope.lowercased() && spec.name.lowercased() == name.lowercased()
+            })
+        {
+            return index
+        }
         throw invalid("'\(describe(base)).*' does not name a FROM, JOIN or UNNEST alias")
     }
 
@@ -650,7 +661,8 @@ struct QueryCompiler {
                 steps.removeFirst()
                 base = { context in context.sources[index]?.body }
             } else if let aliased = resultAliases.first(where: { $0.0.lowercased() == name.lowercased() }),
-                      !expandingAliases.contains(name.lowercased()) {
+                !expandingAliases.contains(name.lowercased())
+            {
                 expandingAliases.insert(name.lowercased())
                 defer { expandingAliases.remove(name.lowercased()) }
                 base = try compileExpression(aliased.1)
@@ -660,10 +672,11 @@ struct QueryCompiler {
                 base = { context in context.sources[0]?.body }
             }
         case .meta(let alias):
-            let index = try alias.map { name -> Int in
-                guard let index = source(named: name) else { throw invalid("META(\(name)): '\(name)' is not a FROM or JOIN alias") }
-                return index
-            } ?? 0
+            let index =
+                try alias.map { name -> Int in
+                    guard let index = source(named: name) else { throw invalid("META(\(name)): '\(name)' is not a FROM or JOIN alias") }
+                    return index
+                } ?? 0
             guard case .collection = sources[index].kind else { throw invalid("META(\(alias ?? "")): an UNNEST alias has no metadata") }
             referencedSources.insert(index)
             if case .key(let field)? = steps.first {
@@ -754,13 +767,17 @@ struct QueryCompiler {
 
     // MARK: - Functions
 
-    private mutating func compileFunction(_ name: String, _ arguments: [Expression], distinct: Bool, star: Bool, offset: Int) throws -> Evaluator {
+    private mutating func compileFunction(_ name: String, _ arguments: [Expression], distinct: Bool, star: Bool, offset: Int) throws
+        -> Evaluator
+    {
         if let kind = AggregateKind(rawValue: name) {
             if let forbidding = clause.forbiddingAggregates {
                 throw invalid("aggregate \(name)() is not allowed in \(forbidding) (offset \(offset))")
             }
             if star && kind != .count { throw invalid("\(name)(*) is not allowed; only COUNT(*) (offset \(offset))") }
-            guard star || arguments.count == 1 else { throw invalid("\(name)() takes one argument, got \(arguments.count) (offset \(offset))") }
+            guard star || arguments.count == 1 else {
+                throw invalid("\(name)() takes one argument, got \(arguments.count) (offset \(offset))")
+            }
             let outer = clause
             clause = .aggregateArgument(name)
             defer { clause = outer }
@@ -769,7 +786,9 @@ struct QueryCompiler {
             aggregates.append(AggregatePlan(kind: kind, argument: argument, distinct: distinct))
             return { context in context.aggregates[slot] }
         }
-        guard !star, !distinct else { throw invalid("\(name)(\(star ? "*" : "DISTINCT …")) is only allowed for aggregates (offset \(offset))") }
+        guard !star, !distinct else {
+            throw invalid("\(name)(\(star ? "*" : "DISTINCT …")) is only allowed for aggregates (offset \(offset))")
+        }
         if let fullText = try compileFullTextFunction(name, arguments, offset: offset) { return fullText }
         if name == "CONTAINS", arguments.count == 2, case let collation = collationOf(arguments[0], arguments[1]), !collation.isBinary {
             return try compileContains(arguments[0], arguments[1], collation)
@@ -778,9 +797,12 @@ struct QueryCompiler {
             throw invalid("unknown function \(name)() at offset \(offset)")
         }
         guard function.arity.contains(arguments.count) else {
-            let expected = function.arity.lowerBound == function.arity.upperBound ? "\(function.arity.lowerBound)"
-                : function.arity.upperBound == Int.max ? "at least \(function.arity.lowerBound)"
-                : "\(function.arity.lowerBound) to \(function.arity.upperBound)"
+            let expected =
+                function.arity.lowerBound == function.arity.upperBound
+                ? "\(function.arity.lowerBound)"
+                : function.arity.upperBound == Int.max
+                    ? "at least \(function.arity.lowerBound)"
+                    : "\(function.arity.lowerBound) to \(function.arity.upperBound)"
             throw invalid("\(name)() takes \(expected) arguments, got \(arguments.count) (offset \(offset))")
         }
         let evaluators = try arguments.map { try compileExpression($0) }

@@ -28,7 +28,10 @@ extension QueryResult {
             return try DocumentDecoder.decode(T.self, from: EncodedValue(bytes: bytes))
         } catch DecodingError.keyNotFound(let key, let context) {
             let path = (context.codingPath + [key]).map(\.stringValue).joined(separator: ".")
-            throw CouchetteError(.invalidQuery, "query result has no field '\(path)' for \(T.self) (columns: \(keys.joined(separator: ", "))\(dataKey.map { "; data key '\($0)'" } ?? ""))")
+            throw CouchetteError(
+                .invalidQuery,
+                "query result has no field '\(path)' for \(T.self) (columns: \(keys.joined(separator: ", "))\(dataKey.map { "; data key '\($0)'" } ?? ""))"
+            )
         }
     }
 }

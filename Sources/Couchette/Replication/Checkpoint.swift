@@ -16,8 +16,10 @@ import Foundation
 struct Checkpoint {
     static let historyLimit = 50
 
-    static func replicationID(localUUID: String, collection: String, remote: String, isPush: Bool,
-                              documentIDs: [String]?, hasFilter: Bool, selector: Value? = nil) -> String {
+    static func replicationID(
+        localUUID: String, collection: String, remote: String, isPush: Bool,
+        documentIDs: [String]?, hasFilter: Bool, selector: Value? = nil
+    ) -> String {
         var parts = [localUUID, collection, remote, isPush ? "push" : "pull"]
         parts.append(documentIDs.map { "doc_ids:" + $0.sorted().joined(separator: ",") } ?? "")
         parts.append(hasFilter ? "filter" : "")
@@ -36,10 +38,11 @@ struct Checkpoint {
         guard case .array(let sourceHistory)? = source["history"], case .array(let targetHistory)? = target["history"] else {
             return nil
         }
-        let targetSessions = Set(targetHistory.compactMap { entry -> String? in
-            if case .string(let id)? = entry["session_id"] { return id }
-            return nil
-        })
+        let targetSessions = Set(
+            targetHistory.compactMap { entry -> String? in
+                if case .string(let id)? = entry["session_id"] { return id }
+                return nil
+            })
         for entry in sourceHistory {
             if case .string(let id)? = entry["session_id"], targetSessions.contains(id) {
                 return entry["recorded_seq"]

@@ -45,7 +45,8 @@ struct ConflictResolver {
             return ConflictResolution(id: id, liveLeaves: leaves, keep: document.revisionID, body: nil)
         }
         let winnerBody = winner.revisionID == local.revisionID ? documents[0]?.body : documents[1]?.body
-        return ConflictResolution(id: id, liveLeaves: leaves, keep: winner.revisionID,
-                                  body: resolved.body == winnerBody ? nil : resolved.body)
+        return ConflictResolution(
+            id: id, liveLeaves: leaves, keep: winner.revisionID,
+            body: resolved.body == winnerBody ? nil : resolved.body)
     }
 }

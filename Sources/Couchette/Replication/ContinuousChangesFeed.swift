@@ -51,8 +51,10 @@ final class ContinuousChangesFeed: Sendable {
     /// A feed of `url` (a `_changes?feed=continuous&heartbeat=…` URL), opened on first use.
     /// - Parameter idleLimit: silence that means a dead connection; by default two heartbeats
     ///   and 5 seconds.
-    init(client: HTTPClient, url: String, headers: [(name: String, value: String)], since: Value?, heartbeat: Duration,
-         identifier: String, idleLimit: Duration? = nil) {
+    init(
+        client: HTTPClient, url: String, headers: [(name: String, value: String)], since: Value?, heartbeat: Duration,
+        identifier: String, idleLimit: Duration? = nil
+    ) {
         self.identifier = identifier
         self.client = client
         self.idleLimit = idleLimit ?? heartbeat * 2 + .seconds(5)
@@ -76,7 +78,9 @@ final class ContinuousChangesFeed: Sendable {
     /// or a buffered row has that sequence (rows up to it are dropped).
     func seek(to since: Value?) -> Bool {
         state.withLock { state in
-            if state.position == since { return !(state.rows.isEmpty && (state.isClosed || state.failure != nil || state.endSequence != nil)) }
+            if state.position == since {
+                return !(state.rows.isEmpty && (state.isClosed || state.failure != nil || state.endSequence != nil))
+            }
             guard let index = state.rows.firstIndex(where: { $0.sequence == since }) else { return false }
             state.rows.removeFirst(index + 1)
             state.position = since
@@ -101,7 +105,7 @@ final class ContinuousChangesFeed: Sendable {
             do {
                 read = try await stream.read(waitingAtMost: deadline - now)
             } catch is CancellationError where !Task.isCancelled {
-                return .closed   // ``close()`` ended the transfer
+                return .closed  // ``close()`` ended the transfer
             } catch let error as CouchetteError {
                 record(CouchetteError(error.code, "the _changes feed of \(identifier) broke: \(error.message)"))
                 continue
@@ -132,13 +136,14 @@ final class ContinuousChangesFeed: Sendable {
     private func openedStream() async throws -> HTTPClientStream {
         if let stream = state.withLock({ $0.stream }) { return stream }
         let stream = try await client.stream(for: request, bufferLimit: Self.bufferLimit)
-        let failure: (any Error)? = switch stream.status {
-        case 200..<300: nil
-        case 401, 403: CouchetteError(.unauthorized, "GET \(identifier)/_changes failed with HTTP \(stream.status)")
-        case 404: CouchetteError(.http(status: 404), "GET \(identifier)/_changes failed with HTTP 404 (not_found)")
-        case 500...: CouchetteError(.http(status: stream.status), "GET \(identifier)/_changes failed with HTTP \(stream.status)")
-        default: Unsupported(reason: "HTTP \(stream.status)")
-        }
+        let failure: (any Error)? =
+            switch stream.status {
+            case 200..<300: nil
+            case 401, 403: CouchetteError(.unauthorized, "GET \(identifier)/_changes failed with HTTP \(stream.status)")
+            case 404: CouchetteError(.http(status: 404), "GET \(identifier)/_changes failed with HTTP 404 (not_found)")
+            case 500...: CouchetteError(.http(status: stream.status), "GET \(identifier)/_changes failed with HTTP \(stream.status)")
+            default: Unsupported(reason: "HTTP \(stream.status)")
+            }
         if let failure {
             stream.cancel()
             record(failure)
@@ -166,15 +171,17 @@ final class ContinuousChangesFeed: Sendable {
         let ended = state.withLock { state -> Bool in
             state.partialLine += bytes
             guard state.partialLine.count <= Self.maximumLineLength else {
-                problem = CouchetteError(.http(status: 502), "\(identifier) sent a _changes line longer than \(Self.maximumLineLength) bytes")
+                problem = CouchetteError(
+                    .http(status: 502), "\(identifier) sent a _changes line longer than \(Self.maximumLineLength) bytes")
                 return false
             }
             var start = state.partialLine.startIndex
             defer { state.partialLine.removeSubrange(..<start) }
             while let newline = state.partialLine[start...].firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: state.partialLine[start..<newline], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                let line = String(decoding: state.partialLine[start..<newline], as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines)
                 start = newline + 1
-                guard !line.isEmpty else { continue }   // a heartbeat
+                guard !line.isEmpty else { continue }  // a heartbeat
                 do {
                     let row = try JSON.parse(line)
                     if row["results"] != nil {
@@ -198,7 +205,7 @@ final class ContinuousChangesFeed: Sendable {
         if let problem {
             record(problem)
         } else if ended {
-            close()   // the server ends the response itself
+            close()  // the server ends the response itself
         }
     }
 }

@@ -15,15 +15,15 @@ enum CouchCollation {
         let leftRank = rank(lhs), rightRank = rank(rhs)
         if leftRank != rightRank { return leftRank < rightRank ? -1 : 1 }
         switch (lhs, rhs) {
-        case let (.string(a), .string(b)):
+        case (.string(let a), .string(let b)):
             return strings.compare(a, b)
-        case let (.array(a), .array(b)):
+        case (.array(let a), .array(let b)):
             for (x, y) in zip(a, b) {
                 let order = compare(x, y)
                 if order != 0 { return order }
             }
             return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
-        case let (.dictionary(a), .dictionary(b)):
+        case (.dictionary(let a), .dictionary(let b)):
             let keysA = ValueEncoder.sortedKeys(a.keys), keysB = ValueEncoder.sortedKeys(b.keys)
             for (x, y) in zip(keysA, keysB) {
                 let keyOrder = strings.compare(x, y)

@@ -58,8 +58,10 @@ enum CouchDBDocument {
     /// dictionary of `body` are folded into it, the others are kept in `body["_attachments"]`
     /// as stored entries. Returns the inline content by digest.
     /// - Throws: `.invalidParameter` for malformed entries or data that is not base64.
-    private static func readAttachments(_ wire: Value, body: inout [String: Value], id: String,
-                                        generation: Int64) throws -> [String: AttachmentContent] {
+    private static func readAttachments(
+        _ wire: Value, body: inout [String: Value], id: String,
+        generation: Int64
+    ) throws -> [String: AttachmentContent] {
         guard case .dictionary(let entries) = wire else {
             throw CouchetteError(.invalidParameter, "document '\(id)': _attachments must be an object")
         }
@@ -88,8 +90,10 @@ enum CouchDBDocument {
             }
             // A blob property sent as an attachment: its content belongs to the blob dictionary.
             if name.hasPrefix(blobAttachmentPrefix + "/"),
-               case .dictionary(let blob)? = BlobSearch.value(at: String(name.dropFirst(blobAttachmentPrefix.count)), in: .dictionary(body)),
-               case .string(let blobDigest)? = blob[Blob.Key.digest] {
+                case .dictionary(let blob)? = BlobSearch.value(
+                    at: String(name.dropFirst(blobAttachmentPrefix.count)), in: .dictionary(body)),
+                case .string(let blobDigest)? = blob[Blob.Key.digest]
+            {
                 if let data { contents[blobDigest] = .data(data) }
                 continue
             }
@@ -97,12 +101,20 @@ enum CouchDBDocument {
                 throw CouchetteError(.invalidParameter, "document '\(id)': attachment '\(name)' has an unusable digest '\(digest)'")
             }
             if let data { contents[digest] = .data(data) }
-            var kept: [String: Value] = [Blob.Key.digest: .string(digest),
-                                         Blob.Key.contentType: entry[Blob.Key.contentType] ?? .string(Blob.defaultContentType)]
-            if case .int(let length)? = entry[Blob.Key.length], length >= 0 { kept[Blob.Key.length] = .int(length) }
-            else if let data { kept[Blob.Key.length] = .int(Int64(data.count)) }
-            if case .int(let position)? = entry[Blob.Key.revpos], position > 0 { kept[Blob.Key.revpos] = .int(position) }
-            else { kept[Blob.Key.revpos] = .int(generation) }
+            var kept: [String: Value] = [
+                Blob.Key.digest: .string(digest),
+                Blob.Key.contentType: entry[Blob.Key.contentType] ?? .string(Blob.defaultContentType),
+            ]
+            if case .int(let length)? = entry[Blob.Key.length], length >= 0 {
+                kept[Blob.Key.length] = .int(length)
+            } else if let data {
+                kept[Blob.Key.length] = .int(Int64(data.count))
+            }
+            if case .int(let position)? = entry[Blob.Key.revpos], position > 0 {
+                kept[Blob.Key.revpos] = .int(position)
+            } else {
+                kept[Blob.Key.revpos] = .int(generation)
+            }
             stored[name] = .dictionary(kept)
         }
         if !stored.isEmpty { body["_attachments"] = .dictionary(stored) }
@@ -138,11 +150,13 @@ enum CouchDBDocument {
         try stripUnderscoreFields(&object, id: id)
         var contents: [String: AttachmentContent] = [:]
         if let wireAttachments, !deleted {
-            contents = try readAttachments(wireAttachments, body: &object, id: id,
-                                           generation: Int64(RevisionID.generation(of: revisionID) ?? 1))
+            contents = try readAttachments(
+                wireAttachments, body: &object, id: id,
+                generation: Int64(RevisionID.generation(of: revisionID) ?? 1))
         }
-        return PeerRevision(id: id, revisionID: revisionID, deleted: deleted, body: .dictionary(object), history: history,
-                            attachments: contents)
+        return PeerRevision(
+            id: id, revisionID: revisionID, deleted: deleted, body: .dictionary(object), history: history,
+            attachments: contents)
     }
 
     /// Removes the metadata fields Couchette does not keep; rejects unknown `_` fields as CouchDB
@@ -160,7 +174,8 @@ enum CouchDBDocument {
 
     private static func history(_ revisions: Value, id: String) throws -> [String] {
         guard case .int(let start)? = revisions["start"], start > 0, case .array(let ids)? = revisions["ids"], !ids.isEmpty,
-              ids.count <= start else {
+            ids.count <= start
+        else {
             throw CouchetteError(.invalidParameter, "document '\(id)' has malformed _revisions")
         }
         return try ids.enumerated().map { offset, digest in

@@ -29,7 +29,8 @@ struct LocalPeer: ReplicationPeer {
         }
     }
 
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges
+    {
         var start = try Self.sequence(since)
         let ids = documentIDs.map(Set.init)
         var page = try matchingChanges(since: start, limit: limit, documentIDs: ids, selector: selector)
@@ -50,8 +51,10 @@ struct LocalPeer: ReplicationPeer {
 
     /// Up to `limit` changes after `start`; with a selector, pages are read until `limit` rows
     /// match or the changes run out, so `lastSequence` passes the non-matching ones too.
-    private func matchingChanges(since start: UInt64, limit: Int, documentIDs ids: Set<String>?,
-                                 selector: MangoSelector?) throws -> PeerChanges {
+    private func matchingChanges(
+        since start: UInt64, limit: Int, documentIDs ids: Set<String>?,
+        selector: MangoSelector?
+    ) throws -> PeerChanges {
         var results: [PeerChange] = []
         var from = start
         while true {
@@ -59,8 +62,10 @@ struct LocalPeer: ReplicationPeer {
             let page = try collection.replicationChanges(since: from, limit: wanted, documentIDs: ids)
             for change in page.changes {
                 if let selector, !(try matches(change.id, selector)) { continue }
-                results.append(PeerChange(sequence: .int(Int64(clamping: change.sequence)), id: change.id,
-                                          leafRevisions: change.leafRevisions, deleted: change.isDeleted))
+                results.append(
+                    PeerChange(
+                        sequence: .int(Int64(clamping: change.sequence)), id: change.id,
+                        leafRevisions: change.leafRevisions, deleted: change.isDeleted))
             }
             from = page.lastSequence
             if selector == nil || page.changes.count < wanted || results.count >= limit || page.changes.isEmpty {
@@ -72,8 +77,9 @@ struct LocalPeer: ReplicationPeer {
     /// Whether the current revision of a changed document matches `selector`.
     private func matches(_ id: String, _ selector: MangoSelector) throws -> Bool {
         let state = try collection.storedState(id: id)
-        let document = MangoSelector.document(id: id, revisionID: state.revisionID, deleted: state.document == nil,
-                                              body: state.document?.root.decode())
+        let document = MangoSelector.document(
+            id: id, revisionID: state.revisionID, deleted: state.document == nil,
+            body: state.document?.root.decode())
         return selector.matches(document)
     }
 
@@ -121,15 +127,18 @@ struct LocalPeer: ReplicationPeer {
 
     private func fetched(_ request: RevisionRequest, _ revision: StoredRevision?) -> RevisionFetch {
         guard let revision else {
-            return .failed(id: request.id, revisionID: request.revisionID,
-                           error: CouchetteError(.notFound, "revision \(request.revisionID) of document '\(request.id)' not found in \(collection.fullName)"))
+            return .failed(
+                id: request.id, revisionID: request.revisionID,
+                error: CouchetteError(
+                    .notFound, "revision \(request.revisionID) of document '\(request.id)' not found in \(collection.fullName)"))
         }
         var history = revision.history
         let known = Set(request.knownAncestors)
         if let cut = history.firstIndex(where: known.contains) { history.removeSubrange((cut + 1)...) }
-        var fetched = PeerRevision(id: request.id, revisionID: request.revisionID, deleted: revision.isDeleted,
-                                   body: revision.isDeleted ? .dictionary([:]) : EncodedValue(bytes: revision.body).decode(),
-                                   history: history)
+        var fetched = PeerRevision(
+            id: request.id, revisionID: request.revisionID, deleted: revision.isDeleted,
+            body: revision.isDeleted ? .dictionary([:]) : EncodedValue(bytes: revision.body).decode(),
+            history: history)
         if !revision.isDeleted { fetched.attachments = contentToSend(revision.body, request) }
         return .found(fetched)
     }
@@ -168,8 +177,11 @@ struct LocalPeer: ReplicationPeer {
                 if !revision.deleted { held += try installContent(of: revision, body: graft.body, into: store) }
                 grafts.append(graft)
             } catch {
-                errors.append(DocumentWriteError(id: revision.id, revisionID: revision.revisionID, error: error as? CouchetteError
-                                                  ?? CouchetteError(.invalidParameter, "\(error)")))
+                errors.append(
+                    DocumentWriteError(
+                        id: revision.id, revisionID: revision.revisionID,
+                        error: error as? CouchetteError
+                            ?? CouchetteError(.invalidParameter, "\(error)")))
             }
         }
         _ = try await collection.graft(grafts)
@@ -190,8 +202,11 @@ struct LocalPeer: ReplicationPeer {
             store.hold(referenced.map(\.digest))
             held += referenced.map(\.digest)
             for reference in referenced where !store.contains(reference.digest) {
-                throw CouchetteError(.http(status: 412), "document '\(revision.id)' revision \(revision.revisionID): the content of "
-                                     + "\(reference.isAttachment ? "attachment" : "blob") '\(reference.path)' (\(reference.digest)) was not sent and is not stored here")
+                throw CouchetteError(
+                    .http(status: 412),
+                    "document '\(revision.id)' revision \(revision.revisionID): the content of "
+                        + "\(reference.isAttachment ? "attachment" : "blob") '\(reference.path)' (\(reference.digest)) was not sent and is not stored here"
+                )
             }
         } catch {
             store.release(held)
@@ -210,8 +225,9 @@ struct LocalPeer: ReplicationPeer {
             throw CouchetteError(.invalidParameter, "body of document '\(revision.id)' is not a JSON object")
         }
         let body = revision.deleted ? Document.emptyBody : try ValueEncoder.encode(revision.body)
-        return GraftedRevision(id: revision.id, revisionID: revision.revisionID, isDeleted: revision.deleted,
-                               body: body, history: revision.history)
+        return GraftedRevision(
+            id: revision.id, revisionID: revision.revisionID, isDeleted: revision.deleted,
+            body: body, history: revision.history)
     }
 
     func localDocument(id: String) async throws -> Value? {

@@ -149,7 +149,9 @@ struct MangoSelector: Sendable {
     /// conditions on the current value; its entries must all match.
     private static func selector(_ value: Value, depth: Int) throws -> Node {
         try checkDepth(depth)
-        guard case .dictionary(let entries) = value else { throw error("expected a JSON object, got \(JSON.string(from: value).prefix(80))") }
+        guard case .dictionary(let entries) = value else {
+            throw error("expected a JSON object, got \(JSON.string(from: value).prefix(80))")
+        }
         var nodes: [Node] = []
         for key in ValueEncoder.sortedKeys(entries.keys) {
             let argument = entries[key]!
@@ -217,7 +219,8 @@ struct MangoSelector: Sendable {
             return .test(.size(size))
         case "$mod":
             guard case .array(let pair) = argument, pair.count == 2, case .int(let divisor) = pair[0], case .int(let remainder) = pair[1],
-                  divisor != 0 else {
+                divisor != 0
+            else {
                 throw error("$mod needs [divisor, remainder]: two integers, the divisor not 0")
             }
             return .test(.modulo(divisor: divisor, remainder: remainder))

@@ -25,7 +25,9 @@ enum RemoteDatabaseNames {
         for (collection, config) in zip(collections, configs) {
             if let remoteName = config.remoteName {
                 guard isCouchDBName(remoteName) || isCouchetteKeyspace(remoteName) else {
-                    throw CouchetteError(.invalidParameter, """
+                    throw CouchetteError(
+                        .invalidParameter,
+                        """
                         remoteName '\(remoteName)' of \(collection.fullName) is not a legal CouchDB database name \
                         (a lowercase letter, then a-z 0-9 _ $ ( ) + - /) nor a Couchette keyspace db.scope.collection
                         """)
@@ -40,7 +42,9 @@ enum RemoteDatabaseNames {
         var seen: [String: Collection] = [:]
         for (name, collection) in zip(names, collections) {
             if let other = seen[name] {
-                throw CouchetteError(.invalidParameter, """
+                throw CouchetteError(
+                    .invalidParameter,
+                    """
                     \(other.fullName) and \(collection.fullName) would both replicate with the remote database '\(name)': \
                     give each its own remoteName
                     """)
@@ -52,7 +56,9 @@ enum RemoteDatabaseNames {
 
     /// CouchDB's rule for database names.
     static func isCouchDBName(_ name: String) -> Bool {
-        guard let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first), name.utf8.count <= 238 else { return false }
+        guard let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first), name.utf8.count <= 238 else {
+            return false
+        }
         return name.utf8.allSatisfy { byte in
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                 || Array("_$()+-/".utf8).contains(byte)
@@ -64,10 +70,11 @@ enum RemoteDatabaseNames {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, isCouchDBName(parts[0]) else { return false }
         return parts.dropFirst().allSatisfy { part in
-            !part.isEmpty && part.utf8.count <= 251 && part.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array("_-%".utf8).contains(byte)
-            }
+            !part.isEmpty && part.utf8.count <= 251
+                && part.utf8.allSatisfy { byte in
+                    (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                        || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array("_-%".utf8).contains(byte)
+                }
         }
     }
 }

@@ -31,7 +31,7 @@ extension RemotePeer {
                     return PeerChanges(results: [], lastSequence: lastSequence)
                 case .closed:
                     drop(current)
-                    if attempt == 1 { return nil }   // closed again at once: let a long poll find out why
+                    if attempt == 1 { return nil }  // closed again at once: let a long poll find out why
                 }
             } catch is ContinuousChangesFeed.Unsupported {
                 drop(current)
@@ -65,9 +65,10 @@ extension RemotePeer {
     private func openFeed(since: Value?, heartbeat: Duration, on server: Int) -> ContinuousChangesFeed {
         var query = [("feed", "continuous"), ("style", "all_docs"), ("heartbeat", String(CurlTransfer.milliseconds(heartbeat)))]
         if let since { query.append(("since", RemotePeer.queryText(since))) }
-        return ContinuousChangesFeed(client: client, url: url("/_changes", query: query, on: server),
-                                     headers: requestHeaders(on: server), since: since, heartbeat: heartbeat,
-                                     identifier: servers[server].base)
+        return ContinuousChangesFeed(
+            client: client, url: url("/_changes", query: query, on: server),
+            headers: requestHeaders(on: server), since: since, heartbeat: heartbeat,
+            identifier: servers[server].base)
     }
 
     /// Closes `feed` and forgets it, unless another call already replaced it.

@@ -60,8 +60,10 @@ final class RemotePeer: ReplicationPeer {
 
     /// A peer of one database served by several servers (``URLEndpoint/init(urls:)``): `urls[i]`
     /// is the database on server `i` of `selection`.
-    init(urls: [URL], selection: ServerSelection, headers: [String: String] = [:], requestTimeout: TimeInterval = 60,
-         tls: HTTPClientTLS? = nil) throws {
+    init(
+        urls: [URL], selection: ServerSelection, headers: [String: String] = [:], requestTimeout: TimeInterval = 60,
+        tls: HTTPClientTLS? = nil
+    ) throws {
         guard !urls.isEmpty, urls.count == selection.urls.count else {
             throw CouchetteError(.invalidParameter, "a remote peer needs one database URL per server")
         }
@@ -76,8 +78,9 @@ final class RemotePeer: ReplicationPeer {
     /// `url` as a ``Server``: the database URL without credentials, query or trailing slash.
     private static func server(_ url: URL) throws -> Server {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              components.host?.isEmpty == false else {
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            components.host?.isEmpty == false
+        else {
             throw CouchetteError(.invalidParameter, "'\(RemotePeer.redacted(url))' is not an http(s) URL of a database")
         }
         var authorization: String?
@@ -127,9 +130,11 @@ final class RemotePeer: ReplicationPeer {
         return PeerInfo(name: name, updateSequence: sequence)
     }
 
-    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges {
+    func changes(since: Value?, limit: Int, documentIDs: [String]?, selector: MangoSelector?, wait: ChangesWait) async throws -> PeerChanges
+    {
         if case .longpoll(let timeout) = wait, documentIDs == nil, selector == nil,
-           let streamed = try await continuousChanges(since: since, limit: limit, timeout: timeout) {
+            let streamed = try await continuousChanges(since: since, limit: limit, timeout: timeout)
+        {
             return streamed
         }
         var query = [("style", "all_docs")]
@@ -146,14 +151,17 @@ final class RemotePeer: ReplicationPeer {
             // CouchDB filters with one filter only: document ids join the selector as an `_id` condition.
             var condition = selector.source
             if let documentIDs {
-                condition = .dictionary(["$and": .array([condition, .dictionary(["_id": .dictionary(["$in": .array(documentIDs.map(Value.string))])])])])
+                condition = .dictionary([
+                    "$and": .array([condition, .dictionary(["_id": .dictionary(["$in": .array(documentIDs.map(Value.string))])])])
+                ])
             }
             query.append(("filter", "_selector"))
             json = try await send("POST", "/_changes", query: query, body: .dictionary(["selector": condition]), timeout: timeout)
         } else if let documentIDs {
             query.append(("filter", "_doc_ids"))
-            json = try await send("POST", "/_changes", query: query,
-                                  body: .dictionary(["doc_ids": .array(documentIDs.map(Value.string))]), timeout: timeout)
+            json = try await send(
+                "POST", "/_changes", query: query,
+                body: .dictionary(["doc_ids": .array(documentIDs.map(Value.string))]), timeout: timeout)
         } else {
             json = try await send("GET", "/_changes", query: query, timeout: timeout)
         }
@@ -169,7 +177,8 @@ final class RemotePeer: ReplicationPeer {
             throw CouchetteError(.http(status: 502), "\(base) answered _revs_diff with something other than an object")
         }
         return entries.mapValues { entry in
-            RevsDiffResult(missing: RemotePeer.strings(entry["missing"]), possibleAncestors: RemotePeer.strings(entry["possible_ancestors"]))
+            RevsDiffResult(
+                missing: RemotePeer.strings(entry["missing"]), possibleAncestors: RemotePeer.strings(entry["possible_ancestors"]))
         }
     }
 
@@ -186,7 +195,7 @@ final class RemotePeer: ReplicationPeer {
         do {
             json = try await send("POST", "/_bulk_get", query: query, body: .dictionary(["docs": .array(docs)]))
         } catch let error as CouchetteError where [.http(status: 404), .http(status: 405), .http(status: 400)].contains(error.code) {
-            return try await fetchOneByOne(requests)   // servers before CouchDB 2.3 have no _bulk_get
+            return try await fetchOneByOne(requests)  // servers before CouchDB 2.3 have no _bulk_get
         }
         guard case .array(let results)? = json["results"] else {
             throw CouchetteError(.http(status: 502), "\(base) answered _bulk_get without results")
@@ -214,8 +223,9 @@ final class RemotePeer: ReplicationPeer {
 
     /// A requested revision the server's `_bulk_get` answer left out.
     private func notReturned(_ request: RevisionRequest) -> RevisionFetch {
-        .failed(id: request.id, revisionID: request.revisionID,
-                error: CouchetteError(.notFound, "\(base) did not return revision \(request.revisionID) of '\(request.id)'"))
+        .failed(
+            id: request.id, revisionID: request.revisionID,
+            error: CouchetteError(.notFound, "\(base) did not return revision \(request.revisionID) of '\(request.id)'"))
     }
 
     /// One fetched document; one that cannot be taken (attachments, malformed) is a failed fetch
@@ -225,8 +235,9 @@ final class RemotePeer: ReplicationPeer {
             return .found(try CouchDBDocument.revision(from: doc))
         } catch {
             let rev: String = if case .string(let given)? = doc["_rev"] { given } else { requested.revisionID }
-            return .failed(id: requested.id, revisionID: rev,
-                           error: error as? CouchetteError ?? CouchetteError(.invalidParameter, "document '\(requested.id)': \(error)"))
+            return .failed(
+                id: requested.id, revisionID: rev,
+                error: error as? CouchetteError ?? CouchetteError(.invalidParameter, "document '\(requested.id)': \(error)"))
         }
     }
 
@@ -340,11 +351,11 @@ final class RemotePeer: ReplicationPeer {
                 do {
                     _ = try await client.data(for: probe, maxBodyBytes: 64 * 1024)
                     selection.answered(index)
-                    return   // any answer: the server is back
+                    return  // any answer: the server is back
                 } catch is CancellationError {
                     throw CancellationError()
                 } catch {
-                    continue   // still away
+                    continue  // still away
                 }
             }
         }
@@ -377,8 +388,10 @@ final class RemotePeer: ReplicationPeer {
 
     /// Sends one request and parses the JSON answer.
     /// - Parameter timeout: silence after which the request fails (default ``requestTimeout``).
-    private func send(_ method: String, _ path: String, query: [(String, String)] = [], body: Value? = nil,
-                      timeout: Duration? = nil) async throws -> Value {
+    private func send(
+        _ method: String, _ path: String, query: [(String, String)] = [], body: Value? = nil,
+        timeout: Duration? = nil
+    ) async throws -> Value {
         try await exchange(method, path, query: query, body: body, timeout: timeout).json
     }
 
@@ -388,8 +401,10 @@ final class RemotePeer: ReplicationPeer {
     /// - Parameters:
     ///   - timeout: silence after which the request fails (default ``requestTimeout``).
     ///   - atRoot: `path` is on the server (`/_session`), not in the database.
-    func exchange(_ method: String, _ path: String, query: [(String, String)] = [], body: Value? = nil,
-                  timeout: Duration? = nil, atRoot: Bool = false) async throws -> (json: Value, response: HTTPClientResponse) {
+    func exchange(
+        _ method: String, _ path: String, query: [(String, String)] = [], body: Value? = nil,
+        timeout: Duration? = nil, atRoot: Bool = false
+    ) async throws -> (json: Value, response: HTTPClientResponse) {
         let shownPath = path.isEmpty ? "/" : path
         var unreachable: [String] = []
         let response: HTTPClientResponse
@@ -397,8 +412,9 @@ final class RemotePeer: ReplicationPeer {
         while true {
             let server = selection.current
             base = atRoot ? String(Self.serverRoot(servers[server].base).dropLast()) : servers[server].base
-            var request = HTTPClientRequest(method: method, url: url(path, query: query, on: server, atRoot: atRoot),
-                                            headers: [("Accept", "application/json")] + requestHeaders(on: server))
+            var request = HTTPClientRequest(
+                method: method, url: url(path, query: query, on: server, atRoot: atRoot),
+                headers: [("Accept", "application/json")] + requestHeaders(on: server))
             request.idleTimeout = timeout ?? requestTimeout
             // Connecting ends before the idle limit can: a server that never completes the
             // connection is reported unreachable (and failed over), not as a silent one.
@@ -449,7 +465,8 @@ final class RemotePeer: ReplicationPeer {
             var pairs = sent.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
             for cookie in cookies {
                 guard let pair = cookie.split(separator: ";").first?.trimmingCharacters(in: .whitespaces),
-                      let equals = pair.firstIndex(of: "="), !pair[..<equals].isEmpty else { continue }
+                    let equals = pair.firstIndex(of: "="), !pair[..<equals].isEmpty
+                else { continue }
                 let name = pair[...equals]
                 if let index = pairs.firstIndex(where: { $0.hasPrefix(name) }), !pair[pair.index(after: equals)...].isEmpty {
                     pairs[index] = pair
@@ -486,13 +503,14 @@ final class RemotePeer: ReplicationPeer {
     private static func documentError(_ failure: Value, id: String) -> CouchetteError {
         let name: String = if case .string(let given)? = failure["error"] { given } else { "unknown_error" }
         let reason: String = if case .string(let given)? = failure["reason"] { given } else { name }
-        let code: CouchetteError.Code = switch name {
-        case "not_found": .notFound
-        case "conflict": .conflict
-        case "forbidden", "unauthorized": .unauthorized
-        case "bad_request", "doc_validation": .invalidParameter
-        default: .http(status: 500)
-        }
+        let code: CouchetteError.Code =
+            switch name {
+            case "not_found": .notFound
+            case "conflict": .conflict
+            case "forbidden", "unauthorized": .unauthorized
+            case "bad_request", "doc_validation": .invalidParameter
+            default: .http(status: 500)
+            }
         return CouchetteError(code, "document '\(id)': \(name): \(reason)")
     }
 }

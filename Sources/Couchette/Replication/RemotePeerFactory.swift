@@ -8,8 +8,10 @@ import Foundation
 /// `user:password@` in the URL) go into headers, never into the peer's identifier.
 ///
 /// - Throws: `.invalidParameter` for a URL that is not `http(s)://host[:port]/db`.
-func makeRemotePeer(servers: ServerSelection, remoteName: String, config: ReplicatorConfiguration,
-                    requestTimeout: TimeInterval) throws -> any ReplicationPeer {
+func makeRemotePeer(
+    servers: ServerSelection, remoteName: String, config: ReplicatorConfiguration,
+    requestTimeout: TimeInterval
+) throws -> any ReplicationPeer {
     var headers = config.headers
     switch config.authenticator {
     case let basic as BasicAuthenticator:
@@ -19,8 +21,9 @@ func makeRemotePeer(servers: ServerSelection, remoteName: String, config: Replic
     default:
         break
     }
-    return try RemotePeer(urls: try servers.urls.map { try databaseURL($0, remoteName: remoteName) }, selection: servers,
-                          headers: headers, requestTimeout: requestTimeout, tls: config.clientTLS)
+    return try RemotePeer(
+        urls: try servers.urls.map { try databaseURL($0, remoteName: remoteName) }, selection: servers,
+        headers: headers, requestTimeout: requestTimeout, tls: config.clientTLS)
 }
 
 /// `url` with its last path segment replaced by `remoteName`.

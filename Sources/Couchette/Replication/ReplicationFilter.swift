@@ -1,4 +1,3 @@
-
 /// Decides whether one revision is pushed (``CollectionConfiguration/pushFilter``) or pulled
 /// (``CollectionConfiguration/pullFilter``). Deleted documents pass through filters too, with
 /// ``DocumentFlags/deleted``.

@@ -7,25 +7,31 @@ protocol ReplicationPeerFactory: Sendable {
     /// The local peer of `collection` (the `index`th of `config.collections`) and the peer of
     /// what it replicates with. `servers` (for a ``URLEndpoint``) is the replicator's list of
     /// servers and the one in use, which the remote peers of all its collections share.
-    func makePeers(for collection: Collection, at index: Int, of config: ReplicatorConfiguration,
-                   options: ReplicationOptions, servers: ServerSelection?) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer)
+    func makePeers(
+        for collection: Collection, at index: Int, of config: ReplicatorConfiguration,
+        options: ReplicationOptions, servers: ServerSelection?
+    ) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer)
 }
 
 /// The peers a configuration names: a ``LocalPeer`` of the local collection and, for the target,
 /// a ``LocalPeer`` of the counterpart collection (``DatabaseEndpoint``, created when missing) or a
 /// ``RemotePeer`` (``URLEndpoint``).
 struct EndpointPeers: ReplicationPeerFactory {
-    func makePeers(for collection: Collection, at index: Int, of config: ReplicatorConfiguration,
-                   options: ReplicationOptions, servers: ServerSelection?) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer) {
+    func makePeers(
+        for collection: Collection, at index: Int, of config: ReplicatorConfiguration,
+        options: ReplicationOptions, servers: ServerSelection?
+    ) async throws -> (local: any ReplicationPeer, remote: any ReplicationPeer) {
         let remote: any ReplicationPeer
         switch config.target {
         case let endpoint as DatabaseEndpoint:
             let remoteName = config.collectionConfigs[index].remoteName
             remote = try LocalPeer(collection: try await Self.counterpart(of: collection, in: endpoint.database, remoteName: remoteName))
         case let endpoint as URLEndpoint:
-            let names = try RemoteDatabaseNames.resolve(url: endpoint.url, collections: config.collections, configs: config.collectionConfigs)
-            remote = try makeRemotePeer(servers: servers ?? ServerSelection(urls: endpoint.urls), remoteName: names[index], config: config,
-                                        requestTimeout: options.requestTimeout)
+            let names = try RemoteDatabaseNames.resolve(
+                url: endpoint.url, collections: config.collections, configs: config.collectionConfigs)
+            remote = try makeRemotePeer(
+                servers: servers ?? ServerSelection(urls: endpoint.urls), remoteName: names[index], config: config,
+                requestTimeout: options.requestTimeout)
         default:
             throw CouchetteError(.invalidParameter, "unsupported endpoint type \(type(of: config.target))")
         }

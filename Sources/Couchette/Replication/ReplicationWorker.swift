@@ -121,8 +121,9 @@ struct ReplicationWorker: Sendable {
     private func nextPage(since: Value?, caughtUp: Bool) async throws -> PeerChanges {
         if caughtUp { state.setActivity(replicator, worker: number, .idle) }
         let wait: ChangesWait = caughtUp ? .longpoll(timeout: .seconds(min(max(config.heartbeat, 1), 60))) : .normal
-        return try await source.changes(since: since, limit: replicator.options.batchSize, documentIDs: link.config.documentIDs,
-                                        selector: isPush ? nil : link.pullSelector, wait: wait)
+        return try await source.changes(
+            since: since, limit: replicator.options.batchSize, documentIDs: link.config.documentIDs,
+            selector: isPush ? nil : link.pullSelector, wait: wait)
     }
 
     /// Moves the revisions of one page of changes that the target lacks.

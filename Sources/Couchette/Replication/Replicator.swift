@@ -140,7 +140,9 @@ public actor Replicator {
                 }
                 let resolved = try RemoteDatabaseNames.resolve(url: url, collections: config.collections, configs: config.collectionConfigs)
                 if let names, names != resolved {
-                    throw CouchetteError(.invalidParameter, """
+                    throw CouchetteError(
+                        .invalidParameter,
+                        """
                         the URLs of one URLEndpoint must be servers of one database: '\(RemotePeer.redacted(url))' names \
                         '\(resolved[0])', '\(RemotePeer.redacted(endpoint.urls[0]))' names '\(names[0])'
                         """)
@@ -158,10 +160,12 @@ public actor Replicator {
             if let self { self.state.setServerURL(self, url) }
         }
         for database in databases {
-            let token = database.observation.observers.add(nil, onClose: { [weak self] in
-                guard let self else { return }
-                Task { await self.stop() }
-            })
+            let token = database.observation.observers.add(
+                nil,
+                onClose: { [weak self] in
+                    guard let self else { return }
+                    Task { await self.stop() }
+                })
             closeRegistrations.withLock { $0.append((database.observation.observers, token)) }
         }
     }
@@ -187,7 +191,7 @@ public actor Replicator {
         state.begin(self)
         run = Task.detached { [self] in
             await previous?.value
-            servers?.restart()   // each run starts with the first server that answers
+            servers?.restart()  // each run starts with the first server that answers
             let error = await self.execute(reset: reset, generation: current)
             await self.finished(error: error, generation: current)
         }
@@ -223,7 +227,8 @@ public actor Replicator {
             var workers: [ReplicationWorker] = []
             for link in links {
                 for isPush in [true, false] where isPush ? config.replicatorType.pushes : config.replicatorType.pulls {
-                    workers.append(try ReplicationWorker(link: link, isPush: isPush, number: generation << 16 | workers.count, replicator: self))
+                    workers.append(
+                        try ReplicationWorker(link: link, isPush: isPush, number: generation << 16 | workers.count, replicator: self))
                 }
             }
             try await withThrowingTaskGroup(of: Void.self) { group in

@@ -64,13 +64,18 @@ public struct ReplicatorConfiguration: Sendable {
     /// The HTTPS settings of this configuration for the HTTP client; nil when there are none.
     var clientTLS: HTTPClientTLS? {
         let identity = (authenticator as? ClientCertificateAuthenticator)?.identity
-        guard pinnedServerCertificate != nil || pinnedServerCertificateSHA256 != nil || acceptOnlySelfSignedServerCertificate || trustedRootCertificates != nil || identity != nil else {
+        guard
+            pinnedServerCertificate != nil || pinnedServerCertificateSHA256 != nil || acceptOnlySelfSignedServerCertificate
+                || trustedRootCertificates != nil || identity != nil
+        else {
             return nil
         }
         let fingerprint = pinnedServerCertificateSHA256.map { $0.lowercased().filter(\.isHexDigit) }
-        return HTTPClientTLS(pinnedCertificate: pinnedServerCertificate, pinnedFingerprint: fingerprint, acceptOnlySelfSigned: acceptOnlySelfSignedServerCertificate,
-                             trustedRoots: trustedRootCertificates, clientCertificatePEM: identity?.certificatePEM,
-                             clientKeyPEM: identity?.privateKeyPEM)
+        return HTTPClientTLS(
+            pinnedCertificate: pinnedServerCertificate, pinnedFingerprint: fingerprint,
+            acceptOnlySelfSigned: acceptOnlySelfSignedServerCertificate,
+            trustedRoots: trustedRootCertificates, clientCertificatePEM: identity?.certificatePEM,
+            clientKeyPEM: identity?.privateKeyPEM)
     }
 
     /// Adds `collection` (with its own filters and resolver), or replaces its configuration.

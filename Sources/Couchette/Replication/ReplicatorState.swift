@@ -25,13 +25,18 @@ final class ReplicatorState: Sendable {
             if isRunning {
                 let levels = Set(workers.values)
                 // No worker left while still running: the run is wrapping up, not connecting.
-                activity = levels.contains(.busy) || (levels.isEmpty && finishedWorkers > 0) ? .busy
-                    : levels.contains(.connecting) || levels.isEmpty ? .connecting
-                    : levels.contains(.offline) ? .offline
-                    : .idle
+                activity =
+                    levels.contains(.busy) || (levels.isEmpty && finishedWorkers > 0)
+                    ? .busy
+                    : levels.contains(.connecting) || levels.isEmpty
+                        ? .connecting
+                        : levels.contains(.offline)
+                            ? .offline
+                            : .idle
             }
-            return Replicator.Status(activity: activity, progress: Replicator.Progress(completed: completed, total: total), error: error,
-                                     serverURL: serverURL)
+            return Replicator.Status(
+                activity: activity, progress: Replicator.Progress(completed: completed, total: total), error: error,
+                serverURL: serverURL)
         }
     }
 
@@ -45,8 +50,10 @@ final class ReplicatorState: Sendable {
             change(&state)
             let new = state.computeStatus()
             let old = state.status
-            guard new.activity != old.activity || new.progress != old.progress
-                  || (new.error == nil) != (old.error == nil) || new.serverURL != old.serverURL else { return }
+            guard
+                new.activity != old.activity || new.progress != old.progress
+                    || (new.error == nil) != (old.error == nil) || new.serverURL != old.serverURL
+            else { return }
             state.status = new
             let event = ReplicatorChange(replicator: replicator, status: new)
             for buffer in state.statusBuffers.values { buffer.yield(event) }
@@ -125,8 +132,9 @@ final class ReplicatorState: Sendable {
         // appended to the newest queued event of the same direction (pushed and pulled documents
         // never mix), so its backlog stays bounded and no document is dropped.
         let buffer = ChangeBuffer<DocumentReplication>(compatible: { $0.isPush == $1.isPush }) { queued, newer in
-            queued = DocumentReplication(replicator: queued.replicator, isPush: queued.isPush,
-                                         documents: queued.documents + newer.documents)
+            queued = DocumentReplication(
+                replicator: queued.replicator, isPush: queued.isPush,
+                documents: queued.documents + newer.documents)
         }
         let token = state.withLock { state -> Int in
             state.nextToken += 1

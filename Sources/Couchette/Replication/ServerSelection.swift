@@ -60,7 +60,8 @@ final class ServerSelection: Sendable {
     /// `url` without user and password.
     static func redacted(_ url: URL) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              components.user != nil || components.password != nil else { return url }
+            components.user != nil || components.password != nil
+        else { return url }
         components.user = nil
         components.password = nil
         return components.url ?? url

@@ -28,17 +28,21 @@ extension SessionAuthenticator {
         guard let endpoint = config.target as? URLEndpoint, !endpoint.urls.isEmpty else {
             throw CouchetteError(.invalidParameter, "logging in needs a URLEndpoint target")
         }
-        let peer = try RemotePeer(urls: endpoint.urls, selection: ServerSelection(urls: endpoint.urls), headers: config.headers,
-                                  requestTimeout: ReplicationOptions().requestTimeout, tls: config.clientTLS)
+        let peer = try RemotePeer(
+            urls: endpoint.urls, selection: ServerSelection(urls: endpoint.urls), headers: config.headers,
+            requestTimeout: ReplicationOptions().requestTimeout, tls: config.clientTLS)
         let body: Value = .dictionary(["name": .string(username), "password": .string(password)])
         let (_, response) = try await peer.exchange("POST", "/_session", body: body, atRoot: true)
         let cookieName = "AuthSession"
         for cookie in response.cookies {
             guard let pair = cookie.split(separator: ";").first?.trimmingCharacters(in: .whitespaces),
-                  pair.hasPrefix(cookieName + "=") else { continue }
+                pair.hasPrefix(cookieName + "=")
+            else { continue }
             let value = pair.dropFirst(cookieName.count + 1)
             if !value.isEmpty { return SessionAuthenticator(sessionID: String(value), cookieName: cookieName) }
         }
-        throw CouchetteError(.http(status: 502), "POST /_session at \(peer.base) answered without an \(cookieName) cookie: the server offers no cookie login")
+        throw CouchetteError(
+            .http(status: 502), "POST /_session at \(peer.base) answered without an \(cookieName) cookie: the server offers no cookie login"
+        )
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -238,7 +239,8 @@ final class BlobStore: Sendable {
             let path = directory + "/" + name
             var status = stat()
             guard stat(path, &status) == 0,
-                  Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9 < since.timeIntervalSince1970 else { continue }
+                Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9 < since.timeIntervalSince1970
+            else { continue }
             if name.hasPrefix(Self.temporaryPrefix) {
                 if !writing.contains(name) { unlink(path) }
                 continue

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -78,8 +79,9 @@ final class BlobWriter {
             guard expected == computed.sha1 || expected == computed.md5 || couchDBNamed else {
                 unlink(temporaryPath)
                 store.forgetTemporary(temporaryPath)
-                throw CouchetteError(.invalidParameter,
-                                     "blob content does not match its digest \(expected) (it is \(computed.md5 ?? computed.sha1))")
+                throw CouchetteError(
+                    .invalidParameter,
+                    "blob content does not match its digest \(expected) (it is \(computed.md5 ?? computed.sha1))")
             }
             name = expected
         }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -118,8 +119,9 @@ enum DataFileCheck {
         guard (512...65536).contains(pageSize), pageSize & (pageSize - 1) == 0 else {
             throw file.corrupt("its meta page gives a page size of \(pageSize)")
         }
-        let meta = Meta(pageSize: pageSize, lastPage: page.uint64(at: 136), transactionID: page.uint64(at: 144),
-                        freeRoot: page.uint64(at: 80), mainRoot: page.uint64(at: 128))
+        let meta = Meta(
+            pageSize: pageSize, lastPage: page.uint64(at: 136), transactionID: page.uint64(at: 144),
+            freeRoot: page.uint64(at: 80), mainRoot: page.uint64(at: 128))
         for root in [meta.freeRoot, meta.mainRoot] where root != invalidPage && (root < 2 || root > meta.lastPage) {
             throw file.corrupt("a root page (\(root)) lies outside the database's \(meta.lastPage + 1) pages")
         }
@@ -218,8 +220,8 @@ enum DataFileCheck {
     }
 }
 
-private extension Array where Element == UInt8 {
-    func uint16(at offset: Int) -> UInt16 { UInt16(self[offset]) | UInt16(self[offset + 1]) << 8 }
-    func uint32(at offset: Int) -> UInt32 { UInt32(uint16(at: offset)) | UInt32(uint16(at: offset + 2)) << 16 }
-    func uint64(at offset: Int) -> UInt64 { UInt64(uint32(at: offset)) | UInt64(uint32(at: offset + 4)) << 32 }
+extension Array where Element == UInt8 {
+    fileprivate func uint16(at offset: Int) -> UInt16 { UInt16(self[offset]) | UInt16(self[offset + 1]) << 8 }
+    fileprivate func uint32(at offset: Int) -> UInt32 { UInt32(uint16(at: offset)) | UInt32(uint16(at: offset + 2)) << 16 }
+    fileprivate func uint64(at offset: Int) -> UInt64 { UInt64(uint32(at: offset)) | UInt64(uint32(at: offset + 4)) << 32 }
 }

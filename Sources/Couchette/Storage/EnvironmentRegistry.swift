@@ -1,4 +1,3 @@
-
 /// Shares one ``StorageEnvironment`` per folder within this process.
 ///
 /// LMDB must not open the same environment twice in one process (closing either handle would drop

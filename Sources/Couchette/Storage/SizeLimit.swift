@@ -25,7 +25,9 @@ struct SizeLimit: Sendable, Equatable {
 
     func fullError(_ path: String) -> CouchetteError {
         let setting = isUserSet ? " (DatabaseConfiguration.maximumSize)" : ""
-        return CouchetteError(.full, "database at \(path) is full: it reached its maximum size of \(maximum) bytes\(setting); "
-                                  + "delete or purge documents, then compact it, to make room")
+        return CouchetteError(
+            .full,
+            "database at \(path) is full: it reached its maximum size of \(maximum) bytes\(setting); "
+                + "delete or purge documents, then compact it, to make room")
     }
 }

@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -129,9 +130,10 @@ final class StorageEnvironment: @unchecked Sendable {
             handles.append(Table(handle: dbi, name: name))
         }
         try StorageError.check(mdb_txn_commit(txn), "opening tables")
-        return Tables(meta: handles[0], documents: handles[1], sequences: handles[2],
-                      revisions: handles[3], expirations: handles[4], indexes: handles[5],
-                      indexEntries: handles[6], fullText: handles[7])
+        return Tables(
+            meta: handles[0], documents: handles[1], sequences: handles[2],
+            revisions: handles[3], expirations: handles[4], indexes: handles[5],
+            indexEntries: handles[6], fullText: handles[7])
     }
 
     // MARK: - Transactions

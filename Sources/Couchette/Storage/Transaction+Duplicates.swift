@@ -4,13 +4,17 @@ import CLMDB
 extension ReadTransaction {
     /// Visits the entries whose keys lie in `[lower, upper)` from the last to the first (values of
     /// one key also last to first), stopping when `body` returns false.
-    func scanBackward(_ table: Table, from lower: [UInt8], to upper: [UInt8]?,
-                      _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    func scanBackward(
+        _ table: Table, from lower: [UInt8], to upper: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         try withCursor(table) { cursor in try scanBackward(cursor, table, from: lower, to: upper, body) }
     }
 
-    private func scanBackward(_ cursor: OpaquePointer?, _ table: Table, from lower: [UInt8], to upper: [UInt8]?,
-                              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    private func scanBackward(
+        _ cursor: OpaquePointer?, _ table: Table, from lower: [UInt8], to upper: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         var key = MDB_val()
         var data = MDB_val()
         var rc: Int32
@@ -19,7 +23,9 @@ extension ReadTransaction {
                 key = start
                 return mdb_cursor_get(cursor, &key, &data, MDB_SET_RANGE)
             }
-            rc = rc == MDB_NOTFOUND ? mdb_cursor_get(cursor, &key, &data, MDB_LAST)
+            rc =
+                rc == MDB_NOTFOUND
+                ? mdb_cursor_get(cursor, &key, &data, MDB_LAST)
                 : (rc == MDB_SUCCESS ? mdb_cursor_get(cursor, &key, &data, MDB_PREV) : rc)
         } else {
             rc = mdb_cursor_get(cursor, &key, &data, MDB_LAST)

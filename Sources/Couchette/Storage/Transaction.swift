@@ -1,4 +1,5 @@
 import CLMDB
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,8 +55,10 @@ class ReadTransaction {
 
     /// Visits the entries whose keys lie in `[lower, upper)` in key order, stopping when `body`
     /// returns false. A nil `upper` runs to the end of the table.
-    func scan(_ table: Table, from lower: [UInt8], to upper: [UInt8]?,
-              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    func scan(
+        _ table: Table, from lower: [UInt8], to upper: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         try withCursor(table) { cursor in
             try scan(cursor, table, from: lower, to: upper, body)
         }
@@ -69,12 +72,15 @@ class ReadTransaction {
         return try body(cursor)
     }
 
-    private func scan(_ cursor: OpaquePointer?, _ table: Table, from lower: [UInt8], to upper: [UInt8]?,
-                      _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    private func scan(
+        _ cursor: OpaquePointer?, _ table: Table, from lower: [UInt8], to upper: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         var key = MDB_val()
         var data = MDB_val()
         // LMDB rejects empty keys, so an empty lower bound means "from the first entry".
-        var rc: Int32 = lower.isEmpty
+        var rc: Int32 =
+            lower.isEmpty
             ? mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
             : withValue(lower) { start in
                 key = start
@@ -92,8 +98,10 @@ class ReadTransaction {
     ///
     /// Callers slice keys past the prefix, so a key without it — only a damaged page can make LMDB
     /// return one inside the range — is `.corruption`, never handed on.
-    func scan(_ table: Table, prefix: [UInt8],
-              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    func scan(
+        _ table: Table, prefix: [UInt8],
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         try scan(table, from: prefix, to: KeyEncoding.successor(ofPrefix: prefix)) { key, value in
             guard key.count >= prefix.count, key.starts(with: prefix) else {
                 throw CouchetteError(.corruption, "table \(table.name) returned a key outside the range scanned: a damaged page")

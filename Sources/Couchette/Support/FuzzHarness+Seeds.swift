@@ -33,7 +33,9 @@ extension FuzzHarness {
                 let parent = String(repeating: "a", count: 32)
                 let revisionID = "2-" + RevisionID.hex(RevisionID.md5(Array(line.utf8)))
                 object["_rev"] = .string(revisionID)
-                object["_revisions"] = .dictionary(["start": .int(2), "ids": .array([.string(String(RevisionID.digest(of: revisionID))), .string(parent)])])
+                object["_revisions"] = .dictionary([
+                    "start": .int(2), "ids": .array([.string(String(RevisionID.digest(of: revisionID))), .string(parent)]),
+                ])
                 documents.append(.dictionary(object))
             }
             return documents.map { Array(JSON.string(from: $0).utf8) }
@@ -63,10 +65,12 @@ extension FuzzHarness {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.filter { $0.hasSuffix(".json") }.sorted() ?? []
         return files.flatMap { file -> [RecordedRequest] in
             guard let text = try? String(contentsOfFile: folder + "/" + file, encoding: .utf8),
-                  case .array(let exchanges)? = (try? JSON.parse(text))?["exchanges"] else { return [] }
+                case .array(let exchanges)? = (try? JSON.parse(text))?["exchanges"]
+            else { return [] }
             return exchanges.compactMap { exchange in
                 guard let request = exchange["request"], case .string(let method)? = request["method"],
-                      case .string(let path)? = request["path"] else { return nil }
+                    case .string(let path)? = request["path"]
+                else { return nil }
                 var headers: [String: String] = [:]
                 if case .dictionary(let recorded)? = request["headers"] {
                     for case (let name, .string(let value)) in recorded { headers[name] = value }

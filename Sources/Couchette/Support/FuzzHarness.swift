@@ -66,8 +66,9 @@ package final class FuzzHarness: Sendable {
             Self.check(decoded == value, "binary import of \(text.debugDescription) decodes to \(decoded), not \(value)")
             let written = JSON.string(from: value)
             let reread = try? JSON.parse(written)
-            Self.check(reread.map { sameJSON($0, value) } ?? false,
-                       "\(text.debugDescription) written as \(written.debugDescription) reads back as \(String(describing: reread))")
+            Self.check(
+                reread.map { sameJSON($0, value) } ?? false,
+                "\(text.debugDescription) written as \(written.debugDescription) reads back as \(String(describing: reread))")
         case (.failure, .failure):
             break
         default:
@@ -171,8 +172,9 @@ package final class FuzzHarness: Sendable {
             let field = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             headers[field[0].lowercased()] = field.count > 1 ? field[1].trimmingCharacters(in: .whitespaces) : ""
         }
-        var request = HTTPRequest(method: method, path: path.hasPrefix("/") ? path : "/" + path,
-                                  rawQuery: parts.count > 1 ? String(parts[1]) : "", headers: headers, body: body)
+        var request = HTTPRequest(
+            method: method, path: path.hasPrefix("/") ? path : "/" + path,
+            rawQuery: parts.count > 1 ? String(parts[1]) : "", headers: headers, body: body)
         if request.query["feed"] != nil {
             let asked = request.query["timeout"].flatMap { Int($0) } ?? 10
             request.query["timeout"] = String(min(max(asked, 0), 10))
@@ -186,7 +188,8 @@ package final class FuzzHarness: Sendable {
     /// graft, the collection must then answer for it and accept a local edit on top.
     private func runDocument(_ input: [UInt8]) async {
         guard let json = try? JSON.parse(String(decoding: input, as: UTF8.self)),
-              let revision = try? CouchDBDocument.revision(from: json) else { return }
+            let revision = try? CouchDBDocument.revision(from: json)
+        else { return }
         _ = CouchDBDocument.json(revision, includeHistory: true)
         guard let errors = try? await peer.bulkDocs([revision]) else { return await empty() }
         if errors.isEmpty {

@@ -3,10 +3,12 @@ import Foundation
 /// MD5 (RFC 1321) in Swift: the fallback for revision digests when OpenSSL refuses MD5 (as it does
 /// under a FIPS-only provider), so a save never fails or traps on a machine configured that way.
 enum PortableMD5 {
-    private static let shifts: [UInt32] = [7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
-                                           5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
-                                           4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
-                                           6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21]
+    private static let shifts: [UInt32] = [
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+        5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
+        4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+    ]
     /// floor(abs(sin(i + 1)) × 2³²), as the RFC defines them.
     private static let constants: [UInt32] = (0..<64).map { UInt32(truncatingIfNeeded: Int64(abs(sin(Double($0 + 1))) * 4_294_967_296)) }
 
@@ -22,7 +24,8 @@ enum PortableMD5 {
         for chunk in stride(from: 0, to: padded.count, by: 64) {
             for index in 0..<16 {
                 let base = chunk + index * 4
-                words[index] = UInt32(padded[base]) | UInt32(padded[base + 1]) << 8
+                words[index] =
+                    UInt32(padded[base]) | UInt32(padded[base + 1]) << 8
                     | UInt32(padded[base + 2]) << 16 | UInt32(padded[base + 3]) << 24
             }
             var (a, b, c, d) = state

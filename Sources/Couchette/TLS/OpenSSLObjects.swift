@@ -79,7 +79,9 @@ enum OpenSSL {
         while case let failure = ERR_get_error(), failure != 0 {
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(failure, &buffer, buffer.count)
-            if reasons.count < 4 { reasons.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+            if reasons.count < 4 {
+                reasons.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
         }
         return CouchetteError(code, reasons.isEmpty ? message : "\(message) (\(reasons.joined(separator: "; ")))")
     }
@@ -116,7 +118,7 @@ enum OpenSSL {
             while let certificate = PEM_read_bio_X509(bio, nil, refusePassword, nil) {
                 certificates.append(try OpenSSLCertificate(certificate, ""))
             }
-            ERR_clear_error()   // the read that ended the loop queued "no start line"
+            ERR_clear_error()  // the read that ended the loop queued "no start line"
             return certificates
         }
     }
@@ -141,5 +143,7 @@ enum OpenSSL {
 
     /// A PEM password callback that supplies none: an encrypted key fails instead of OpenSSL's
     /// default callback prompting on the terminal.
-    static let refusePassword: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = { _, _, _, _ in 0 }
+    static let refusePassword: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = {
+        _, _, _, _ in 0
+    }
 }

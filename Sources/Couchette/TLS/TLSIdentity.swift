@@ -43,16 +43,17 @@ public struct TLSIdentity: Sendable {
         let key = try generateKey()
         let certificate = try OpenSSLCertificate(X509_new(), "OpenSSL could not allocate a certificate")
         let x509 = certificate.pointer
-        guard X509_set_version(x509, 2) == 1,   // v3
-              setRandomSerial(x509),
-              ASN1_TIME_set(X509_getm_notBefore(x509), time_t(notBefore.timeIntervalSince1970)) != nil,
-              ASN1_TIME_set(X509_getm_notAfter(x509), time_t(notAfter.timeIntervalSince1970)) != nil,
-              X509_set_pubkey(x509, key.pointer) == 1,
-              let name = X509_get_subject_name(x509),
-              X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, commonName, -1, -1, 0) == 1,
-              X509_set_issuer_name(x509, name) == 1,
-              addSubjectAlternativeName(x509, commonName),
-              X509_sign(x509, key.pointer, EVP_sha256()) > 0 else {
+        guard X509_set_version(x509, 2) == 1,  // v3
+            setRandomSerial(x509),
+            ASN1_TIME_set(X509_getm_notBefore(x509), time_t(notBefore.timeIntervalSince1970)) != nil,
+            ASN1_TIME_set(X509_getm_notAfter(x509), time_t(notAfter.timeIntervalSince1970)) != nil,
+            X509_set_pubkey(x509, key.pointer) == 1,
+            let name = X509_get_subject_name(x509),
+            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, commonName, -1, -1, 0) == 1,
+            X509_set_issuer_name(x509, name) == 1,
+            addSubjectAlternativeName(x509, commonName),
+            X509_sign(x509, key.pointer, EVP_sha256()) > 0
+        else {
             throw OpenSSL.error(.tls, "OpenSSL could not make a self-signed certificate for '\(commonName)'")
         }
         return try TLSIdentity(chain: [certificate], key: key)
@@ -105,8 +106,9 @@ public struct TLSIdentity: Sendable {
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1,
-              EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
-              EVP_PKEY_generate(context, &key) == 1 else {
+            EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
+            EVP_PKEY_generate(context, &key) == 1
+        else {
             EVP_PKEY_free(key)
             throw OpenSSL.error(.tls, "OpenSSL could not generate a P-256 key")
         }
@@ -127,7 +129,8 @@ public struct TLSIdentity: Sendable {
     /// names (with spaces, say) get no alternative name. Only these characters reach OpenSSL's
     /// configuration syntax, so a name cannot smuggle in a second entry.
     private static func addSubjectAlternativeName(_ x509: OpaquePointer, _ name: String) -> Bool {
-        let isAddress = name.contains(":") ? IPv6Probe.isAddress(name) : name.allSatisfy { $0.isNumber || $0 == "." } && inet_addr(name) != INADDR_NONE
+        let isAddress =
+            name.contains(":") ? IPv6Probe.isAddress(name) : name.allSatisfy { $0.isNumber || $0 == "." } && inet_addr(name) != INADDR_NONE
         let isHostName = name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }
         guard isAddress || isHostName else { return true }
         let value = (isAddress ? "IP:" : "DNS:") + name

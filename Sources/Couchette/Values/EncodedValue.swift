@@ -77,7 +77,8 @@ struct EncodedValue: Sendable {
         guard isDictionary else { return }
         for index in 0..<count {
             guard let key = slot(index * 2).flatMap({ readKey(at: offset + $0) }),
-                  let value = slot(index * 2 + 1).map(child) else { continue }
+                let value = slot(index * 2 + 1).map(child)
+            else { continue }
             try body(key, value)
         }
     }
@@ -87,7 +88,8 @@ struct EncodedValue: Sendable {
         guard isDictionary else { return [] }
         return (0..<count).compactMap { index in
             guard let key = slot(index * 2).flatMap({ readKey(at: offset + $0) }),
-                  let value = slot(index * 2 + 1).flatMap(child) else { return nil }
+                let value = slot(index * 2 + 1).flatMap(child)
+            else { return nil }
             return (key, value)
         }
     }
@@ -105,10 +107,11 @@ struct EncodedValue: Sendable {
         let slots = count * (isDictionary ? 2 : 1)
         let contentStart = header + slots * width
         guard index >= 0, index < slots,
-              let size = unsigned(at: offset + 1, width: width), size <= bytes.count - offset,
-              let start = unsigned(at: offset + header + index * width, width: width), start >= contentStart,
-              let end = index + 1 < slots ? unsigned(at: offset + header + (index + 1) * width, width: width) : size,
-              start < end, end <= size else { return nil }
+            let size = unsigned(at: offset + 1, width: width), size <= bytes.count - offset,
+            let start = unsigned(at: offset + header + index * width, width: width), start >= contentStart,
+            let end = index + 1 < slots ? unsigned(at: offset + header + (index + 1) * width, width: width) : size,
+            start < end, end <= size
+        else { return nil }
         // A child of unknown size (a damaged tag) has no parts of its own and reads as null.
         let isKey = isDictionary && index % 2 == 0
         let childSize = isKey ? lengthPrefixed(at: offset + start).map { $0.upperBound - offset - start } : child(at: start).encodedSize

@@ -35,11 +35,13 @@ enum ISO8601 {
     static func date(from text: String) -> Date? {
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2), scanner.take("-"),
-              let day = scanner.digits(2), (1...12).contains(month), (1...daysInMonth(month, year)).contains(day) else { return nil }
+            let day = scanner.digits(2), (1...12).contains(month), (1...daysInMonth(month, year)).contains(day)
+        else { return nil }
         var seconds: Double = 0
         if scanner.take("T") || scanner.take(" ") || scanner.take("t") {
             guard let hour = scanner.digits(2), scanner.take(":"), let minute = scanner.digits(2),
-                  hour < 24, minute < 60 else { return nil }
+                hour < 24, minute < 60
+            else { return nil }
             seconds = Double(hour * 3600 + minute * 60)
             if scanner.take(":") {
                 guard let second = scanner.digits(2), second < 61 else { return nil }

@@ -170,7 +170,8 @@ struct JSONParser<Sink: JSONSink> {
             var scalar = try parseHex4()
             if (0xD800..<0xDC00).contains(scalar) {
                 guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
-                      bytes[position + 1] == UInt8(ascii: "u") else { throw error("lone surrogate", at: escapeStart) }
+                    bytes[position + 1] == UInt8(ascii: "u")
+                else { throw error("lone surrogate", at: escapeStart) }
                 position += 2
                 let low = try parseHex4()
                 guard (0xDC00..<0xE000).contains(low) else { throw error("invalid surrogate pair", at: escapeStart) }

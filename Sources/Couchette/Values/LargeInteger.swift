@@ -49,7 +49,8 @@ struct LargeInteger: Sendable, Hashable, CustomStringConvertible {
     func compare(_ other: LargeInteger) -> Int {
         if isNegative != other.isNegative { return isNegative ? -1 : 1 }
         let left = Array(text.utf8), right = Array(other.text.utf8)
-        var order = left.count == right.count
+        var order =
+            left.count == right.count
             ? (left == right ? 0 : (left.lexicographicallyPrecedes(right) ? -1 : 1))
             : (left.count < right.count ? -1 : 1)
         if isNegative { order = -order }

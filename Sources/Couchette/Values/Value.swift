@@ -45,10 +45,15 @@ extension Value {
         switch self {
         case .int(let value): value
         case .double(let value):
-            if value.isNaN { 0 }
-            else if value >= 9.223372036854775807e18 { .max }
-            else if value <= -9.223372036854775808e18 { .min }
-            else { Int64(value) }
+            if value.isNaN {
+                0
+            } else if value >= 9.223372036854775807e18 {
+                .max
+            } else if value <= -9.223372036854775808e18 {
+                .min
+            } else {
+                Int64(value)
+            }
         case .largeInteger(let value): value.clamped
         case .bool(let value): value ? 1 : 0
         default: 0

@@ -251,8 +251,9 @@ struct ValueEncoder {
         offsets.reserveCapacity(slots)
         for slot in 0..<slots {
             let position = start + ValueTag.headerSize(narrow: false) + slot * 4
-            offsets.append(Int(bytes[position]) | Int(bytes[position + 1]) << 8
-                           | Int(bytes[position + 2]) << 16 | Int(bytes[position + 3]) << 24)
+            offsets.append(
+                Int(bytes[position]) | Int(bytes[position + 1]) << 8
+                    | Int(bytes[position + 2]) << 16 | Int(bytes[position + 3]) << 24)
         }
         bytes.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress! + start
