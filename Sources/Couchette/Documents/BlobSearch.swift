@@ -71,8 +71,12 @@ enum BlobSearch {
     /// The blobs a stored body references: blob dictionaries anywhere (in encoded order, arrays
     /// in element order) and the entries of a top-level `_attachments`.
     static func references(in body: EncodedValue) -> [Reference] {
+        // Replication asks this of every document it moves, and almost none hold a blob: a byte
+        // scan for the one key every reference needs spares them the walk, which decodes every key.
+        guard mayHoldDigestKey(body) else { return [] }
         var found: [Reference] = []
-        walk(body, path: "", into: &found)
+        var path: [PathStep] = []
+        walk(body, path: &path, into: &found)
         if let attachments = body.value(forKey: "_attachments"), attachments.isDictionary {
             attachments.forEachEntry { name, entry in
                 guard let digest = entry.value(forKey: Blob.Key.digest)?.string else { return }
@@ -91,26 +95,70 @@ enum BlobSearch {
         references(in: EncodedValue(bytes: body)).map(\.digest)
     }
 
-    private static func walk(_ value: EncodedValue, path: String, into found: inout [Reference]) {
+    /// The encoded form of the key `digest`: its varint length, then its UTF-8 bytes.
+    private static let encodedDigestKey: [UInt8] = [6] + Array("digest".utf8)
+
+    /// False when no key `digest` can be in `value`'s bytes (a string value spelled so only makes
+    /// it answer true needlessly).
+    private static func mayHoldDigestKey(_ value: EncodedValue) -> Bool {
+        let key = encodedDigestKey
+        return value.bytes.withUnsafeBufferPointer { bytes in
+            guard bytes.count >= key.count else { return false }
+            var index = max(0, value.offset)
+            let last = bytes.count - key.count
+            search: while index <= last {
+                defer { index += 1 }
+                guard bytes[index] == key[0] else { continue }
+                for position in 1..<key.count where bytes[index + position] != key[position] { continue search }
+                return true
+            }
+            return false
+        }
+    }
+
+    /// One step of the way from the body's root to a value: kept unescaped while walking, and
+    /// turned into a JSON pointer only for a blob found.
+    private enum PathStep {
+        case key(String)
+        case index(Int)
+    }
+
+    private static func pointer(_ path: [PathStep]) -> String {
+        path.map { step in
+            switch step {
+            case .key(let key): "/" + pointerToken(key)
+            case .index(let index): "/\(index)"
+            }
+        }.joined()
+    }
+
+    private static func walk(_ value: EncodedValue, path: inout [PathStep], into found: inout [Reference]) {
         if value.isDictionary {
-            if let reference = blobReference(value, path: path) {
+            if let reference = blobReference(value, path: { pointer(path) }) {
                 found.append(reference)
                 return
             }
+            let atRoot = path.isEmpty
             value.forEachEntry { key, child in
-                if path.isEmpty && key == "_attachments" { return }
-                walk(child, path: path + "/" + pointerToken(key), into: &found)
+                if atRoot && key == "_attachments" { return }
+                path.append(.key(key))
+                walk(child, path: &path, into: &found)
+                path.removeLast()
             }
         } else if value.isArray {
             for index in 0..<value.count {
-                if let child = value.element(at: index) { walk(child, path: path + "/\(index)", into: &found) }
+                guard let child = value.element(at: index) else { continue }
+                path.append(.index(index))
+                walk(child, path: &path, into: &found)
+                path.removeLast()
             }
         }
     }
 
     /// A key as a JSON-pointer token (RFC 6901: `~` → `~0`, `/` → `~1`).
     static func pointerToken(_ key: String) -> String {
-        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return key }
+        return key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 
     /// The value at a JSON pointer (`/a/0/b`) in `root`, or nil.
@@ -130,12 +178,13 @@ enum BlobSearch {
     }
 
     /// The reference of a blob dictionary (`@type: "blob"` and a string digest), else nil.
-    static func blobReference(_ value: EncodedValue, path: String) -> Reference? {
+    /// `path` is asked for only when `value` is a blob dictionary.
+    private static func blobReference(_ value: EncodedValue, path: () -> String) -> Reference? {
         guard value.value(forKey: Blob.Key.type)?.string == Blob.typeName,
             let digest = value.value(forKey: Blob.Key.digest)?.string
         else { return nil }
         return Reference(
-            path: path, digest: digest, length: length(value),
+            path: path(), digest: digest, length: length(value),
             contentType: value.value(forKey: Blob.Key.contentType)?.string, isAttachment: false,
             revisionPosition: value.value(forKey: Blob.Key.revpos)?.integer)
     }
