@@ -25,11 +25,12 @@ enum QueryCommand {
         let format = arguments.options["format"].flatMap(ResultFormat.init(rawValue:)) ?? .automatic
         try await withOpenDatabase(arguments.positional[0]) { database in
             let query = try database.createQuery(arguments.positional[1])
+            // Parameters first: the plan of `$name` comparisons depends on their values.
+            query.parameters = parameters
             if arguments.flag("explain") {
                 print(try await query.explain())
                 return
             }
-            query.parameters = parameters
             try await run(query, format: format)
         }
     }

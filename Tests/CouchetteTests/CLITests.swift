@@ -297,6 +297,12 @@ import Testing
         let sql = "SELECT name.last FROM _default WHERE contact.address.state = 'CA' AND LOWER(name.last) = 'bejcek'"
         let explain = try await CLI.run(["query", db, sql, "--explain"])
         #expect(explain.stdout.contains("USING byState"), "\(explain.stdout)")
+        // --explain plans with the parameters set (unset, `$s` is MISSING and nothing would match).
+        let parameterized = try await CLI.run([
+            "query", db, "SELECT name.last FROM _default WHERE contact.address.state = $s AND LOWER(name.last) = 'bejcek'",
+            "--param", "s=\"CA\"", "--explain",
+        ])
+        #expect(parameterized.stdout.contains("USING byState"), "\(parameterized.stdout)")
         #expect(try await CLI.run(["query", db, sql]).stdout == "{\"last\":\"Bejcek\"}\n")
         let ordered = try await CLI.run([
             "query", db, "SELECT birthday FROM _default WHERE contact.address.state = 'CA' AND birthday > '1950' ORDER BY birthday LIMIT 1",
