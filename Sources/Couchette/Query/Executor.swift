@@ -40,7 +40,7 @@ struct Executor {
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
         let limit = try plan.limit.map { try count($0, context, "LIMIT") }
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
-        let now = Clock.nowMilliseconds()
+        let now = reader.clock.nowMilliseconds()
         var matches: Set<String>?
         var rows = try reader.read { snapshot -> [Row] in
             let scanOrder = ScanOrder()
