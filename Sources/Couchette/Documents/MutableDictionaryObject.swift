@@ -74,6 +74,13 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         storage = nil
     }
 
+    /// The bytes of this dictionary when it is still exactly a whole stored body (one just read
+    /// from JSON, say, and not touched since): saving it then copies nothing.
+    var pristineBody: [UInt8]? {
+        guard let pristine, pristine.offset == 0, pristine.encodedSize == pristine.bytes.count else { return nil }
+        return pristine.bytes
+    }
+
     /// Writes this dictionary in the binary format.
     func encode(into encoder: inout ValueEncoder) throws {
         if let pristine {
