@@ -43,7 +43,9 @@ enum DocumentEncoder {
     /// `Blob` properties are stored in `blobs` as they are met (nil: only saved blobs are accepted).
     /// `revisionPosition`: the generation of the revision being written (`revpos` of new blobs),
     /// asked for only when a blob is met (finding it may take reflection).
-    static func encode<T: Encodable>(_ model: T, blobs: BlobStore? = nil, revisionPosition: @escaping () -> Int64? = { nil }) throws -> Output {
+    static func encode<T: Encodable>(
+        _ model: T, blobs: BlobStore? = nil, revisionPosition: @escaping () -> Int64? = { nil }
+    ) throws -> Output {
         let context = EncodingContext(blobs: blobs, revisionPosition: revisionPosition)
         do {
             let properties = try run(model, isDocumentRoot: true, context: context)

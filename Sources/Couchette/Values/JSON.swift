@@ -163,7 +163,8 @@ enum JSON {
         // The binary form is at most a few times the text (a one-digit array element takes two
         // bytes of text and six encoded); bounding the text keeps every offset within 32 bits.
         guard utf8.count <= maximumBinaryInput else {
-            throw CouchetteError(.invalidParameter, "JSON text of \(utf8.count) bytes is too large to store (the limit is \(maximumBinaryInput))")
+            throw CouchetteError(
+                .invalidParameter, "JSON text of \(utf8.count) bytes is too large to store (the limit is \(maximumBinaryInput))")
         }
         var sink = BinarySink(capacity: utf8.count + 16)
         try JSONParser.parse(utf8: utf8, into: &sink)
