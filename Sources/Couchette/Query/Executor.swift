@@ -276,8 +276,11 @@ struct Executor {
             return isFull
         }
 
+        /// Set when every row is known to pass WHERE already (kept documents, ``MatchedDocuments``).
+        var rowsPassedFilter = false
+
         func accept() throws {
-            if let filter = plan.filter {
+            if !rowsPassedFilter, let filter = plan.filter {
                 guard let result = try filter(context), !result.isNull, result.isTruthy else { return }
             }
             if matches != nil, let id = context.sources[0]?.id {

@@ -124,6 +124,7 @@ extension Executor {
             guard documents.count <= MatchedDocuments.limit else { return .tooMany }
             let sink = Sink(
                 plan: plan, context: context, limit: nil, offset: 0, scanOrder: ScanOrder(), interruption: interruption)
+            sink.rowsPassedFilter = true  // each kept document passed WHERE when it was last read
             for binding in documents.bindings {
                 try interruption.check()
                 context.sources[0] = binding
