@@ -67,7 +67,7 @@ struct CollectionScan: DocumentScan {
         if id.hasPrefix("_design/") { return nil }
         let root = EncodedValue(bytes: record.body.isEmpty ? Document.emptyBody : record.body)
         return SourceBinding(
-            id: id, sequence: record.sequence, revisionID: record.revisionID,
+            id: id, sequence: record.sequence, revision: record.revision,
             isDeleted: record.isDeleted, expiration: record.expiration, body: Datum(root))
     }
 }

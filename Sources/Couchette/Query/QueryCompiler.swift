@@ -44,7 +44,7 @@ struct QueryCompiler {
     /// Compiles `statement` in two steps over one ``QueryPlan``: ``compileStatement(_:)`` builds
     /// every evaluator and reads the main collection by a full scan; ``planMainScan(_:_:)`` then
     /// lets indexes replace that scan where the statement allows. What `explain()` prints is
-    /// derived from the finished plan (``QueryPlan/explanationTail``).
+    /// derived from the finished plan (``QueryPlan/explanationTail(_:)``).
     static func compile(
         _ statement: SelectStatement, databaseName: String, lookup: @escaping CollectionLookup,
         fullTextLookup: FullTextCompilation.Lookup? = nil
@@ -400,13 +400,25 @@ struct QueryCompiler {
             let (left, leftSources) = try compileTracking(a)
             let (right, rightSources) = try compileTracking(b)
             if leftSources == [joined], !rightSources.isEmpty, rightSources.allSatisfy({ $0 < joined }) {
-                return HashCondition(outer: right, inner: left, innerIsDocumentID: isDocumentID(a, of: joined))
+                return HashCondition(
+                    outer: right, inner: left, innerIsDocumentID: isDocumentID(a, of: joined), innerKey: indexKey(a, of: joined))
             }
             if rightSources == [joined], !leftSources.isEmpty, leftSources.allSatisfy({ $0 < joined }) {
-                return HashCondition(outer: left, inner: right, innerIsDocumentID: isDocumentID(b, of: joined))
+                return HashCondition(
+                    outer: left, inner: right, innerIsDocumentID: isDocumentID(b, of: joined), innerKey: indexKey(b, of: joined))
             }
         }
         return nil
+    }
+
+    /// The canonical key of an expression over the joined source `index` alone, as an index on
+    /// that collection would name it (``CompiledIndex/columnKeys``); nil when no index can hold it.
+    private func indexKey(_ value: Expression, of index: Int) -> String? {
+        let alias = sources[index].alias.lowercased()
+        guard let key = ExpressionKey.make(value, resolve: { $0.lowercased() == alias ? .document : .opaque }),
+            key.context == .document, !key.text.isEmpty
+        else { return nil }
+        return key.text
     }
 
     /// True for `META(alias).id` of the source `index`: the join can look documents up by key.
@@ -530,6 +542,14 @@ struct QueryCompiler {
         case .like(let subject, let pattern, let negated):
             let collation = collationOf(subject, pattern)
             let left = try compileExpression(subject), right = try compileExpression(pattern)
+            if case .literal(.string(let text)) = pattern {  // the usual case: taken apart once
+                let compiled = LikePattern.Compiled(text, collation)
+                return { context in
+                    guard let value = try left(context) else { return nil }
+                    guard case .string(let a) = value else { return .null }
+                    return .bool(compiled.matches(a) != negated)
+                }
+            }
             return { context in
                 guard let text = try left(context), let pattern = try right(context) else { return nil }
                 guard case .string(let a) = text, case .string(let b) = pattern else { return .null }

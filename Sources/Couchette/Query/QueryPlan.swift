@@ -54,6 +54,10 @@ struct HashCondition: Sendable {
     /// The inner side is `META(joined).id`: matches are looked up by document key instead of
     /// reading and hashing the whole joined collection.
     var innerIsDocumentID = false
+    /// The inner side's canonical key (``ExpressionKey``): when a built index of the joined
+    /// collection has it as its first column, each outer row probes that index instead
+    /// (``IndexJoin``).
+    var innerKey: String?
 }
 
 struct OrderKey: Sendable {
