@@ -316,7 +316,7 @@ struct Executor {
             if plan.distinct {
                 guard seen.insert(values.map(HashKey.init)).inserted else { return }
             }
-            let keys = try plan.order.map { try $0.evaluator(context) }
+            let keys = try plan.order.map { key in try key.column.map { values[$0] } ?? key.evaluator(context) }
             let row = Row(values: values, keys: keys, ordinal: ordinal)
             ordinal += 1
             if top != nil && !scanOrder.inOrder { top!.insert(row) } else { rows.append(row) }

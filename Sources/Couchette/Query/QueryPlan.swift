@@ -64,6 +64,8 @@ struct OrderKey: Sendable {
     var evaluator: Evaluator
     var descending: Bool
     var collation: Collation
+    /// The result column computing the same path, whose value the key takes.
+    var column: Int?
 }
 
 enum AggregateKind: String, Sendable {
