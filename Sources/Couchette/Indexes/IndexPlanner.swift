@@ -66,7 +66,7 @@ struct IndexPlanner {
         func point(_ value: Datum?) -> ([UInt8], [UInt8])? {
             value.map { Self.pointTuple($0, after: fixed) }
         }
-        let end = KeyEncoding.successor(ofPrefix: fixed) ?? [0xFF]
+        var end: [UInt8] { KeyEncoding.successor(ofPrefix: fixed) ?? [0xFF] }  // not made for points
         switch term.predicate {
         case .equal(let value):
             return point(try value(context)).map { [$0] } ?? []

@@ -232,6 +232,8 @@ struct Executor {
         var ordinal = 0
         var seen: Set<[HashKey]> = []
         var groups: [[HashKey]: Int] = [:]
+        /// The groups of a GROUP BY on one expression, by its value.
+        var singleKeyGroups: [HashKey: Int] = [:]
         var groupStates: [(sources: [SourceBinding?], accumulators: [Accumulator])] = []
 
         /// With ORDER BY and LIMIT: only the first `offset + limit` rows are kept.
@@ -294,14 +296,23 @@ struct Executor {
                 if matches!.count > MatchTracking.limit { matches = nil }
             }
             if plan.isAggregating {
-                let key = try plan.groupKeys.map { HashKey(try $0(context)) }
                 let index: Int
-                if let existing = groups[key] {
-                    index = existing
+                if plan.groupKeys.count == 1 {  // the usual GROUP BY: no key array per row
+                    let key = HashKey(try plan.groupKeys[0](context))
+                    if let existing = singleKeyGroups[key] {
+                        index = existing
+                    } else {
+                        index = newGroup()
+                        singleKeyGroups[key] = index
+                    }
                 } else {
-                    index = groupStates.count
-                    groups[key] = index
-                    groupStates.append((context.sources, plan.aggregates.map(Accumulator.init)))
+                    let key = try plan.groupKeys.map { HashKey(try $0(context)) }
+                    if let existing = groups[key] {
+                        index = existing
+                    } else {
+                        index = newGroup()
+                        groups[key] = index
+                    }
                 }
                 for (slot, aggregate) in plan.aggregates.enumerated() {
                     groupStates[index].accumulators[slot].add(try aggregate.argument.map { try $0(context) } ?? .null)
@@ -309,6 +320,12 @@ struct Executor {
                 return
             }
             try project()
+        }
+
+        /// Starts a group at the current row; returns its index in ``groupStates``.
+        private func newGroup() -> Int {
+            groupStates.append((context.sources, plan.aggregates.map(Accumulator.init)))
+            return groupStates.count - 1
         }
 
         private func project() throws {
