@@ -7,6 +7,33 @@ enum AttachmentContent: Sendable {
     case file(path: String)
     case data(Data)
 
+    /// The content's length in bytes; nil when a file cannot be read.
+    var length: UInt64? {
+        switch self {
+        case .data(let data): return UInt64(data.count)
+        case .file(let path):
+            var status = stat()
+            guard stat(path, &status) == 0 else { return nil }
+            return UInt64(status.st_size)
+        }
+    }
+
+    /// Calls `body` with the content in chunks of at most ``BlobStore/chunkSize`` bytes.
+    func forEachChunk(_ body: (Data) async throws -> Void) async throws {
+        switch self {
+        case .data(let data):
+            var offset = 0
+            while offset < data.count {
+                let end = min(offset + BlobStore.chunkSize, data.count)
+                try await body(data[offset..<end])
+                offset = end
+            }
+        case .file(let path):
+            let reader = try BlobReader(path: path)
+            while let chunk = try reader.next() { try await body(chunk) }
+        }
+    }
+
     /// The bytes, read whole (for inline base64 in JSON).
     func data() throws -> Data {
         switch self {
@@ -33,4 +60,13 @@ enum AttachmentContent: Sendable {
         }
         _ = try writer.finish(expecting: digest, couchDBLength: length)
     }
+}
+
+/// Content announced `"follows": true` in the JSON part of a multipart body, sent as the part
+/// after it (see ``CouchDBDocument/multipartJSON(_:includeHistory:)``).
+struct FollowingAttachment: Sendable {
+    let name: String
+    let contentType: String
+    let length: UInt64
+    let content: AttachmentContent
 }
