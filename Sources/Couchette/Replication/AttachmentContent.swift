@@ -1,17 +1,29 @@
 import Foundation
 
 /// The content of one blob or attachment travelling with a revision: a file of the sending
-/// database's blob store (read when sent; in process it is copied in chunks), or bytes that
-/// arrived inline (base64 in CouchDB JSON).
+/// database's blob store (read when sent; in process it is copied in chunks), bytes that
+/// arrived inline (base64 in CouchDB JSON), or a part of a multipart body received into a
+/// temporary file.
 enum AttachmentContent: Sendable {
     case file(path: String)
     case data(Data)
+    case staged(StagedFile)
+
+    /// The file holding the content (empty for content in memory, which never asks).
+    private var filePath: String {
+        switch self {
+        case .file(let path): path
+        case .staged(let file): file.path
+        case .data: ""
+        }
+    }
 
     /// The content's length in bytes; nil when a file cannot be read.
     var length: UInt64? {
         switch self {
         case .data(let data): return UInt64(data.count)
-        case .file(let path):
+        case .file, .staged:
+            let path = filePath
             var status = stat()
             guard stat(path, &status) == 0 else { return nil }
             return UInt64(status.st_size)
@@ -28,7 +40,8 @@ enum AttachmentContent: Sendable {
                 try await body(data[offset..<end])
                 offset = end
             }
-        case .file(let path):
+        case .file, .staged:
+            let path = filePath
             let reader = try BlobReader(path: path)
             while let chunk = try reader.next() { try await body(chunk) }
         }
@@ -38,7 +51,8 @@ enum AttachmentContent: Sendable {
     func data() throws -> Data {
         switch self {
         case .data(let data): return data
-        case .file(let path):
+        case .file, .staged:
+            let path = filePath
             let reader = try BlobReader(path: path)
             var data = Data()
             while let chunk = try reader.next() { data.append(chunk) }
@@ -55,7 +69,8 @@ enum AttachmentContent: Sendable {
         switch self {
         case .data(let data):
             try writer.append(data)
-        case .file(let path):
+        case .file, .staged:
+            let path = filePath
             try BlobReader(path: path).forEachChunk { try writer.append($0) }
         }
         _ = try writer.finish(expecting: digest, couchDBLength: length)

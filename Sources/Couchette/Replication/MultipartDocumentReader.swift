@@ -5,12 +5,13 @@ import Foundation
 /// its `_attachments` entries marked `"follows": true`), then one part per following attachment,
 /// matched by its `Content-Disposition` file name or else in the order the JSON names them.
 ///
-/// Each attachment's content streams into a ``BlobWriter`` of `store` as it arrives, decoded
-/// first when the part is gzip (`Content-Encoding: gzip` or the entry's `"encoding": "gzip"`),
-/// and is checked against the entry: its length (CouchDB's "attachment shorter/longer than
-/// expected") and digest. Memory stays at the JSON part plus a chunk, whatever the attachments'
-/// size. Stored digests are held in `store` (see ``BlobStore/hold(_:)``) until the caller
-/// releases ``held``.
+/// Each attachment's content streams as it arrives, decoded first when the part is gzip
+/// (`Content-Encoding: gzip` or the entry's `"encoding": "gzip"`), and is checked against the
+/// entry's length (CouchDB's "attachment shorter/longer than expected"). It goes either into a
+/// ``BlobWriter`` of a store (the listener: the digest is checked there and held, see
+/// ``BlobStore/hold(_:)``, until the caller releases ``held``), or into ``StagedFile``s in a
+/// directory (a pulling replicator: the revision then carries them, checked when stored).
+/// Memory stays at the JSON part plus a chunk, whatever the attachments' size.
 ///
 /// ```swift
 /// let reader = try MultipartDocumentReader(store: blobs)
@@ -29,36 +30,67 @@ final class MultipartDocumentReader {
         let gzip: Bool
     }
 
+    /// Where content goes.
+    enum Destination {
+        case store(BlobStore)
+        case staging(directory: String)
+    }
+
+    private enum Sink {
+        case blob(BlobWriter)
+        case staged(StagedFile.Writer)
+
+        func append(_ data: Data) throws {
+            switch self {
+            case .blob(let writer): try writer.append(data)
+            case .staged(let writer): try writer.append(data)
+            }
+        }
+
+        func abandon() {
+            switch self {
+            case .blob(let writer): writer.abandon()
+            case .staged(let writer): writer.abandon()
+            }
+        }
+    }
+
     /// The attachment part being read.
     private struct Current {
         let entry: Following
-        let writer: BlobWriter
+        let sink: Sink
         let decoder: GzipDecoder?
         var received: UInt64 = 0
     }
 
-    private let store: BlobStore
+    private let destination: Destination
     private let maximumJSONBytes: Int
     private var json: [UInt8]?
     private var readingJSON = false
     private var document: Value?
     private var waiting: [Following] = []
     private var current: Current?
-    /// Digests stored and held for the caller.
+    /// Digests stored and held for the caller (``Destination/store(_:)``).
     private(set) var held: [String] = []
+    /// Content received into staged files, by digest (``Destination/staging(directory:)``).
+    private var staged: [String: AttachmentContent] = [:]
 
-    init(store: BlobStore, maximumJSONBytes: Int = 64 << 20) {
-        self.store = store
+    init(_ destination: Destination, maximumJSONBytes: Int = 64 << 20) {
+        self.destination = destination
         self.maximumJSONBytes = maximumJSONBytes
     }
 
+    convenience init(store: BlobStore, maximumJSONBytes: Int = 64 << 20) {
+        self.init(.store(store), maximumJSONBytes: maximumJSONBytes)
+    }
+
     deinit {
-        store.release(held)
+        releaseHeld()
     }
 
     /// Releases the held digests now (after the revision committed, or was refused).
     func releaseHeld() {
-        store.release(held)
+        if case .store(let store) = destination { store.release(held) }
         held = []
     }
 
@@ -109,7 +141,9 @@ final class MultipartDocumentReader {
         if let missing = waiting.first {
             throw CouchetteError(.invalidParameter, "attachment shorter than expected: '\(missing.name)' has no part in the multipart body")
         }
-        return try CouchDBDocument.revision(from: document)
+        var revision = try CouchDBDocument.revision(from: document)
+        revision.attachments.merge(staged) { inline, _ in inline }
+        return revision
     }
 
     /// The document's JSON as sent (with its `_attachments` entries), once the JSON part is read.
@@ -167,9 +201,12 @@ final class MultipartDocumentReader {
         }
         let entry = waiting.remove(at: index)
         let gzip = entry.gzip || headers["content-encoding"]?.lowercased() == "gzip"
-        current = Current(
-            entry: entry, writer: try store.makeWriter(expecting: entry.digest),
-            decoder: gzip ? try GzipDecoder(maximumOutput: entry.length ?? UInt64.max) : nil)
+        let sink: Sink =
+            switch destination {
+            case .store(let store): .blob(try store.makeWriter(expecting: entry.digest))
+            case .staging(let directory): .staged(try StagedFile.Writer(directory: directory))
+            }
+        current = Current(entry: entry, sink: sink, decoder: gzip ? try GzipDecoder(maximumOutput: entry.length ?? UInt64.max) : nil)
     }
 
     /// `attachment; filename="one.txt"` → `one.txt`.
@@ -195,9 +232,9 @@ final class MultipartDocumentReader {
             throw CouchetteError(.invalidParameter, "attachment longer than expected: '\(part.entry.name)' has more than \(limit) bytes")
         }
         if let decoder = part.decoder {
-            try decoder.decode(chunk) { try part.writer.append($0) }
+            try decoder.decode(chunk) { try part.sink.append($0) }
         } else {
-            try part.writer.append(chunk)
+            try part.sink.append(chunk)
         }
     }
 
@@ -207,15 +244,23 @@ final class MultipartDocumentReader {
         if let decoder = part.decoder { try decoder.finish() }
         let expected = part.decoder == nil ? part.entry.length : part.entry.encodedLength
         if let expected, part.received < expected {
-            part.writer.abandon()
+            part.sink.abandon()
             throw CouchetteError(
                 .invalidParameter, "attachment shorter than expected: '\(part.entry.name)' has \(part.received) of \(expected) bytes")
         }
-        let stored = try part.writer.finish(expecting: part.entry.digest, couchDBLength: part.entry.length)
-        held.append(stored.digest)
-        if let length = part.entry.length, stored.length != length {
+        let length: UInt64
+        switch part.sink {
+        case .blob(let writer):
+            let stored = try writer.finish(expecting: part.entry.digest, couchDBLength: part.entry.length)
+            held.append(stored.digest)
+            length = stored.length
+        case .staged(let writer):
+            length = writer.length
+            staged[part.entry.digest] = .staged(try writer.finish())
+        }
+        if let declared = part.entry.length, length != declared {
             throw CouchetteError(
-                .invalidParameter, "attachment '\(part.entry.name)' decodes to \(stored.length) bytes, not the \(length) its entry declares"
+                .invalidParameter, "attachment '\(part.entry.name)' decodes to \(length) bytes, not the \(declared) its entry declares"
             )
         }
     }
