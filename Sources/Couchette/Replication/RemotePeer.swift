@@ -202,7 +202,16 @@ final class RemotePeer: ReplicationPeer {
             if lacking <= RemotePeer.inlineContentLimit { small.append((index, request)) } else { large.append((index, request)) }
         }
         if !small.isEmpty, let withContent = try await bulkGetJSON(small.map(\.request), withContent: true) {
-            for (entry, fetch) in zip(small, withContent) { fetched[entry.index] = fetch }
+            // Matched by id and revision, not position: a server may answer in its own order.
+            for entry in small {
+                let again = withContent.first {
+                    switch $0 {
+                    case .found(let revision): revision.id == entry.request.id && revision.revisionID == entry.request.revisionID
+                    case .failed(let id, let rev, _): id == entry.request.id && rev == entry.request.revisionID
+                    }
+                }
+                if let again { fetched[entry.index] = again }
+            }
         }
         for entry in large {
             let found = try await fetchAsMultipart(entry.request)
