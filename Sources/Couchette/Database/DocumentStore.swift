@@ -200,9 +200,17 @@ struct DocumentStore: Sendable {
 
         let revisionID = try RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
         let sequence = try context.nextSequence(collection)
-        var tree = try existing.map { try revisionTree(context.txn, collection, id, current: $0) } ?? RevisionTree()
+        guard let existing else {
+            // A new document: its whole history is this revision, which the record says alone (no
+            // `revisions` entry, see revisionTree), so no tree is built.
+            let record = DocumentRecord(isDeleted: false, sequence: sequence, expiration: 0, revisionID: revisionID, body: body)
+            try replaceCurrent(context, collection, id, old: nil, new: record)
+            context.recordChange(collection, id)
+            return .saved(revisionID: revisionID, sequence: sequence)
+        }
+        var tree = try revisionTree(context.txn, collection, id, current: existing)
         tree.add(
-            revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body,
+            revisionID, parent: existing.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body,
             keeping: historyLimit)
         try commitTree(&tree, context, collection, id, replacing: existing, sequence: sequence)
         return .saved(revisionID: revisionID, sequence: sequence)
