@@ -44,7 +44,8 @@ enum BenchCommand {
             return
         }
         if flags.contains("--list") {
-            for workload in Workload.all { print(workload.name.padding(toLength: 24, withPad: " ", startingAt: 0) + workload.summary) }
+            let width = (Workload.all.map(\.name.count).max() ?? 0) + 2
+            for workload in Workload.all { print(workload.name.padding(toLength: width, withPad: " ", startingAt: 0) + workload.summary) }
             return
         }
         guard let size = Int(options["--size"] ?? "100000"), size > 0 else { throw UsageError("--size must be a positive integer") }

@@ -36,3 +36,132 @@ import Testing
         }
     }
 }
+
+/// How the writer fills its groups and hands results back, and what a commit's summary costs.
+@Suite(.tags(.concurrency)) struct GroupCommitFillingTests {
+    private static func save(_ spec: CollectionSpec, _ id: String) -> PendingWrite {
+        PendingWrite([.save(spec, id: id, body: Document.emptyBody, base: nil, control: .lastWriteWins)])
+    }
+
+    private func save(_ spec: CollectionSpec, _ id: String) -> PendingWrite { Self.save(spec, id) }
+
+    @Test func theWriterWaitsForStragglersUntilEnoughAreQueued() async throws {
+        try await withDatabase { database, _ in
+            let spec = try database.defaultCollection().spec
+            let queue = WriteQueue()
+            let appender = Task.detached {
+                for i in 0..<3 {
+                    try await Task.sleep(for: .milliseconds(5))
+                    queue.append(Self.save(spec, "late-\(i)"))
+                }
+            }
+            // Woken by the third append, long before the limit.
+            let started = ContinuousClock.now
+            var gathered: [PendingWrite] = []
+            while gathered.count < 3 && ContinuousClock.now - started < .seconds(30) {
+                gathered += queue.take(atLeast: 3 - gathered.count, waitingAtMost: .seconds(30))
+            }
+            #expect(gathered.count == 3)
+            try await appender.value
+            // Nobody arriving: the wait ends at its limit with what is there.
+            #expect(queue.take(atLeast: 1, waitingAtMost: .milliseconds(1)).isEmpty)
+        }
+    }
+
+    @Test func pacingExpectsTheWritersOfTheLastCommitBack() {
+        var pacing = GroupCommitPacing()
+        #expect(pacing.expectedWriters == 1)
+        pacing.committed(8, arrivedMeanwhile: 0, took: .milliseconds(1))
+        #expect(pacing.expectedWriters == 8)
+        #expect(pacing.wait == .milliseconds(1))
+        pacing.committed(3, arrivedMeanwhile: 5, took: .seconds(1))
+        #expect(pacing.expectedWriters == 6)
+        #expect(pacing.wait == GroupCommitPacing.maximumWait)
+        pacing.committed(1, arrivedMeanwhile: 0, took: .microseconds(1))
+        #expect(pacing.expectedWriters == 1, "a lone sequential writer never waits")
+        #expect(pacing.wait == GroupCommitPacing.minimumWait)
+    }
+
+    @Test func aCallerWhoseWriteAnEarlierGroupCommittedDoesNotCommitLaterWrites() async throws {
+        try await withDatabase { database, _ in
+            let spec = try database.defaultCollection().spec
+            let first = save(spec, "a")
+            let second = save(spec, "b")
+            database.core.writeQueue.append(first)
+            database.core.writeQueue.append(second)
+            await database.commitQueuedWrites(including: first)
+            #expect(first.isCompleted && second.isCompleted, "one group took both")
+            let third = save(spec, "c")
+            database.core.writeQueue.append(third)
+            await database.commitQueuedWrites(including: second)  // the second caller's job, run late
+            #expect(!third.isCompleted, "left to its own caller's job")
+            #expect(database.statistics.totals == (commits: 1, writes: 2))
+            await database.commitQueuedWrites(including: third)
+            #expect(try third.outcomes().count == 1)
+            #expect(database.statistics.totals == (commits: 2, writes: 3))
+        }
+    }
+
+    @Test func eightConcurrentSaversShareCommits() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<8 {
+                    group.addTask {
+                        for i in 0..<20 { try await collection.save(document: MutableDocument(id: "w\(writer)-\(i)")) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await collection.count == 160)
+            let totals = database.statistics.totals
+            #expect(totals.writes == 160)
+            // However the tasks are scheduled, some commit carries more than one save.
+            #expect(totals.commits < 160)
+        }
+    }
+
+    @Test func aCommitNobodyObservesCollectsNoIDs() async throws {
+        let directory = try TemporaryDirectory()
+        let database = try directory.open()
+        let spec = try database.defaultCollection().spec
+        let environment = database.core.environment
+        let store = DocumentStore(tables: environment.tables, indexes: IndexRegistry(tables: environment.tables))
+        for recordsIDs in [false, true] {
+            let summary = try environment.write { txn in
+                let context = WriteContext(
+                    txn: txn, tables: environment.tables, now: 0, collections: [spec.number: spec], recordsIDs: recordsIDs)
+                for i in 0..<3 {
+                    _ = try store.apply(.save(spec, id: "d\(i)", body: Document.emptyBody, base: nil, control: .lastWriteWins), in: context)
+                }
+                try context.flush()
+                return context.summary
+            }
+            #expect(summary.documentIDs[spec] == (recordsIDs ? ["d0", "d1", "d2"] : nil))
+            // What the cross-process monitor needs is there either way: one range of sequences.
+            let first = summary.ownWrites.sequences[spec.number]?.first
+            #expect(first.map { $0.count } == 3)
+            #expect(summary.ownWrites.countDeltas[spec.number] == (recordsIDs ? nil : 3), "the second round rewrote them")
+        }
+        try await database.close()
+    }
+
+    @Test func aDocumentWrittenTwiceInOneCommitIsListedOnce() async throws {
+        try await withDatabase { database, _ in
+            let spec = try database.defaultCollection().spec
+            try await database.defaultCollection().save(document: MutableDocument(id: "p"))
+            let observed = Observed()
+            let token = database.observation.observers.add { observed.append($0) }
+            defer { database.observation.observers.remove(token) }
+            let writes = [
+                save(spec, "a"), save(spec, "b"), save(spec, "a"),
+                PendingWrite([.purge(spec, id: "p")]), save(spec, "p"),  // purged, then written again
+                PendingWrite([.purge(spec, id: "b")]),
+            ]
+            for write in writes { database.core.writeQueue.append(write) }
+            await database.commitQueuedWrites()
+            #expect(observed.all.count == 1)
+            #expect(observed.ids == ["a", "b", "p"])
+        }
+    }
+}
