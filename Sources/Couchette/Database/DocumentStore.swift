@@ -138,7 +138,7 @@ struct DocumentStore: Sendable {
                 throw CouchetteError(.notFound, "document '\(id)' not found in \(collection.fullName)")
             }
             try purge(context, collection, id, record)
-            context.recordChange(collection, id)
+            context.recordPurge(collection, id, replacing: record.sequence)
             return .done
         case .setExpiration(let collection, let id, let milliseconds):
             try checkExists(collection)
@@ -289,7 +289,7 @@ struct DocumentStore: Sendable {
             expiration: winner.isDeleted ? 0 : existing?.expiration ?? 0,
             revisionID: winner.revisionID, body: body)
         try replaceCurrent(context, collection, id, old: existing, new: record)
-        context.recordChange(collection, id)
+        context.recordChange(collection, id, replacing: existing?.sequence)
     }
 
     /// THE place that writes or removes a document's current record: the `documents` entry, its
@@ -346,7 +346,7 @@ struct DocumentStore: Sendable {
             guard let collection = context.collections[number] else { continue }
             guard let record = try record(context.txn, collection, id), record.isExpired(now: now) else { continue }
             try purge(context, collection, id, record)
-            context.recordChange(collection, id)
+            context.recordPurge(collection, id, replacing: record.sequence)
         }
     }
 

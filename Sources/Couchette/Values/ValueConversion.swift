@@ -153,8 +153,10 @@ enum ValueConversion {
 
     /// The `[Any]` form of an encoded array (empty for anything else).
     static func plainArray(_ encoded: EncodedValue) -> [Any] {
-        guard encoded.isArray else { return [] }
-        return (0..<encoded.count).map { encoded.element(at: $0).map(plain) ?? NSNull() }
+        var result: [Any] = []
+        result.reserveCapacity(encoded.count)
+        encoded.forEachElement { result.append($0.map(plain) ?? NSNull()) }
+        return result
     }
 
 }
