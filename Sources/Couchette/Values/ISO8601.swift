@@ -18,6 +18,30 @@ enum ISO8601 {
         }
         let (year, month, day) = civil(fromDays: days)
         let seconds = milliseconds / 1000
+        if (0...9999).contains(year) {
+            // The usual case, written digit by digit into the string's own storage (dates are
+            // formatted for every save of a model or document holding one).
+            return String(unsafeUninitializedCapacity: 24) { output in
+                var position = 0
+                func put(_ value: Int64, _ width: Int, _ separator: Unicode.Scalar) {
+                    var remaining = value
+                    for digit in stride(from: width - 1, through: 0, by: -1) {
+                        output[position + digit] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                        remaining /= 10
+                    }
+                    output[position + width] = UInt8(ascii: separator)
+                    position += width + 1
+                }
+                put(year, 4, "-")
+                put(month, 2, "-")
+                put(day, 2, "T")
+                put(seconds / 3600, 2, ":")
+                put(seconds / 60 % 60, 2, ":")
+                put(seconds % 60, 2, ".")
+                put(milliseconds % 1000, 3, "Z")
+                return position
+            }
+        }
         return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
             + pad(seconds / 3600, 2) + ":" + pad(seconds / 60 % 60, 2) + ":" + pad(seconds % 60, 2)
             + "." + pad(milliseconds % 1000, 3) + "Z"

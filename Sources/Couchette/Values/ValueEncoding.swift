@@ -91,6 +91,9 @@ struct ValueEncoder {
     /// replication compares with `atts_since` to send only content the peer lacks).
     var blobRevisionPosition: Int64?
     private var depth = 0
+    /// Slot targets of the containers being written, innermost last (see
+    /// ``closeWrittenContainer(start:slots:dictionary:)``).
+    private var pendingSlots: [Int] = []
 
     static let maximumDepth = 512
 
@@ -179,9 +182,9 @@ struct ValueEncoder {
     }
 
     mutating func writeArray(count: Int, element: (inout ValueEncoder, Int) throws -> Void) throws {
-        let start = try beginContainer(ValueTag.array, count: count, slotsPerEntry: 1)
+        let (start, firstSlot) = try enterContainer()
         for index in 0..<count {
-            patchSlot(start, index, bytes.count - start)
+            pendingSlots.append(bytes.count)
             do {
                 try element(&self, index)
             } catch var failure as EncodingFailure {
@@ -189,17 +192,17 @@ struct ValueEncoder {
                 throw failure
             }
         }
-        finishContainer(start, count: count, slotsPerEntry: 1, narrowTag: ValueTag.narrowArray)
+        leaveContainer(start, firstSlot, dictionary: false)
     }
 
     /// Writes a dictionary; `sortedKeys` must come from ``sortedKeys(_:)`` and `value` writes the
     /// value of `sortedKeys[index]`.
     mutating func writeDictionary(sortedKeys keys: [String], value: (inout ValueEncoder, Int) throws -> Void) throws {
-        let start = try beginContainer(ValueTag.dictionary, count: keys.count, slotsPerEntry: 2)
+        let (start, firstSlot) = try enterContainer()
         for (index, key) in keys.enumerated() {
-            patchSlot(start, index * 2, bytes.count - start)
+            pendingSlots.append(bytes.count)
             appendLengthPrefixed(key)
-            patchSlot(start, index * 2 + 1, bytes.count - start)
+            pendingSlots.append(bytes.count)
             do {
                 try value(&self, index)
             } catch var failure as EncodingFailure {
@@ -207,68 +210,28 @@ struct ValueEncoder {
                 throw failure
             }
         }
-        finishContainer(start, count: keys.count, slotsPerEntry: 2, narrowTag: ValueTag.narrowDictionary)
+        leaveContainer(start, firstSlot, dictionary: true)
     }
 
     // MARK: - Containers
 
-    /// Writes a wide header and zeroed slots; ``finishContainer`` narrows it when it fits.
-    private mutating func beginContainer(_ tag: UInt8, count: Int, slotsPerEntry: Int) throws -> Int {
+    /// Where a container's contents start and its first slot target in ``pendingSlots``: the
+    /// contents are written first, the header put in front of them when they are done.
+    private mutating func enterContainer() throws -> (start: Int, firstSlot: Int) {
         guard depth < Self.maximumDepth else {
             throw EncodingFailure(reason: "nesting deeper than \(Self.maximumDepth) levels (does a container contain itself?)")
         }
         depth += 1
-        let start = bytes.count
-        bytes.append(tag)
-        bytes.append(contentsOf: repeatElement(0, count: 8 + count * slotsPerEntry * 4))
-        return start
+        return (bytes.count, pendingSlots.count)
     }
 
-    private mutating func patchSlot(_ start: Int, _ slot: Int, _ value: Int) {
-        patch(UInt32(value), at: start + ValueTag.headerSize(narrow: false) + slot * 4, width: 4)
-    }
-
-    /// Fills in size and count; if the container fits in 16-bit fields, rewrites it narrow by
-    /// moving its contents down (children hold only offsets relative to themselves, so they move
-    /// unchanged) and shrinking every offset by the bytes saved.
-    private mutating func finishContainer(_ start: Int, count: Int, slotsPerEntry: Int, narrowTag: UInt8) {
+    private mutating func leaveContainer(_ start: Int, _ firstSlot: Int, dictionary: Bool) {
         depth -= 1
-        narrowIfPossible(start, count: count, slotsPerEntry: slotsPerEntry, narrowTag: narrowTag)
+        closeWrittenContainer(start: start, slots: pendingSlots[firstSlot...], dictionary: dictionary)
+        pendingSlots.removeSubrange(firstSlot...)
     }
 
-    private mutating func narrowIfPossible(_ start: Int, count: Int, slotsPerEntry: Int, narrowTag: UInt8) {
-        let slots = count * slotsPerEntry
-        let wideHeader = ValueTag.headerSize(narrow: false) + slots * 4
-        let narrowHeader = ValueTag.headerSize(narrow: true) + slots * 2
-        let saved = wideHeader - narrowHeader
-        let wideSize = bytes.count - start
-        guard wideSize - saved <= Int(UInt16.max) else {
-            patch(UInt32(wideSize), at: start + 1, width: 4)
-            patch(UInt32(count), at: start + 5, width: 4)
-            return
-        }
-        var offsets: [Int] = []
-        offsets.reserveCapacity(slots)
-        for slot in 0..<slots {
-            let position = start + ValueTag.headerSize(narrow: false) + slot * 4
-            offsets.append(
-                Int(bytes[position]) | Int(bytes[position + 1]) << 8
-                    | Int(bytes[position + 2]) << 16 | Int(bytes[position + 3]) << 24)
-        }
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress! + start
-            (base + narrowHeader).update(from: base + wideHeader, count: wideSize - wideHeader)
-        }
-        bytes.removeLast(saved)
-        bytes[start] = narrowTag
-        patch(UInt32(wideSize - saved), at: start + 1, width: 2)
-        patch(UInt32(count), at: start + 3, width: 2)
-        for (slot, offset) in offsets.enumerated() {
-            patch(UInt32(offset - saved), at: start + ValueTag.headerSize(narrow: true) + slot * 2, width: 2)
-        }
-    }
-
-    // MARK: - Containers written before their header (JSON transcoding)
+    // MARK: - Headers and JSON transcoding
 
     init() {}
 
