@@ -14,12 +14,14 @@ final class DatabaseCore: Sendable {
     /// Index definitions and entries (the query layer's, behind ``DocumentStore/indexes``).
     let indexes: IndexRegistry
     let catalog = Catalog()
+    /// The wall clock expiration reads (``SystemClock`` unless a test gives another).
+    let clock: any WallClock
     let observers = CommitObservers()
     private let isOpen = Atomic<Bool>(true)
-    private let queue = Locked<[PendingWrite]>([])
 
-    init(name: String, path: String, configuration: DatabaseConfiguration) throws {
+    init(name: String, path: String, configuration: DatabaseConfiguration, clock: any WallClock) throws {
         self.name = name
+        self.clock = clock
         self.path = path
         self.configuration = configuration
         if let maximum = configuration.maximumSize, maximum < SizeLimit.minimum {
@@ -122,16 +124,6 @@ final class DatabaseCore: Sendable {
 
     // MARK: - Write queue
 
-    func enqueue(_ write: PendingWrite) {
-        queue.withLock { $0.append(write) }
-    }
-
-    var queuedCount: Int { queue.withLock { $0.count } }
-
-    func takeQueued() -> [PendingWrite] {
-        queue.withLock { queue in
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
-        }
-    }
+    /// Writes waiting for the writer thread (see ``Database/perform(_:)``).
+    let writeQueue = WriteQueue()
 }

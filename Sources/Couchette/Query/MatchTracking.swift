@@ -39,7 +39,7 @@ extension Executor {
         guard case .collection(let spec) = plan.sources.first?.kind else { return true }
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
         let includeDeleted = plan.sources[0].includeDeleted
-        let now = Clock.nowMilliseconds()
+        let now = reader.clock.nowMilliseconds()
         return try reader.read { snapshot in
             for id in ids {
                 guard let binding = try CollectionScan.lookup(snapshot, spec, id, now: now, includeDeleted: includeDeleted) else {
