@@ -205,7 +205,7 @@ struct DocumentStore: Sendable {
             // `revisions` entry, see revisionTree), so no tree is built.
             let record = DocumentRecord(isDeleted: false, sequence: sequence, expiration: 0, revisionID: revisionID, body: body)
             try replaceCurrent(context, collection, id, old: nil, new: record)
-            context.recordChange(collection, id)
+            context.recordChange(collection, id, replacing: nil)
             return .saved(revisionID: revisionID, sequence: sequence)
         }
         var tree = try revisionTree(context.txn, collection, id, current: existing)

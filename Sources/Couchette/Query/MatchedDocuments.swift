@@ -96,7 +96,7 @@ extension Executor {
         try reader.checkUsable(spec)
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
         let includeDeleted = plan.sources[0].includeDeleted
-        let now = Clock.nowMilliseconds()
+        let now = reader.clock.nowMilliseconds()
         return try reader.read { snapshot -> IncrementalOutcome in
             var documents = previous
             var changed = changed
