@@ -115,6 +115,9 @@ import Testing
             let expiration = Date(timeIntervalSinceNow: 3)
             try await collection.setDocumentExpiration(id: "expires", expiration: expiration)
             let (first, _, kept) = try query.executeTrackingMatches(parameters: nil)
+            // On a machine so loaded that three seconds passed already, "expires" is gone from the
+            // start and there is nothing left to test.
+            guard expiration.timeIntervalSinceNow > 0.5 else { return }
             #expect(first.allResults().first?.int(forKey: "c") == 2)
             #expect(kept?.contains("expires") == true)
             try await Task.sleep(for: .seconds(max(0, expiration.timeIntervalSinceNow) + 0.1))

@@ -269,8 +269,7 @@ struct EncodedValue: Sendable {
             forEachElement { elements.append($0?.decode() ?? .null) }
             return .array(elements)
         case ValueTag.dictionary, ValueTag.narrowDictionary:
-            var result: [String: Value] = [:]
-            result.reserveCapacity(count)
+            var result = [String: Value](minimumCapacity: count)
             forEachEntry { key, value in result[key] = value.decode() }
             return .dictionary(result)
         default: return .null
