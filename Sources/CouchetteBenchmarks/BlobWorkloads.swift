@@ -51,6 +51,14 @@ extension Workload {
         ) { _, context in
             try await largeBlobMemory(context, megabytes: context.size >= 1000 ? 500 : 4)
         },
+        Workload(
+            name: "blob-500mb-http-memory",
+            summary:
+                "anonymous memory (RssAnon, sampled) a 500 MB blob adds while it is pushed to a URLEndpointListener on loopback and pulled back into a third database, both as multipart (4 MB below N = 1,000)",
+            isCouchetteOnly: true, runsOnce: true
+        ) { _, context in
+            try await largeBlobHTTPMemory(context, megabytes: context.size >= 1000 ? 500 : 4)
+        },
     ]
 
     /// `count` distinct MB-sized contents (each starts with its number).
