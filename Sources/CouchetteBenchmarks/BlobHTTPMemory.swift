@@ -8,14 +8,7 @@ import Foundation
 /// temporary file). The sample's bytes are the peak growth of RssAnon over the start.
 extension Workload {
     static func largeBlobHTTPMemory(_ context: WorkloadContext, megabytes: Int) async throws -> WorkloadResult {
-        let folder = try freshFolder(context, 0)
-        let file = folder + "/large.bin"
-        guard FileManager.default.createFile(atPath: file, contents: nil), let handle = FileHandle(forWritingAtPath: file) else {
-            throw BenchmarkError.engine("cannot create \(file)")
-        }
-        let chunk = blobContents(1)[0]
-        for _ in 0..<megabytes { try handle.write(contentsOf: chunk) }
-        try handle.close()
+        let (folder, file) = try largeFile(context, megabytes: megabytes)
         let source = try await CouchetteEngine(directory: folder + "/source", durable: false)
         let served = try await CouchetteEngine(directory: folder + "/served", durable: false)
         let puller = try await CouchetteEngine(directory: folder + "/puller", durable: false)
