@@ -5,8 +5,15 @@ struct DocumentRecord: Sendable {
     var isDeleted: Bool
     var sequence: UInt64
     var expiration: UInt64
-    var revisionID: String
+    /// The revision id as stored: a packed id is formatted as text only when read, since most
+    /// readers of a record (query scans, index probes) never look at it.
+    private(set) var revision: StoredRevisionID
     var body: [UInt8]
+
+    var revisionID: String {
+        get { revision.text }
+        set { revision = .text(newValue) }
+    }
 
     /// `u8 flags`, `u64 sequence`, [`u64 expiration`], revision id, body. Little-endian.
     ///
@@ -43,7 +50,7 @@ struct DocumentRecord: Sendable {
         self.isDeleted = isDeleted
         self.sequence = sequence
         self.expiration = expiration
-        self.revisionID = revisionID
+        self.revision = .text(revisionID)
         self.body = body
     }
 
@@ -55,9 +62,10 @@ struct DocumentRecord: Sendable {
         sequence = try reader.read(UInt64.self)
         expiration = !compact || flags & Self.hasExpiration != 0 ? try reader.read(UInt64.self) : 0
         if compact && flags & Self.packedRevision != 0 {
-            revisionID = RevisionID.unpacked(generation: try reader.read(UInt32.self), digest: try reader.bytes(length: 16))
+            let generation = try reader.read(UInt32.self)
+            revision = .packed(generation: generation, digest: (try reader.read(UInt64.self), try reader.read(UInt64.self)))
         } else {
-            revisionID = try reader.string(length: Int(try reader.read(UInt16.self)))
+            revision = .text(try reader.string(length: Int(try reader.read(UInt16.self))))
         }
         body = reader.rest()
     }
@@ -69,5 +77,26 @@ struct DocumentRecord: Sendable {
     /// expired and is not deleted — or, when it asks for tombstones too, any unexpired record.
     func isVisible(now: UInt64, includingDeleted: Bool = false) -> Bool {
         !isExpired(now: now) && (includingDeleted || !isDeleted)
+    }
+}
+
+/// A revision id as a record stores it: text, or the packed form of an id this library made
+/// (``RevisionID/packed(_:)``), whose 16 digest bytes are kept as two little-endian words.
+enum StoredRevisionID: Sendable {
+    case text(String)
+    case packed(generation: UInt32, digest: (UInt64, UInt64))
+
+    /// The `<generation>-<digest>` text.
+    var text: String {
+        switch self {
+        case .text(let text):
+            return text
+        case .packed(let generation, let digest):
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(16)
+            withUnsafeBytes(of: digest.0.littleEndian) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: digest.1.littleEndian) { bytes.append(contentsOf: $0) }
+            return RevisionID.unpacked(generation: generation, digest: bytes)
+        }
     }
 }

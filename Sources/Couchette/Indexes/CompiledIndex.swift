@@ -139,7 +139,7 @@ final class CompiledIndex: Sendable {
         guard !record.isDeleted else { return nil }
         return try documentContext(
             SourceBinding(
-                id: id, sequence: record.sequence, revisionID: record.revisionID, isDeleted: false,
+                id: id, sequence: record.sequence, revision: record.revision, isDeleted: false,
                 expiration: record.expiration, body: Datum(EncodedValue(bytes: record.body))))
     }
 
@@ -158,7 +158,7 @@ final class CompiledIndex: Sendable {
         guard !record.isDeleted else { return nil }
         return try expressionValues(
             SourceBinding(
-                id: id, sequence: record.sequence, revisionID: record.revisionID, isDeleted: false,
+                id: id, sequence: record.sequence, revision: record.revision, isDeleted: false,
                 expiration: record.expiration, body: Datum(EncodedValue(bytes: record.body))))
     }
 

@@ -64,11 +64,9 @@ struct IndexPlanner {
     /// Tuple-level ranges `[lower, upper)` for `term` on the column after the `fixed` bytes.
     private func tupleRanges(_ term: IndexTerm, fixed: [UInt8]) throws -> [([UInt8], [UInt8])] {
         func point(_ value: Datum?) -> ([UInt8], [UInt8])? {
-            guard let value else { return nil }
-            let bytes = fixed + IndexKey.encode(value)
-            return (bytes, KeyEncoding.successor(ofPrefix: bytes)!)
+            value.map { Self.pointTuple($0, after: fixed) }
         }
-        let end = KeyEncoding.successor(ofPrefix: fixed) ?? [0xFF]
+        var end: [UInt8] { KeyEncoding.successor(ofPrefix: fixed) ?? [0xFF] }  // not made for points
         switch term.predicate {
         case .equal(let value):
             return point(try value(context)).map { [$0] } ?? []
@@ -105,13 +103,26 @@ struct IndexPlanner {
         }
     }
 
+    /// The tuple range `[lower, upper)` of the entries whose next column (after the `fixed`
+    /// bytes of the columns before it) equals `value`.
+    static func pointTuple(_ value: Datum, after fixed: [UInt8] = []) -> ([UInt8], [UInt8]) {
+        var bytes = fixed
+        IndexKey.append(value, to: &bytes)
+        return (bytes, KeyEncoding.successor(ofPrefix: bytes)!)
+    }
+
     /// Whole LMDB keys for a tuple range, cut like stored keys (see ``IndexKey/truncated(_:)``).
-    private func range(_ index: CompiledIndex, _ tuple: ([UInt8], [UInt8]), _ terms: [String]) -> Range {
+    static func keyRange(_ index: CompiledIndex, _ tuple: ([UInt8], [UInt8])) -> (lower: [UInt8], upper: [UInt8]) {
         let prefix = StoreLayout.indexEntriesPrefix(index.definition.number)
         let limit = IndexKey.maximumLength
         let lower = tuple.0.count > limit ? Array(tuple.0[..<limit]) : tuple.0
         let upper = tuple.1.count > limit ? KeyEncoding.successor(ofPrefix: Array(tuple.1[..<limit])) ?? [0xFF] : tuple.1
-        return Range(index: index, lower: prefix + lower, upper: prefix + upper, terms: terms)
+        return (prefix + lower, prefix + upper)
+    }
+
+    private func range(_ index: CompiledIndex, _ tuple: ([UInt8], [UInt8]), _ terms: [String]) -> Range {
+        let keys = Self.keyRange(index, tuple)
+        return Range(index: index, lower: keys.lower, upper: keys.upper, terms: terms)
     }
 
     private static func score(_ predicate: IndexTerm.Predicate) -> Int {

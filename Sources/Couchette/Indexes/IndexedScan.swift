@@ -34,6 +34,31 @@ struct IndexedScan: DocumentScan {
         }
     }
 
+    /// Calls `body` with each visible document that has an entry in one of the key `ranges`,
+    /// once, in id order (the order of a full scan), until it returns false.
+    static func forEachDocument(
+        in ranges: [([UInt8], [UInt8])], _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64,
+        _ body: (SourceBinding) throws -> Bool
+    ) throws {
+        var ids: [[UInt8]] = []
+        for (lower, upper) in ranges {
+            try snapshot.forEachIndexEntry(from: lower, to: upper) { _, id in
+                ids.append(Array(id))
+                return true
+            }
+        }
+        // One key's ids come sorted; several keys (a range, an array index's members, an OR's
+        // ranges) mix them, and may list a document more than once.
+        if ids.count > 1 { ids.sort { $0.lexicographicallyPrecedes($1) } }
+        var previous: [UInt8]?
+        for id in ids where id != previous {
+            previous = id
+            let text = String(decoding: id, as: UTF8.self)
+            guard let binding = try CollectionScan.lookup(snapshot, collection, text, now: now, includeDeleted: false) else { continue }
+            if try !body(binding) { return }
+        }
+    }
+
     func forEach(
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
         order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool
@@ -45,17 +70,7 @@ struct IndexedScan: DocumentScan {
         case nil:
             try fullScan.forEach(snapshot, now: now, context: context, order: order, isSatisfied: isSatisfied, body)
         case .union(let ranges):
-            var ids: Set<[UInt8]> = []
-            for range in ranges {
-                try snapshot.forEachIndexEntry(from: range.lower, to: range.upper) { _, id in
-                    ids.insert(Array(id))
-                    return true
-                }
-            }
-            for id in ids.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                guard let binding = try fetch(id) else { continue }
-                if try !body(binding) { return }
-            }
+            try Self.forEachDocument(in: ranges.map { ($0.lower, $0.upper) }, snapshot, collection, now: now, body)
         case .ordered(let range, let groupColumns, let descending):
             order.inOrder = true
             var group: [UInt8]?

@@ -64,10 +64,10 @@ struct CollectionScan: DocumentScan {
     /// The binding of a visible record, or nil for a design document. Every way a query reaches
     /// a document (scans, index lookups, joins) comes through here.
     static func binding(_ id: String, _ record: DocumentRecord) -> SourceBinding? {
-        if id.hasPrefix("_design/") { return nil }
+        if id.utf8.first == UInt8(ascii: "_"), id.hasPrefix("_design/") { return nil }  // the byte first: cheap per row
         let root = EncodedValue(bytes: record.body.isEmpty ? Document.emptyBody : record.body)
         return SourceBinding(
-            id: id, sequence: record.sequence, revisionID: record.revisionID,
+            id: id, sequence: record.sequence, revision: record.revision,
             isDeleted: record.isDeleted, expiration: record.expiration, body: Datum(root))
     }
 }

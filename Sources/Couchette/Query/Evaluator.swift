@@ -8,15 +8,18 @@ typealias Evaluator = @Sendable (EvaluationContext) throws -> Datum?
 struct SourceBinding: Sendable {
     var id: String
     var sequence: UInt64
-    var revisionID: String
+    /// Formatted only when the query reads `META().revisionID`.
+    var revision: StoredRevisionID
     var isDeleted: Bool
     /// Milliseconds since 1970, 0 for none.
     var expiration: UInt64
     var body: Datum
 
+    var revisionID: String { revision.text }
+
     /// An UNNEST element: a value without document metadata.
     static func element(_ value: Datum) -> SourceBinding {
-        SourceBinding(id: "", sequence: 0, revisionID: "", isDeleted: false, expiration: 0, body: value)
+        SourceBinding(id: "", sequence: 0, revision: .text(""), isDeleted: false, expiration: 0, body: value)
     }
 }
 
@@ -151,54 +154,59 @@ enum Operators {
 /// Case-sensitive unless a collation says otherwise.
 enum LikePattern {
     static func matches(_ text: String, _ pattern: String, _ collation: Collation) -> Bool {
-        if collation.isBinary, let result = asciiMatch(text, pattern) { return result }
-        return characterMatch(text, pattern, collation)
+        Compiled(pattern, collation).matches(text)
     }
 
     /// Matching Character by Character (canonical equivalence, grapheme clusters).
     static func characterMatch(_ text: String, _ pattern: String, _ collation: Collation) -> Bool {
-        let subject = Array(collation.fold(text)), tokens = Array(collation.fold(pattern))
-        return match(subject[...], tokens[...], percent: "%", underscore: "_", escape: "\\")
+        match(Array(collation.fold(text)), tokens(Array(collation.fold(pattern)), percent: "%", underscore: "_", escape: "\\"))
     }
 
-    /// The same matching on bytes, when both strings are ASCII without CR: there every byte is
-    /// one Character (CR LF would be one), so the result is the same, without splitting
-    /// graphemes. nil when it does not apply.
-    private static func asciiMatch(_ text: String, _ pattern: String) -> Bool? {
-        var text = text, pattern = pattern
-        return text.withUTF8 { subject in
-            pattern.withUTF8 { tokens -> Bool? in
-                func plain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D } }
-                guard plain(subject), plain(tokens) else { return nil }
-                return match(
-                    subject[...], tokens[...], percent: UInt8(ascii: "%"), underscore: UInt8(ascii: "_"),
-                    escape: UInt8(ascii: "\\"))
+    /// A pattern taken apart once — a constant pattern is compiled with its query, not per row.
+    struct Compiled: Sendable {
+        private let pattern: String
+        private let collation: Collation
+        /// The pattern's byte tokens when bytes can be matched (binary collation, ASCII without
+        /// CR: there every byte is one Character, CR LF would be one), else nil.
+        private let asciiTokens: [Token<UInt8>]?
+
+        init(_ pattern: String, _ collation: Collation) {
+            self.pattern = pattern
+            self.collation = collation
+            let bytes = Array(pattern.utf8)
+            asciiTokens =
+                collation.isBinary && LikePattern.isPlain(bytes)
+                ? LikePattern.tokens(bytes, percent: UInt8(ascii: "%"), underscore: UInt8(ascii: "_"), escape: UInt8(ascii: "\\"))
+                : nil
+        }
+
+        func matches(_ text: String) -> Bool {
+            if let asciiTokens {
+                var text = text
+                if let result = text.withUTF8({ bytes in LikePattern.isPlain(bytes) ? LikePattern.match(bytes, asciiTokens) : nil }) {
+                    return result
+                }
             }
+            return LikePattern.characterMatch(text, pattern, collation)
         }
     }
 
+    private static func isPlain(_ bytes: some Sequence<UInt8>) -> Bool { bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D } }
+
     /// One element of a LIKE pattern, escapes resolved.
-    private enum Token<Unit: Equatable>: Equatable {
+    fileprivate enum Token<Unit: Equatable & Sendable>: Equatable, Sendable {
         case anyRun
         case anyOne
         case literal(Unit)
     }
 
-    /// LIKE over any units: `percent` matches any run, `underscore` one unit, `escape` makes the
-    /// next unit literal. Characters in general; bytes on the ASCII path (see ``asciiMatch``).
-    ///
-    /// Runs in O(text × pattern) time without recursion: on a mismatch only the most recent `%`
-    /// is retried one unit further on (an earlier `%` never needs a retry, since the later one
-    /// can absorb anything it would have), so `%a%a%a…%b` cannot backtrack exponentially.
-    private static func match<Units: Swift.Collection>(
-        _ text: Units, _ pattern: Units,
-        percent: Units.Element, underscore: Units.Element,
-        escape: Units.Element
-    ) -> Bool
-    where Units.Element: Equatable {
-        let subject = Array(text)
-        var tokens: [Token<Units.Element>] = []
-        var units = Array(pattern)[...]
+    /// The tokens of a pattern over any units: `percent` matches any run, `underscore` one unit,
+    /// `escape` makes the next unit literal. Characters in general; bytes on the ASCII path.
+    private static func tokens<Unit: Equatable & Sendable>(
+        _ pattern: [Unit], percent: Unit, underscore: Unit, escape: Unit
+    ) -> [Token<Unit>] {
+        var tokens: [Token<Unit>] = []
+        var units = pattern[...]
         while let unit = units.popFirst() {
             switch unit {
             case percent: if tokens.last != .anyRun { tokens.append(.anyRun) }
@@ -207,10 +215,19 @@ enum LikePattern {
             default: tokens.append(.literal(unit))
             }
         }
+        return tokens
+    }
+
+    /// Runs in O(text × pattern) time without recursion: on a mismatch only the most recent `%`
+    /// is retried one unit further on (an earlier `%` never needs a retry, since the later one
+    /// can absorb anything it would have), so `%a%a%a…%b` cannot backtrack exponentially.
+    private static func match<Subject: RandomAccessCollection>(_ subject: Subject, _ tokens: [Token<Subject.Element>]) -> Bool
+    where Subject.Index == Int, Subject.Element: Equatable & Sendable {
+        let start = subject.startIndex, count = subject.count
         var position = 0, token = 0
         // The latest `%` seen, and the text position its current attempt resumes after.
         var retry: (token: Int, position: Int)?
-        while position < subject.count {
+        while position < count {
             if token < tokens.count {
                 switch tokens[token] {
                 case .anyRun:
@@ -221,7 +238,7 @@ enum LikePattern {
                     position += 1
                     token += 1
                     continue
-                case .literal(let unit) where unit == subject[position]:
+                case .literal(let unit) where unit == subject[start + position]:
                     position += 1
                     token += 1
                     continue

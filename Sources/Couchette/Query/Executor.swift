@@ -1,7 +1,8 @@
 /// Runs a ``QueryPlan`` inside one LMDB read snapshot and returns the result rows.
 ///
-/// The pipeline: the main ``DocumentScan``; JOINs (by hashing on an equality of the ON clause, else
-/// nested loops over the joined collection, read once per execution) and UNNESTs; WHERE; GROUP BY
+/// The pipeline: the main ``DocumentScan``; JOINs (by document id, by probing an index of the
+/// joined collection (``IndexJoin``), by hashing on an equality of the ON clause, else nested loops
+/// over the joined collection, read once per execution) and UNNESTs; WHERE; GROUP BY
 /// and aggregates in one pass (a hash table of groups); HAVING; projection; DISTINCT by hashing;
 /// ORDER BY (with a LIMIT, a heap of the best `offset + limit` rows: ``TopRows``); OFFSET and LIMIT. Without
 /// ORDER BY, grouping or DISTINCT the scan stops as soon as enough rows are found.
@@ -22,13 +23,15 @@ struct Executor {
     /// Runs the query; with `trackingMatches`, also returns the ids of the main collection's
     /// documents that passed WHERE (nil when there were more than ``MatchTracking/limit``, or
     /// when the query reads more than one source): what a live query needs to tell later that a
-    /// commit cannot change its results (see ``anyMatches(_:in:parameters:)``).
+    /// commit cannot change its results (see ``anyMatches(_:in:parameters:)``), and, where
+    /// ``MatchTracking/keepsDocuments(of:)`` allows, those documents themselves for
+    /// ``runIncrementally(_:parameters:previous:changed:)``.
     func run(
         _ reader: StoreReader, parameters: [String: Datum],
         trackingMatches: Bool
-    ) throws -> (rows: [[Datum?]], matches: Set<String>?) {
-        let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
-        if !unset.isEmpty {
+    ) throws -> (rows: [[Datum?]], matches: Set<String>?, documents: MatchedDocuments?) {
+        if !plan.parameterNames.allSatisfy({ parameters[$0] != nil }) {
+            let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
             throw CouchetteError(
                 .invalidQuery,
                 "query parameter\(unset.count > 1 ? "s" : "") \(unset.map { "$" + $0 }.joined(separator: ", ")) \(unset.count > 1 ? "are" : "is") not set; set them with query.parameters"
@@ -40,14 +43,20 @@ struct Executor {
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
         let limit = try plan.limit.map { try count($0, context, "LIMIT") }
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
-        let now = Clock.nowMilliseconds()
+        let now = reader.clock.nowMilliseconds()
         var matches: Set<String>?
+        var documents: MatchedDocuments?
         var rows = try reader.read { snapshot -> [Row] in
             let scanOrder = ScanOrder()
             let sink = Sink(
                 plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder,
                 interruption: Interruption(reader: reader))
             if trackingMatches && MatchTracking.applies(to: plan) { sink.matches = [] }
+            var lastSequence: UInt64?
+            if trackingMatches && MatchTracking.keepsDocuments(of: plan), case .collection(let spec) = plan.sources[0].kind {
+                sink.matchedBindings = []
+                lastSequence = try snapshot.lastSequence(spec)
+            }
             let joined = try plan.stages.map { try prepare($0, snapshot, now, context, sink.interruption) }
             try plan.mainScan.forEach(
                 snapshot, now: now, context: context, order: scanOrder,
@@ -61,7 +70,13 @@ struct Executor {
                 try emit(stage: 0, joined, context, sink)
                 return !sink.isFull
             }
-            defer { matches = sink.matches }
+            defer {
+                matches = sink.matches
+                // Kept only when the scan delivered documents in id order (not in ORDER BY order).
+                if let bindings = sink.matchedBindings, let lastSequence, !scanOrder.inOrder {
+                    documents = MatchedDocuments(scanned: bindings, lastSequence: lastSequence)
+                }
+            }
             return try sink.finish()
         }
         if !plan.order.isEmpty && limit == nil {  // with a LIMIT, the sink's heap returns them sorted
@@ -69,7 +84,7 @@ struct Executor {
             rows.sort { a, b in Executor.precedes(a, b, order) }
         }
         let window = rows.dropFirst(offset).prefix(limit ?? Int.max)
-        return (window.map(\.values), matches)
+        return (window.map(\.values), matches, documents)
     }
 
     /// LIMIT or OFFSET: a number, negative counting as 0; fractions are truncated and numbers
@@ -110,6 +125,9 @@ struct Executor {
         var buckets: [HashKey: [Int]]?
         /// For joins on `META(joined).id`: finds the joined document by its id.
         var lookup: ((String) throws -> SourceBinding?)?
+        /// For joins on a property an index of the joined collection holds: the documents
+        /// whose indexed value may equal the outer value (``IndexJoin``).
+        var probe: ((Datum?) throws -> [SourceBinding])?
     }
 
     private func prepare(
@@ -121,6 +139,20 @@ struct Executor {
         if let hash, hash.innerIsDocumentID, case .collection(let spec) = plan.sources[source].kind {
             let includeDeleted = plan.sources[source].includeDeleted
             joined.lookup = { id in try CollectionScan.lookup(snapshot, spec, id, now: now, includeDeleted: includeDeleted) }
+            return joined
+        }
+        if let hash, case .collection(let spec) = plan.sources[source].kind,
+            let join = try IndexJoin.choose(snapshot, spec, innerKey: hash.innerKey, includeDeleted: plan.sources[source].includeDeleted)
+        {
+            joined.probe = { value in
+                var found: [SourceBinding] = []
+                try join.forEachCandidate(snapshot, equalTo: value, now: now) { binding in
+                    try interruption.check()
+                    found.append(binding)
+                    return true
+                }
+                return found
+            }
             return joined
         }
         try scan.forEach(snapshot, now: now, context: context, order: ScanOrder(), isSatisfied: { false }) { binding in
@@ -165,6 +197,9 @@ struct Executor {
                 } else {
                     candidates = []
                 }
+            } else if let hash, let probe = side.probe {
+                side.bindings = try probe(try hash.outer(context))
+                candidates = Array(side.bindings.indices)
             } else if let hash, let buckets = side.buckets {
                 candidates = try hash.outer(context).flatMap { buckets[HashKey($0)] } ?? []
             } else {
@@ -211,6 +246,8 @@ struct Executor {
         var ordinal = 0
         var seen: Set<[HashKey]> = []
         var groups: [[HashKey]: Int] = [:]
+        /// The groups of a GROUP BY on one expression, by its value.
+        var singleKeyGroups: [HashKey: Int] = [:]
         var groupStates: [(sources: [SourceBinding?], accumulators: [Accumulator])] = []
 
         /// With ORDER BY and LIMIT: only the first `offset + limit` rows are kept.
@@ -221,6 +258,8 @@ struct Executor {
 
         /// When tracked: the ids of the documents that passed WHERE; nil once too many.
         var matches: Set<String>?
+        /// When kept: the documents that passed WHERE, in scan order; nil once too many.
+        var matchedBindings: [SourceBinding]?
 
         let interruption: Interruption
         /// `offset + limit` (saturating), nil without a LIMIT.
@@ -246,9 +285,13 @@ struct Executor {
             }
         }
 
-        /// True when no later row can change the result (no sort, grouping or DISTINCT pending).
+        /// True when no later row can change the result: no sort, grouping or DISTINCT pending,
+        /// or rows arriving in exact ORDER BY order (each tie group in id order, as ties are
+        /// broken) with the first `offset + limit` in — so an index walk stops right there,
+        /// before reading the rest of the last tie group.
         var isFull: Bool {
-            guard let wanted, plan.order.isEmpty, !plan.isAggregating else { return false }
+            guard let wanted, !plan.isAggregating else { return false }
+            guard plan.order.isEmpty || (scanOrder.inOrder && scanOrder.exact) else { return false }
             return rows.count >= wanted
         }
 
@@ -260,23 +303,39 @@ struct Executor {
             return isFull
         }
 
+        /// Set when every row is known to pass WHERE already (kept documents, ``MatchedDocuments``).
+        var rowsPassedFilter = false
+
         func accept() throws {
-            if let filter = plan.filter {
+            if !rowsPassedFilter, let filter = plan.filter {
                 guard let result = try filter(context), !result.isNull, result.isTruthy else { return }
             }
             if matches != nil, let id = context.sources[0]?.id {
                 matches!.insert(id)
                 if matches!.count > MatchTracking.limit { matches = nil }
             }
+            if matchedBindings != nil, let binding = context.sources[0] {
+                matchedBindings!.append(binding)
+                if matchedBindings!.count > MatchedDocuments.limit { matchedBindings = nil }
+            }
             if plan.isAggregating {
-                let key = try plan.groupKeys.map { HashKey(try $0(context)) }
                 let index: Int
-                if let existing = groups[key] {
-                    index = existing
+                if plan.groupKeys.count == 1 {  // the usual GROUP BY: no key array per row
+                    let key = HashKey(try plan.groupKeys[0](context))
+                    if let existing = singleKeyGroups[key] {
+                        index = existing
+                    } else {
+                        index = newGroup()
+                        singleKeyGroups[key] = index
+                    }
                 } else {
-                    index = groupStates.count
-                    groups[key] = index
-                    groupStates.append((context.sources, plan.aggregates.map(Accumulator.init)))
+                    let key = try plan.groupKeys.map { HashKey(try $0(context)) }
+                    if let existing = groups[key] {
+                        index = existing
+                    } else {
+                        index = newGroup()
+                        groups[key] = index
+                    }
                 }
                 for (slot, aggregate) in plan.aggregates.enumerated() {
                     groupStates[index].accumulators[slot].add(try aggregate.argument.map { try $0(context) } ?? .null)
@@ -286,12 +345,18 @@ struct Executor {
             try project()
         }
 
+        /// Starts a group at the current row; returns its index in ``groupStates``.
+        private func newGroup() -> Int {
+            groupStates.append((context.sources, plan.aggregates.map(Accumulator.init)))
+            return groupStates.count - 1
+        }
+
         private func project() throws {
             let values = try plan.columns.map { try $0(context) }
             if plan.distinct {
                 guard seen.insert(values.map(HashKey.init)).inserted else { return }
             }
-            let keys = try plan.order.map { try $0.evaluator(context) }
+            let keys = try plan.order.map { key in try key.column.map { values[$0] } ?? key.evaluator(context) }
             let row = Row(values: values, keys: keys, ordinal: ordinal)
             ordinal += 1
             if top != nil && !scanOrder.inOrder { top!.insert(row) } else { rows.append(row) }

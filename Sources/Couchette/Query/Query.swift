@@ -25,7 +25,9 @@ public final class Query: Sendable {
     private let columns: ColumnNames
     /// The SQL++ text the query was created from.
     public let text: String
-    private let storedParameters = Locked<Parameters?>(nil)
+    /// The assigned parameters, and their values as evaluators read them: resolved once per
+    /// assignment instead of once per execution.
+    private let storedParameters = Locked<(parameters: Parameters?, resolved: Result<[String: Datum], any Error>)>((nil, .success([:])))
     /// Called after every assignment to ``parameters``: live queries re-run and emit.
     let parameterObservers = ParameterObservers()
 
@@ -40,10 +42,11 @@ public final class Query: Sendable {
     /// The values of the query's `$parameters`. Assigning stores a copy: later changes to the
     /// `Parameters` object have no effect until it is assigned again.
     public var parameters: Parameters? {
-        get { storedParameters.withLock { $0 } }
+        get { storedParameters.withLock { $0.parameters } }
         set {
             let copy = newValue?.copy()
-            storedParameters.withLock { $0 = copy }
+            let resolved = Result { try copy?.resolved() ?? [:] }
+            storedParameters.withLock { $0 = (copy, resolved) }
             parameterObservers.notify()
         }
     }
@@ -51,13 +54,15 @@ public final class Query: Sendable {
     /// The names of the result columns, in order.
     public var columnNames: [String] { plan.columnNames }
 
-    /// Runs the query against the current contents of the database.
-    public func execute() async throws -> ResultSet {
+    /// Runs the query against the current contents of the database, on the caller's executor:
+    /// a prepared query re-run many times pays no hop to another thread per execution.
+    nonisolated(nonsending) public func execute() async throws -> ResultSet {
         try executeNow()
     }
 
     func executeNow() throws -> ResultSet {
-        try executeNow(parameters: storedParameters.withLock { $0 })
+        let rows = try Executor(plan: plan).run(reader, parameters: try storedParameters.withLock { $0.resolved }.get())
+        return ResultSet(columns: columns, rows: rows)
     }
 
     /// Runs the compiled plan with `parameters` instead of the query's own (shared live queries).
@@ -69,10 +74,31 @@ public final class Query: Sendable {
 
     /// Like ``executeNow(parameters:)``, also returning the ids of the documents that passed
     /// WHERE when ``MatchTracking`` applies (nil otherwise).
-    func executeTrackingMatches(parameters: Parameters?) throws -> (results: ResultSet, matches: Set<String>?) {
+    func executeTrackingMatches(parameters: Parameters?) throws -> (results: ResultSet, matches: Set<String>?, documents: MatchedDocuments?)
+    {
         let values = try parameters?.resolved() ?? [:]
-        let (rows, matches) = try Executor(plan: plan).run(reader, parameters: values, trackingMatches: true)
-        return (ResultSet(columns: columns, rows: rows), matches)
+        let (rows, matches, documents) = try Executor(plan: plan).run(reader, parameters: values, trackingMatches: true)
+        return (ResultSet(columns: columns, rows: rows), matches, documents)
+    }
+
+    /// What ``executeIncrementally(parameters:previous:changed:)`` found.
+    enum IncrementalResults {
+        /// No changed document matched before or matches now: the last results stand.
+        case unchanged(MatchedDocuments)
+        case evaluated(ResultSet, MatchedDocuments)
+        /// Too many changes or matches: run the whole query.
+        case tooMany
+    }
+
+    /// The results after commits changed `changed` (and whatever else the `sequences` table shows
+    /// since `previous` was read), re-reading only those documents (see ``MatchedDocuments``).
+    func executeIncrementally(parameters: Parameters?, previous: MatchedDocuments, changed: Set<String>) throws -> IncrementalResults {
+        let values = try parameters?.resolved() ?? [:]
+        switch try Executor(plan: plan).runIncrementally(reader, parameters: values, previous: previous, changed: changed) {
+        case .unchanged(let documents): return .unchanged(documents)
+        case .evaluated(let rows, let documents): return .evaluated(ResultSet(columns: columns, rows: rows), documents)
+        case .tooMany: return .tooMany
+        }
     }
 
     /// Whether any of `ids` now passes the query's WHERE clause (see ``MatchTracking``).
@@ -87,10 +113,11 @@ public final class Query: Sendable {
     /// [bounds]` (the index and the conditions that bound its ranges).
     public func explain() async throws -> String {
         try reader.checkOpen()
-        let values = (try? storedParameters.withLock { $0 }?.resolved()) ?? [:]
+        let values = (try? storedParameters.withLock { $0.resolved }.get()) ?? [:]
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: values)
-        let scan = try reader.read { snapshot in try plan.mainScan.explain(snapshot, context: context) }
-        return scan + plan.explanationTail
+        return try reader.read { snapshot in
+            try plan.mainScan.explain(snapshot, context: context) + plan.explanationTail(snapshot)
+        }
     }
 }
 
@@ -116,6 +143,8 @@ final class ParameterObservers: Sendable {
     var count: Int { state.withLock { $0.observers.count } }
 
     func notify() {
+        // Prepared queries are re-parameterized per execution: no allocation when nobody listens.
+        if state.withLock({ $0.observers.isEmpty }) { return }
         let observers = state.withLock { $0.observers.sorted { $0.key < $1.key }.map(\.value) }
         for observer in observers { observer() }
     }

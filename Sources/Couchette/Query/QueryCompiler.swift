@@ -44,7 +44,7 @@ struct QueryCompiler {
     /// Compiles `statement` in two steps over one ``QueryPlan``: ``compileStatement(_:)`` builds
     /// every evaluator and reads the main collection by a full scan; ``planMainScan(_:_:)`` then
     /// lets indexes replace that scan where the statement allows. What `explain()` prints is
-    /// derived from the finished plan (``QueryPlan/explanationTail``).
+    /// derived from the finished plan (``QueryPlan/explanationTail(_:)``).
     static func compile(
         _ statement: SelectStatement, databaseName: String, lookup: @escaping CollectionLookup,
         fullTextLookup: FullTextCompilation.Lookup? = nil
@@ -131,6 +131,8 @@ struct QueryCompiler {
         let having = try statement.having.map { try compileExpression($0) }
 
         var columns: [Evaluator] = []
+        /// The expression of each column that is a plain path (ORDER BY reuses its value).
+        var columnPaths: [Expression?] = []
         var names: [(name: String, explicit: Bool)] = []
         for item in statement.results {
             // A result expression may use the other results' aliases, not its own (as in LiteCore).
@@ -141,15 +143,18 @@ struct QueryCompiler {
                 // `*` is the main source's body; with JOINs or UNNESTs, one column per source.
                 for source in (item.alias == nil ? Array(sources.indices) : [0]) {
                     columns.append { context in context.sources[source]?.body }
+                    columnPaths.append(nil)
                     names.append((item.alias ?? sources[source].columnName, item.alias != nil))
                 }
             case .expression(let value):
                 if case .allProperties(let base) = value {
                     let source = try sourceIndex(of: base)
                     columns.append { context in context.sources[source]?.body }
+                    columnPaths.append(nil)
                     names.append((item.alias ?? sources[source].columnName, item.alias != nil))
                 } else {
                     columns.append(try compileExpression(value))
+                    columnPaths.append(Self.pathSteps(value) != nil ? value : nil)
                     names.append((item.alias ?? columnName(of: value) ?? "", item.alias != nil))
                 }
             }
@@ -161,7 +166,16 @@ struct QueryCompiler {
                 value = inner
                 collation = explicit
             }
-            return OrderKey(evaluator: try compileExpression(value), descending: item.descending, collation: collation)
+            // ORDER BY a path the results already read (`SELECT birthday … ORDER BY birthday`)
+            // takes the column's value instead of reading the document again.
+            // Not when the root names a result alias: that name means the alias in some places
+            // and the property in others (inside the alias's own expression).
+            let steps = Self.pathSteps(value)
+            let aliasRoots = Set(resultAliases.map { "i" + $0.0.lowercased() })
+            let column =
+                steps.map { aliasRoots.contains($0[0].lowercased()) } ?? true
+                ? nil : columnPaths.firstIndex { $0.flatMap(Self.pathSteps) == steps }
+            return OrderKey(evaluator: try compileExpression(value), descending: item.descending, collation: collation, column: column)
         }
         clause = .limitOrOffset
         let limit = try statement.limit.map { try compileCount($0, "LIMIT") }
@@ -254,6 +268,20 @@ struct QueryCompiler {
                 try compiler.compileExpression(expression)
             })
         return try analyzer.analyze(statement, orderUsable: orderUsable)
+    }
+
+    /// The steps of a plain path (`a.b[0]`, `META(x).id`), root first, as comparable text; nil
+    /// for anything else. Two paths with equal steps read the same value of the same row (a root
+    /// name resolves the same way wherever it is written in one statement).
+    static func pathSteps(_ value: Expression) -> [String]? {
+        switch value {
+        case .identifier(let name): return ["i" + name]
+        case .meta(let alias): return ["m" + (alias ?? "")]
+        case .member(let base, let key): return pathSteps(base).map { $0 + ["k" + key] }
+        case .subscripted(let base, .literal(.int(let index))): return pathSteps(base).map { $0 + ["n\(index)"] }
+        case .subscripted(let base, .literal(.string(let key))): return pathSteps(base).map { $0 + ["k" + key] }
+        default: return nil
+        }
     }
 
     /// The AND of `evaluators`, nil for none.
@@ -400,13 +428,25 @@ struct QueryCompiler {
             let (left, leftSources) = try compileTracking(a)
             let (right, rightSources) = try compileTracking(b)
             if leftSources == [joined], !rightSources.isEmpty, rightSources.allSatisfy({ $0 < joined }) {
-                return HashCondition(outer: right, inner: left, innerIsDocumentID: isDocumentID(a, of: joined))
+                return HashCondition(
+                    outer: right, inner: left, innerIsDocumentID: isDocumentID(a, of: joined), innerKey: indexKey(a, of: joined))
             }
             if rightSources == [joined], !leftSources.isEmpty, leftSources.allSatisfy({ $0 < joined }) {
-                return HashCondition(outer: left, inner: right, innerIsDocumentID: isDocumentID(b, of: joined))
+                return HashCondition(
+                    outer: left, inner: right, innerIsDocumentID: isDocumentID(b, of: joined), innerKey: indexKey(b, of: joined))
             }
         }
         return nil
+    }
+
+    /// The canonical key of an expression over the joined source `index` alone, as an index on
+    /// that collection would name it (``CompiledIndex/columnKeys``); nil when no index can hold it.
+    private func indexKey(_ value: Expression, of index: Int) -> String? {
+        let alias = sources[index].alias.lowercased()
+        guard let key = ExpressionKey.make(value, resolve: { $0.lowercased() == alias ? .document : .opaque }),
+            key.context == .document, !key.text.isEmpty
+        else { return nil }
+        return key.text
     }
 
     /// True for `META(alias).id` of the source `index`: the join can look documents up by key.
@@ -530,6 +570,14 @@ struct QueryCompiler {
         case .like(let subject, let pattern, let negated):
             let collation = collationOf(subject, pattern)
             let left = try compileExpression(subject), right = try compileExpression(pattern)
+            if case .literal(.string(let text)) = pattern {  // the usual case: taken apart once
+                let compiled = LikePattern.Compiled(text, collation)
+                return { context in
+                    guard let value = try left(context) else { return nil }
+                    guard case .string(let a) = value else { return .null }
+                    return .bool(compiled.matches(a) != negated)
+                }
+            }
             return { context in
                 guard let text = try left(context), let pattern = try right(context) else { return nil }
                 guard case .string(let a) = text, case .string(let b) = pattern else { return .null }
@@ -708,28 +756,52 @@ struct QueryCompiler {
             case .index(let expression): return .dynamic(try compileExpression(expression))
             }
         }
-        return { context in
-            guard var current = try base(context) else { return nil }
-            for step in compiledSteps {
-                let next: Datum?
-                switch step {
-                case .key(let key): next = current.member(key)
-                case .index(let position): next = current.element(position)
-                case .dynamic(let evaluator):
-                    switch try evaluator(context) {
-                    case .int(let position)?: next = current.element(Int(clamping: position))
-                    // A whole double beyond Int (a[1e300]) is out of range like any other: MISSING.
-                    case .double(let position)? where position == position.rounded():
-                        next = Int(exactly: position).flatMap { current.element($0) }
-                    case .string(let key)?: next = current.member(key)
-                    default: next = nil
+        if compiledSteps.allSatisfy({ if case .dynamic = $0 { false } else { true } }) {
+            // Static steps walk a stored document in its encoding, with no value made per level.
+            return { context in
+                guard let start = try base(context) else { return nil }
+                guard case .stored(var encoded) = start else { return try Self.follow(start, compiledSteps, context) }
+                for step in compiledSteps {
+                    let next: EncodedValue?
+                    switch step {
+                    case .key(let key): next = encoded.value(forKey: key)
+                    case .index(let position): next = encoded.element(at: position < 0 ? encoded.count + position : position)
+                    case .dynamic: next = nil
                     }
+                    guard let next else { return nil }
+                    encoded = next
                 }
-                guard let next else { return nil }
-                current = next
+                return Datum(encoded)
             }
-            return current
         }
+        return { context in
+            guard let start = try base(context) else { return nil }
+            return try Self.follow(start, compiledSteps, context)
+        }
+    }
+
+    /// Follows `steps` from `start`; MISSING as soon as one finds nothing.
+    private static func follow(_ start: Datum, _ steps: [CompiledStep], _ context: EvaluationContext) throws -> Datum? {
+        var current = start
+        for step in steps {
+            let next: Datum?
+            switch step {
+            case .key(let key): next = current.member(key)
+            case .index(let position): next = current.element(position)
+            case .dynamic(let evaluator):
+                switch try evaluator(context) {
+                case .int(let position)?: next = current.element(Int(clamping: position))
+                // A whole double beyond Int (a[1e300]) is out of range like any other: MISSING.
+                case .double(let position)? where position == position.rounded():
+                    next = Int(exactly: position).flatMap { current.element($0) }
+                case .string(let key)?: next = current.member(key)
+                default: next = nil
+                }
+            }
+            guard let next else { return nil }
+            current = next
+        }
+        return current
     }
 
     private enum CompiledStep {

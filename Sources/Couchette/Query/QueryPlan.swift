@@ -54,12 +54,18 @@ struct HashCondition: Sendable {
     /// The inner side is `META(joined).id`: matches are looked up by document key instead of
     /// reading and hashing the whole joined collection.
     var innerIsDocumentID = false
+    /// The inner side's canonical key (``ExpressionKey``): when a built index of the joined
+    /// collection has it as its first column, each outer row probes that index instead
+    /// (``IndexJoin``).
+    var innerKey: String?
 }
 
 struct OrderKey: Sendable {
     var evaluator: Evaluator
     var descending: Bool
     var collation: Collation
+    /// The result column computing the same path, whose value the key takes.
+    var column: Int?
 }
 
 enum AggregateKind: String, Sendable {

@@ -65,6 +65,11 @@ package final class FuzzHarness: Sendable {
         case (.success(let value), .success(let bytes)):
             let decoded = EncodedValue(bytes: bytes).decode()
             Self.check(decoded == value, "binary import of \(text.debugDescription) decodes to \(decoded), not \(value)")
+            // Byte for byte what encoding the parsed value gives, unless two keys merged in the
+            // `Value` (canonically equivalent ones, which only non-ASCII keys can be).
+            if hasOnlyASCIIKeys(value) {
+                Self.check((try? ValueEncoder.encode(value)) == bytes, "binary import of \(text.debugDescription) is not canonical")
+            }
             let written = JSON.string(from: value)
             let reread = try? JSON.parse(written)
             Self.check(
@@ -74,6 +79,15 @@ package final class FuzzHarness: Sendable {
             break
         default:
             preconditionFailure("the JSON readers disagree on \(text.debugDescription): \(parsed) vs \(binary)")
+        }
+    }
+
+    /// Whether every dictionary key in `value` is ASCII (the parser bounds its depth).
+    static func hasOnlyASCIIKeys(_ value: Value) -> Bool {
+        switch value {
+        case .array(let elements): elements.allSatisfy(hasOnlyASCIIKeys)
+        case .dictionary(let entries): entries.allSatisfy { $0.key.utf8.allSatisfy { $0 < 0x80 } && hasOnlyASCIIKeys($0.value) }
+        default: true
         }
     }
 
