@@ -37,10 +37,12 @@ final class RequestBodyStream: Sendable {
     /// On the worker thread: answers a pending ``next()`` with what `read` fills (0: the body
     /// ended, negative: the connection failed). Returns false when no read was pending.
     func serve(_ read: (UnsafeMutableRawBufferPointer) -> Int) -> Bool {
-        guard let continuation = state.withLock({ state -> CheckedContinuation<[UInt8]?, any Error>? in
-            defer { state.waiting = nil }
-            return state.waiting
-        }) else { return false }
+        guard
+            let continuation = state.withLock({ state -> CheckedContinuation<[UInt8]?, any Error>? in
+                defer { state.waiting = nil }
+                return state.waiting
+            })
+        else { return false }
         var piece = [UInt8](repeating: 0, count: Self.pieceSize)
         let count = piece.withUnsafeMutableBytes { read($0) }
         if count > 0 {
