@@ -51,6 +51,14 @@ extension Workload {
         ) { _, context in
             try await largeBlobMemory(context, megabytes: context.size >= 1000 ? 500 : 4)
         },
+        Workload(
+            name: "blob-500mb-http-memory",
+            summary:
+                "anonymous memory (RssAnon, sampled) a 500 MB blob adds while it is pushed to a URLEndpointListener on loopback and pulled back into a third database, both as multipart (4 MB below N = 1,000)",
+            isCouchetteOnly: true, runsOnce: true
+        ) { _, context in
+            try await largeBlobHTTPMemory(context, megabytes: context.size >= 1000 ? 500 : 4)
+        },
     ]
 
     /// `count` distinct MB-sized contents (each starts with its number).
@@ -178,9 +186,8 @@ extension Workload {
         return WorkloadResult(samples: samples, contents: captured)
     }
 
-    /// Saves a `megabytes` MB blob from a file, streams it back and replicates it to another
-    /// database in process; the sample's bytes are the peak growth of RssAnon over the start.
-    static func largeBlobMemory(_ context: WorkloadContext, megabytes: Int) async throws -> WorkloadResult {
+    /// A fresh folder holding `large.bin`, `megabytes` MB written a megabyte at a time.
+    static func largeFile(_ context: WorkloadContext, megabytes: Int) throws -> (folder: String, file: String) {
         let folder = try freshFolder(context, 0)
         let file = folder + "/large.bin"
         guard FileManager.default.createFile(atPath: file, contents: nil), let handle = FileHandle(forWritingAtPath: file) else {
@@ -189,6 +196,13 @@ extension Workload {
         let chunk = blobContents(1)[0]
         for _ in 0..<megabytes { try handle.write(contentsOf: chunk) }
         try handle.close()
+        return (folder, file)
+    }
+
+    /// Saves a `megabytes` MB blob from a file, streams it back and replicates it to another
+    /// database in process; the sample's bytes are the peak growth of RssAnon over the start.
+    static func largeBlobMemory(_ context: WorkloadContext, megabytes: Int) async throws -> WorkloadResult {
+        let (folder, file) = try largeFile(context, megabytes: megabytes)
         let source = try await CouchetteEngine(directory: folder + "/source", durable: false)
         let target = try await CouchetteEngine(directory: folder + "/target", durable: false)
         let start = MemorySampler.anonymousResidentBytes()

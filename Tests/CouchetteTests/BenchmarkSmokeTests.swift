@@ -68,7 +68,7 @@ import Testing
                 "replicate-http", "replicate-http-pull", "replicate-https", "revision-history-1000",
                 "idle-replicator-cpu", "idle-replicator-cpu-longpoll",
                 "blob-write", "blob-write-file", "blob-read", "blob-read-file",
-                "replicate-attachments", "blob-500mb-memory",
+                "replicate-attachments", "blob-500mb-memory", "blob-500mb-http-memory",
             ])
         let entry = BenchmarkRunner.Entry(
             workload: "changes-latency", engine: "couchette", median_s: 0.0001, min_s: 0.0001,

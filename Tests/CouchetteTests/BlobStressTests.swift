@@ -42,7 +42,10 @@ import Testing
         #expect(reportedTotal >= 20)
     }
 
-    @Test(.enabled(if: stress)) func aHalfGigabyteBlobCostsBoundedMemory() async throws {
+    /// In process (`blob-500mb-memory`) and over loopback HTTP, pushed and pulled back as
+    /// multipart (`blob-500mb-http-memory`).
+    @Test(.enabled(if: stress), arguments: ["blob-500mb-memory", "blob-500mb-http-memory"])
+    func aHalfGigabyteBlobCostsBoundedMemory(workload: String) async throws {
         // Its own process: the other suites' allocations would blur this one's RssAnon.
         let bench = URL(fileURLWithPath: CrashTests.toolPath).deletingLastPathComponent().appendingPathComponent("couchette-bench").path
         try #require(FileManager.default.isExecutableFile(atPath: bench), "build couchette-bench first: \(bench)")
@@ -50,7 +53,7 @@ import Testing
         let report = directory.path + "/memory.json"
         let child = Process()
         child.executableURL = URL(fileURLWithPath: bench)
-        child.arguments = ["--filter", "blob-500mb-memory", "--size", "1000", "--runs", "1", "--json", report]
+        child.arguments = ["--filter", workload, "--size", "1000", "--runs", "1", "--json", report]
         child.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         child.standardOutput = FileHandle.nullDevice
         try await startProcess(child)
@@ -58,7 +61,7 @@ import Testing
         #expect(child.terminationStatus == 0)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
         let entries = try #require(json?["results"] as? [[String: Any]])
-        let growth = try #require(entries.first { $0["workload"] as? String == "blob-500mb-memory" }?["bytes"] as? Int)
-        #expect(growth > 0 && growth < 64 << 20, "RssAnon grew by \(growth) bytes")
+        let growth = try #require(entries.first { $0["workload"] as? String == workload }?["bytes"] as? Int)
+        #expect(growth > 0 && growth < 64 << 20, "\(workload): RssAnon grew by \(growth) bytes")
     }
 }

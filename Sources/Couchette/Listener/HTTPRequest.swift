@@ -12,6 +12,9 @@ struct HTTPRequest: Sendable {
     /// Header values by lowercased name.
     var headers: [String: String]
     var body: [UInt8]
+    /// Set instead of ``body`` for a body read while the handler runs (see
+    /// ``HTTPServer/streamsBody(method:contentType:)``).
+    var bodyStream: RequestBodyStream?
 
     init(method: String, path: String, rawQuery: String, headers: [String: String], body: [UInt8]) {
         self.method = method

@@ -206,25 +206,46 @@ final class HTTPServer: Sendable {
             write(response, to: connection, method: method, closing: true)
             return 503
         }
-        let response = run { [handler] in await handler(request) } ?? .error(503, "service_unavailable", "the listener is stopping")
+        let response =
+            run(reading: request.bodyStream, from: connection) { [handler] in await handler(request) }
+            ?? .error(503, "service_unavailable", "the listener is stopping")
         write(response, to: connection, method: method, closing: false)
         return response.status
     }
 
     /// Runs `body` in a task registered for cancellation by ``stop()`` and blocks this worker
-    /// thread until it returns.
-    private func run<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T? {
-        let result = Locked<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
+    /// thread until it returns, meanwhile reading the request body piece by piece for it when it
+    /// streams one (`stream`, whose `wake` semaphore is the one this thread waits on).
+    private func run<T: Sendable>(
+        reading stream: RequestBodyStream? = nil, from connection: OpaquePointer? = nil,
+        _ body: @escaping @Sendable () async -> T
+    ) -> T? {
+        let result = Locked<T??>(nil)
+        let done = stream?.wake ?? DispatchSemaphore(value: 0)
         let task = Task {
             let value = await body()
-            result.withLock { $0 = value }
+            result.withLock { $0 = .some(value) }
             done.signal()
         }
         let id = register(task)
-        done.wait()
-        unregister(id)
-        return result.withLock { $0 }
+        while true {
+            done.wait()
+            if let value = result.withLock({ $0 }) {
+                unregister(id)
+                return value
+            }
+            if let stream, let connection {
+                _ = stream.serve { buffer in Int(mg_read(connection, buffer.baseAddress, buffer.count)) }
+            }
+        }
+    }
+
+    /// Whether a request's body is read while its handler runs instead of before: a
+    /// `multipart/related` document PUT, whose attachments go to the blob store as they arrive
+    /// (memory stays at a piece, and ``maximumBodySize`` does not apply: each attachment's size
+    /// is bounded by the length its entry declares).
+    static func streamsBody(method: String, contentType: String?) -> Bool {
+        method == "PUT" && contentType?.lowercased().hasPrefix("multipart/related") == true
     }
 
     /// Tracks `task` so ``stop()`` can cancel it; cancels it at once when the server is stopping.
@@ -296,6 +317,14 @@ final class HTTPServer: Sendable {
                 headers[String(cString: name).lowercased()] = String(cString: value)
             }
         }
+        let method = info.request_method.map { String(cString: $0) } ?? "GET"
+        let path = (info.local_uri ?? info.request_uri).map { String(cString: $0) } ?? "/"
+        let query = info.query_string.map { String(cString: $0) } ?? ""
+        if Self.streamsBody(method: method, contentType: headers["content-type"]) {
+            var request = HTTPRequest(method: method, path: path, rawQuery: query, headers: headers, body: [])
+            request.bodyStream = RequestBodyStream(wake: DispatchSemaphore(value: 0))
+            return .request(request)
+        }
         if info.content_length > Int64(maximumBodySize) {
             return .rejected(
                 .error(
@@ -314,12 +343,7 @@ final class HTTPServer: Sendable {
                 return .rejected(.error(413, "too_large", "the request body exceeds the listener's limit of \(maximumBodySize) bytes"))
             }
         }
-        let path = (info.local_uri ?? info.request_uri).map { String(cString: $0) } ?? "/"
-        let query = info.query_string.map { String(cString: $0) } ?? ""
-        return .request(
-            HTTPRequest(
-                method: info.request_method.map { String(cString: $0) } ?? "GET",
-                path: path, rawQuery: query, headers: headers, body: body))
+        return .request(HTTPRequest(method: method, path: path, rawQuery: query, headers: headers, body: body))
     }
 }
 

@@ -198,11 +198,18 @@ extension ListenerRouter {
         let revision: PeerRevision
         do {
             var parts = try MultipartReader(contentType: type)
-            var offset = 0
-            while offset < request.body.count {
-                let end = min(offset + BlobStore.chunkSize, request.body.count)
-                for event in try parts.feed(request.body[offset..<end]) { try reader.handle(event) }
-                offset = end
+            if let stream = request.bodyStream {
+                // Read as it arrives: attachment parts go to the blob store piece by piece.
+                while let piece = try await stream.next() {
+                    for event in try parts.feed(piece) { try reader.handle(event) }
+                }
+            } else {
+                var offset = 0
+                while offset < request.body.count {
+                    let end = min(offset + BlobStore.chunkSize, request.body.count)
+                    for event in try parts.feed(request.body[offset..<end]) { try reader.handle(event) }
+                    offset = end
+                }
             }
             try parts.finish()
             guard case .dictionary(var object)? = reader.documentJSON else {
