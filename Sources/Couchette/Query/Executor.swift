@@ -288,7 +288,7 @@ struct Executor {
         }
 
         func accept() throws {
-            if let filter = plan.filter {
+            if let filter = plan.filter, !(scanOrder.passesWhere && plan.stages.isEmpty) {
                 guard let result = try filter(context), !result.isNull, result.isTruthy else { return }
             }
             if matches != nil, let id = context.sources[0]?.id {
