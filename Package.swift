@@ -44,6 +44,12 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // zlib: gzip-encoded parts of multipart attachments (CouchDB sends compressible ones gzipped).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // libstemmer ships no pkg-config file: the module map links `stemmer` directly.
         .systemLibrary(
             name: "CStemmer",
@@ -51,7 +57,7 @@ let package = Package(
         ),
         .target(
             name: "Couchette",
-            dependencies: ["CLMDB", "CCrypto", "CCivetWeb", "CCurl", "CStemmer"]
+            dependencies: ["CLMDB", "CCrypto", "CCivetWeb", "CCurl", "CStemmer", "CZlib"]
         ),
         .executableTarget(
             name: "CouchetteCLI",

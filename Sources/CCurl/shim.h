@@ -63,3 +63,14 @@ static inline CURLcode ccurl_easy_setopt_blob_copy(CURL *handle, CURLoption opti
     struct curl_blob blob = { (void *)bytes, length, CURL_BLOB_COPY };
     return curl_easy_setopt(handle, option, &blob);
 }
+
+typedef int (*ccurl_seek_callback)(void *context, curl_off_t offset, int origin);
+
+static inline CURLcode ccurl_easy_setopt_seek_callback(CURL *handle, CURLoption option, ccurl_seek_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// What a read callback returns to abort its transfer.
+static const size_t ccurl_readfunc_abort = CURL_READFUNC_ABORT;
+static const int ccurl_seekfunc_ok = CURL_SEEKFUNC_OK;
+static const int ccurl_seekfunc_cantseek = CURL_SEEKFUNC_CANTSEEK;

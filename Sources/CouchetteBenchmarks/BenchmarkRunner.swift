@@ -15,6 +15,8 @@ public enum BenchmarkRunner {
         public var bytes: UInt64?
         /// Latency workloads: the 99th percentile (median_s is then the median latency).
         public var p99_s: Double?
+        /// Couchette's single-save workloads: saves per commit (group commit), median of the runs.
+        public var writes_per_commit: Double?
     }
 
     /// Child side: runs one workload for one engine and prints the entry as one JSON line.
@@ -32,7 +34,8 @@ public enum BenchmarkRunner {
             workload: name, engine: engineName, median_s: times[times.count / 2], min_s: times.first ?? 0,
             max_s: times.last ?? 0, ops: result.samples.first?.ops ?? 0, peak_rss_bytes: peak,
             bytes: result.samples.first?.bytes,
-            p99_s: result.samples.compactMap(\.p99).sorted().dropFirst(result.samples.count / 2).first)
+            p99_s: result.samples.compactMap(\.p99).sorted().dropFirst(result.samples.count / 2).first,
+            writes_per_commit: result.samples.compactMap(\.writesPerCommit).sorted().dropFirst(result.samples.count / 2).first)
         let data = try JSONEncoder().encode(entry)
         print(String(decoding: data, as: UTF8.self))
     }
@@ -86,6 +89,9 @@ public enum BenchmarkRunner {
             }
             if let p99 = entry.p99_s { return "\(duration(entry.median_s)) median, \(duration(p99)) p99" }
             let perOp = entry.median_s / Double(max(entry.ops, 1))
+            if let perCommit = entry.writes_per_commit {
+                return "\(duration(entry.median_s)) (\(duration(perOp))/op, " + String(format: "%.1f saves/commit)", perCommit)
+            }
             return "\(duration(entry.median_s)) (\(duration(perOp))/op)"
         }
         func ratio(_ baseline: Entry?, _ couchette: Entry?) -> String {

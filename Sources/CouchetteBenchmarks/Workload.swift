@@ -8,6 +8,8 @@ public struct Sample: Sendable {
     public var bytes: UInt64?
     /// For latency workloads: the 99th percentile (seconds is the median, ops the events timed).
     public var p99: Double?
+    /// For Couchette's single-save workloads: the pending writes each commit carried, on average.
+    public var writesPerCommit: Double?
 }
 
 /// What a workload run produced: one sample per run, and optionally the final documents.
@@ -74,7 +76,8 @@ public struct Workload: Sendable {
         engines.first { $0.name == name }
     }
 
-    public static let all: [Workload] = comparative + scale + queries + fullText + changeFeeds + replication + blobs
+    public static let all: [Workload] =
+        Array(comparative.prefix(1)) + saves + comparative.dropFirst() + scale + queries + fullText + changeFeeds + replication + blobs
 
     static let comparative: [Workload] = [
         Workload(name: "bulk-insert", summary: "insert N documents in one transaction (durable)") { engine, context in
@@ -82,13 +85,6 @@ public struct Workload: Sendable {
             return try await onFreshStores(engine, context, durable: true) { store in
                 Sample(seconds: try await time { try await store.insertAll(documents) }, ops: documents.count)
             }
-        },
-        Workload(name: "single-save", summary: "save documents one transaction each, full sync (at most 500)") { engine, context in
-            try await singleSaves(engine, context, count: min(context.size, 500), durable: true, writers: 1)
-        },
-        Workload(name: "single-save-concurrent", summary: "8 tasks saving one transaction each, default sync (at most 2000)") {
-            engine, context in
-            try await singleSaves(engine, context, count: min(context.size, 2000), durable: false, writers: 8)
         },
         Workload(name: "point-read", summary: "read documents by id in random order, decoded to dictionaries") { engine, context in
             let documents = DocumentGenerator().documents(count: context.size)
@@ -158,16 +154,6 @@ public struct Workload: Sendable {
         try await onFreshStores(engine, context, durable: true) { store in
             let tasks = BenchTask.generate(count: context.size)  // fresh objects: saving binds them
             return Sample(seconds: try await time { try await save(store, tasks) }, ops: tasks.count)
-        }
-    }
-
-    private static func singleSaves(
-        _ engine: any BenchmarkEngine.Type, _ context: WorkloadContext, count: Int,
-        durable: Bool, writers: Int
-    ) async throws -> WorkloadResult {
-        let documents = DocumentGenerator().documents(count: count)
-        return try await onFreshStores(engine, context, durable: durable) { store in
-            Sample(seconds: try await time { try await store.saveEach(documents, writers: writers) }, ops: documents.count)
         }
     }
 

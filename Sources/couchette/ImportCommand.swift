@@ -109,17 +109,20 @@ struct Importer {
             id = try Self.idText(value, field: idKey)
             dropped.insert(idKey)
         }
-        guard let id else {
-            parsed.removeValue(forKey: "_rev")
-            try InlineBlobs.restore(in: parsed)
-            return parsed
-        }
-        let document = MutableDocument(id: id)
-        for key in parsed.keys where !dropped.contains(key) {
-            document.setValue(parsed.value(forKey: key), forKey: key)
-        }
-        try InlineBlobs.restore(in: document)
+        // The body is read again under its id rather than copied value by value: transcoding is
+        // cheaper than converting every value, and untouched parts stay in their stored form.
+        let document = id.map { MutableDocument(id: $0) } ?? parsed
+        if document !== parsed { try document.setJSON(text) }
+        for key in dropped where document.contains(key: key) { document.removeValue(forKey: key) }
+        if Self.mayHoldInlineBlobs(text) { try InlineBlobs.restore(in: document) }
         return document
+    }
+
+    /// Whether `text` can hold a blob dictionary (`"@type": "blob"`), which restoring inline
+    /// blobs would have to find by reading every value: not without `@type`, or an escape that
+    /// could spell it.
+    static func mayHoldInlineBlobs(_ text: String) -> Bool {
+        text.utf8.contains(UInt8(ascii: "@")) || text.utf8.contains(UInt8(ascii: "\\"))
     }
 
     /// A string id, or an integer written in decimal.

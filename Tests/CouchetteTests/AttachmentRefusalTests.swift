@@ -4,31 +4,10 @@ import Testing
 @testable import Couchette
 
 /// What the listener still refuses of attachments, one document at a time with a status CouchDB's
-/// replicator skips, never one that ends the replication: the `multipart/related` PUT CouchDB's
-/// replicator sends (415), and attachments in plain (`new_edits` true) writes (403). Replicated
-/// JSON revisions with attachments are stored: see ``ListenerAttachmentTests``.
+/// replicator skips, never one that ends the replication: attachments in plain (`new_edits`
+/// true) writes (403). Replicated revisions with attachments are stored, as JSON (see
+/// ``ListenerAttachmentTests``) and as `multipart/related` (see ``MultipartListenerTests``).
 @Suite(.tags(.concurrency, .sanitizeAddress)) struct AttachmentRefusalTests {
-    @Test func theMultipartPutCouchDBsReplicatorSendsIsRefusedWith415() async throws {
-        let exchanges = try Transcript.load("b01-replicate-initial")
-        let multipart = exchanges.filter { $0.method == "PUT" && ($0.requestHeaders["Content-Type"] ?? "").hasPrefix("multipart/related") }
-        #expect(multipart.count == 2)
-        try await withDatabase("dst") { db, _ in
-            let collection = try db.defaultCollection()
-            try await withListener([collection]) { _, base in
-                for exchange in multipart {
-                    let reply = try await replay(exchange, to: base)
-                    #expect(reply.status == 415, "\(exchange.path): \(reply.text)")
-                    #expect(reply.json?["error"] == .string("unsupported_media_type"))
-                }
-                #expect(try await collection.document(id: "att1") == nil)
-                // The design document's plain JSON PUT of the same run is stored.
-                let design = try #require(exchanges.first { $0.method == "PUT" && $0.route == "/dst/_design/app" })
-                #expect(try await replay(design, to: base).status == 201)
-                #expect(try await collection.document(id: "_design/app") != nil)
-            }
-        }
-    }
-
     @Test func plainWritesWithAttachmentsAreForbiddenPerDocument() async throws {
         try await withDatabase("db") { db, _ in
             let collection = try db.defaultCollection()

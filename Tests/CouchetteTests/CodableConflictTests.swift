@@ -22,7 +22,7 @@ import Testing
         let store = DocumentStore(tables: environment.tables, indexes: IndexRegistry(tables: environment.tables))
         try environment.write { txn in
             let context = WriteContext(
-                txn: txn, tables: environment.tables, now: Clock.nowMilliseconds(),
+                txn: txn, tables: environment.tables, now: SystemClock().nowMilliseconds(),
                 collections: [collection.spec.number: collection.spec])
             _ = try store.apply(.save(collection.spec, id: id, body: body, base: nil, control: .lastWriteWins), in: context)
             try context.flush()

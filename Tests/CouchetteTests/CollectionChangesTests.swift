@@ -9,18 +9,26 @@ import Testing
         for id in ids { try await collection.save(document: MutableDocument(id: id).setString(id, forKey: "v")) }
     }
 
+    /// Saves a marker document and expects it to be the next event: nothing came before it.
+    private func expectNothingQueued(
+        _ changes: ChangeStream<CollectionChange>, in collection: Collection, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let marker = "marker-\(UUID().uuidString)"
+        try await save(collection, marker)
+        #expect(await changes.next()?.documentIDs == [marker], "an unexpected event was queued", sourceLocation: sourceLocation)
+    }
+
     @Test func eachCommitIsOneEventInCommitOrderWithNoInitialEvent() async throws {
         try await withDatabase { database, _ in
             let tasks = try await database.createCollection(name: "tasks")
             try await save(tasks, "before")
             let changes = tasks.changes()
-            #expect(changes.queuedCount == 0)  // no initial event
             try await save(tasks, "a", "b", "c")
             try await save(tasks, "a")
             var received: [[String]] = []
             for _ in 0..<4 { received.append(try #require(await changes.next()).documentIDs) }
-            #expect(received == [["a"], ["b"], ["c"], ["a"]])
-            #expect(changes.queuedCount == 0)
+            #expect(received == [["a"], ["b"], ["c"], ["a"]], "no initial event, one per commit")
+            try await expectNothingQueued(changes, in: tasks)
         }
     }
 
@@ -34,7 +42,7 @@ import Testing
             let change = try #require(await changes.next())
             #expect(change.collection == tasks)
             #expect(change.documentIDs == (0..<10).map { "doc-\($0)" })
-            #expect(changes.queuedCount == 0)
+            try await expectNothingQueued(changes, in: tasks)
         }
     }
 
@@ -50,7 +58,7 @@ import Testing
             #expect(await changes.next()?.documentIDs == ["p"])
             // Setting an expiration changes no document; the background purge does.
             #expect(await changes.next()?.documentIDs == ["e"])
-            #expect(changes.queuedCount == 0)
+            try await expectNothingQueued(changes, in: tasks)
         }
     }
 
@@ -65,7 +73,7 @@ import Testing
                 try batch.save(document: MutableDocument(id: "t1"), in: tasks)
             }
             #expect(await changes.next()?.documentIDs == ["t1"])
-            #expect(changes.queuedCount == 0)
+            try await expectNothingQueued(changes, in: tasks)
         }
     }
 
@@ -79,7 +87,7 @@ import Testing
             #expect(await first.next()?.documentIDs == ["a"])
             #expect(await first.next()?.documentIDs == ["b"])
             #expect(await second.next()?.documentIDs == ["b"])
-            #expect(second.queuedCount == 0)
+            try await expectNothingQueued(second, in: tasks)
         }
     }
 
@@ -118,19 +126,18 @@ import Testing
         try await withDatabase { database, _ in
             let tasks = try await database.createCollection(name: "tasks")
             let changes = tasks.changes()
+            let received = Locked(0)
             let consumer = Task {
-                var count = 0
-                for await _ in changes { count += 1 }
-                return count
+                for await _ in changes { received.withLock { $0 += 1 } }
+                return received.withLock { $0 }
             }
             try await save(tasks, "a")
-            let delivered = await eventually { changes.queuedCount == 0 }
-            #expect(delivered)
+            #expect(await eventually { received.withLock { $0 } == 1 })
             consumer.cancel()
             #expect(await consumer.value == 1)
             #expect(database.observerCount == 0)
             try await save(tasks, "b")  // nothing registered any more
-            #expect(changes.queuedCount == 0)
+            #expect(await changes.next() == nil, "the stream ended with the cancellation")
         }
     }
 
@@ -161,15 +168,14 @@ import Testing
             let threshold = ChangeBuffer<CollectionChange>.mergeThreshold
             let total = 200
             for i in 0..<total { try await save(tasks, "doc-\(i)") }
-            // Bounded: never more than `threshold` events queued, whatever the number of commits.
-            #expect(changes.queuedCount == threshold)
+            // Bounded: never more than `threshold` events queued, whatever the number of commits
+            // (the event after them is the next commit's).
             var events: [[String]] = []
             for _ in 0..<threshold { events.append(try #require(await changes.next()).documentIDs) }
             // Below the threshold every commit is its own event; beyond it, one merged event
             // holds the rest in commit order: nothing is lost.
             let expected = (0..<(threshold - 1)).map { ["doc-\($0)"] } + [((threshold - 1)..<total).map { "doc-\($0)" }]
             #expect(events == expected)
-            #expect(changes.queuedCount == 0)
             // Once drained, commits are single events again.
             try await save(tasks, "doc-0")
             #expect(await changes.next()?.documentIDs == ["doc-0"])

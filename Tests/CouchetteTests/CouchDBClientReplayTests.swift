@@ -53,7 +53,11 @@ import Testing
     /// `_bulk_get` entries (composed per requested revision from every one CouchDB answered, the
     /// `open_revs` answers standing in for revisions CouchDB's replicator fetched that way, their
     /// attachments as the stubs `_bulk_get` gives), missing checkpoints, commits.
-    static func sourceOfB01() throws -> TranscriptServer {
+    /// - Parameter bulkGet: false: a server without `_bulk_get` (404, as CouchDB before 2.3),
+    ///   which the replicator reads per document from `open_revs` as multipart; the documents
+    ///   CouchDB's replicator fetched that way get their recorded multipart answers, attachments
+    ///   (gzip-encoded ones among them) and all, the others one JSON part.
+    static func sourceOfB01(bulkGet: Bool = true) throws -> TranscriptServer {
         let exchanges = try Transcript.load("b01-replicate-initial").filter { $0.actor == "couchdb-replicator" }
         let info = try #require(exchanges.first { $0.method == "GET" && $0.route == "/src/" })
         let changes = try #require(exchanges.first { $0.route == "/src/_changes" })
@@ -80,8 +84,27 @@ import Testing
             }
         }
         let recorded = revisions
+        let openRevisions = exchanges.filter { $0.query.contains("open_revs") }
         return try TranscriptServer { request in
             switch (request.method, request.path) {
+            case ("POST", "/src/_bulk_get") where !bulkGet:
+                return TranscriptServer.json(.dictionary(["error": .string("not_found"), "reason": .string("missing")]), status: 404)
+            case ("GET", let path) where !bulkGet && request.query["open_revs"] != nil:
+                let id = String(path.dropFirst("/src/".count))
+                let revs = (try? JSON.parse(request.query["open_revs"] ?? "")).flatMap {
+                    if case .array(let list) = $0 { list } else { nil }
+                }
+                if let exchange = openRevisions.first(where: { $0.route == path }),
+                    revs == [.string(Self.key(Self.documentPart(exchange.responseBody) ?? .null).components(separatedBy: " ").last ?? "")]
+                {
+                    return TranscriptServer.recorded(exchange)
+                }
+                guard case .string(let rev)? = revs?.first, let doc = recorded["\(id) \(rev)"] else {
+                    return TranscriptServer.json(.dictionary(["error": .string("not_found"), "reason": .string("missing")]), status: 404)
+                }
+                let body = "--b\r\nContent-Type: application/json\r\n\r\n\(JSON.string(from: doc))\r\n--b--"
+                return HTTPResponse(
+                    status: 200, headers: [("Content-Type", "multipart/mixed; boundary=\"b\"")], body: .bytes(Array(body.utf8)))
             case ("GET", "/src"): return TranscriptServer.recorded(info)
             case ("GET", let path) where path.hasPrefix("/src/_local/"): return TranscriptServer.recorded(missing)
             case ("PUT", let path) where path.hasPrefix("/src/_local/"):
@@ -169,6 +192,32 @@ import Testing
             // The checkpoint went to CouchDB's side too, after its commit.
             let sent = server.seen.withLock { $0 }
             #expect(sent.contains { $0.method == "PUT" && $0.path.hasPrefix("/src/_local/") })
+        }
+        await server.stop()
+    }
+
+    /// The client role of CouchDB's multipart answers: without `_bulk_get`, every revision comes
+    /// from `open_revs` as `multipart/mixed`, the two with attachments as CouchDB recorded them
+    /// (nested `multipart/related`, `note.txt` and `data.json` gzip-encoded): all 27 land, the
+    /// attachments decoded and stored.
+    @Test func pullingCouchDBsMultipartOpenRevisionsStoresTheirAttachments() async throws {
+        let server = try Self.sourceOfB01(bulkGet: false)
+        try await withDatabase("local") { db, _ in
+            let collection = try db.defaultCollection()
+            var config = ReplicatorConfiguration(target: URLEndpoint(url: server.url("src")))
+            config.addCollection(collection)
+            config.replicatorType = .pull
+            let last = try #require(await runToCompletion(try Replicator(config: config)).last)
+            #expect(last.error == nil && last.activity == .stopped)
+            #expect(try await collection.count == 27)
+            let note = try #require(try await collection.document(id: "att1")?.dictionary(forKey: "_attachments")?.blob(forKey: "note.txt"))
+            #expect(try await note.content() == Data(String(repeating: "a small text attachment\n", count: 3).utf8))
+            let attachments = try #require(try await collection.document(id: "att2")?.dictionary(forKey: "_attachments"))
+            #expect(try await attachments.blob(forKey: "data.json")?.content() == Data(#"{"hello":"world"}"#.utf8))
+            #expect(try await attachments.blob(forKey: "pixel.png")?.content().count == 70)
+            try await db.performMaintenance(type: .integrityCheck)
+            let sent = server.seen.withLock { $0 }
+            #expect(sent.filter { $0.query["open_revs"] != nil }.count >= 27)
         }
         await server.stop()
     }

@@ -9,10 +9,9 @@ import Testing
 /// what CouchDB answered.
 ///
 /// Couchette's "src" holds what CouchDB's did: the revisions those runs fetched (with their
-/// `_revisions`), written before each run. Documents whose attachments the transcript carries
-/// without content (stubs, or parts of multipart bodies) are refused one by one on the way into
-/// "src" and left out of the comparisons of "src"'s answers; the replicator's multipart PUTs
-/// into "dst" are refused (415). Opaque sequences are mapped: the `since` of a
+/// `_revisions`), written before each run; revisions that came with attachments (the nested
+/// `multipart/related` parts of `open_revs` answers) are PUT into "src" as those bodies; the replicator's multipart PUTs
+/// into "dst" (attachments gzip-encoded among them) are stored. Opaque sequences are mapped: the `since` of a
 /// request becomes Couchette's sequence for the `last_seq` CouchDB had answered. The listener
 /// requires a login, so the replicator's form login to `/_session` and the cookie it then sends
 /// are replayed too; the continuous feed stays open while the other requests go on, as it did.
@@ -44,15 +43,21 @@ import Testing
         // d07's second revision came with its attachment inline (CouchDB sends content newer than
         // atts_since even with attachments=false), so "src" holds it, attachment and all.
         let refused = await replay.refused
-        #expect(refused == ["att1", "att2"])
+        #expect(refused.isEmpty)
         #expect(try await src.defaultCollection().document(id: "d07")?.dictionary(forKey: "_attachments")?.blob(forKey: "added.txt") != nil)
-        let refusedByTarget = await replay.refusedByTarget
-        #expect(refusedByTarget == ["att1", "att2", "d07"])
-        // Every revision "src" holds reached "dst", except d07's second one, which came in a multipart PUT.
+        let multipartPuts = await replay.multipartPuts
+        #expect(multipartPuts == ["att1", "att2", "d07"])
+        // Every revision "src" holds reached "dst", d07's second one in a multipart PUT.
         let sourceRevisions = try currentRevisions(try src.defaultCollection())
         let targetRevisions = try currentRevisions(try dst.defaultCollection())
-        #expect(sourceRevisions.count == 27)
-        for (id, rev) in sourceRevisions where id != "d07" { #expect(targetRevisions[id] == rev, "\(id)") }
+        #expect(sourceRevisions.count == 29)
+        for (id, rev) in sourceRevisions { #expect(targetRevisions[id] == rev, "\(id)") }
+        // The attachments of the multipart PUTs are stored, gzip-encoded parts decoded.
+        let target = try dst.defaultCollection()
+        let added = try #require(try await target.document(id: "d07")?.dictionary(forKey: "_attachments")?.blob(forKey: "added.txt"))
+        #expect(try await added.content() == Data("attachment added in the second run\n".utf8))
+        let data = try #require(try await target.document(id: "att2")?.dictionary(forKey: "_attachments")?.blob(forKey: "data.json"))
+        #expect(try await data.content() == Data(#"{"hello":"world"}"#.utf8))
         try await src.close()
         try await dst.close()
     }
@@ -64,8 +69,8 @@ import Testing
             try await replay.seed(exchanges)
             try await replay.run(exchanges, file: "b06-replicate-doc-ids")
             let refused = await replay.refused
-            #expect(refused == ["att2"])
-            #expect(try currentRevisions(target).keys.sorted() == ["d01", "d03", "d04"])
+            #expect(refused.isEmpty)
+            #expect(try currentRevisions(target).keys.sorted() == ["att2", "d01", "d03", "d04"])
         }
     }
 
@@ -107,8 +112,8 @@ private actor ReplicatorReplay {
     private(set) var base = ""
     /// Ids of documents "src" refused (attachments without their content).
     var refused: Set<String> = []
-    /// Ids of documents "dst" refused (the replicator's multipart PUTs).
-    var refusedByTarget: Set<String> = []
+    /// Ids of documents "dst" took in multipart PUTs.
+    var multipartPuts: Set<String> = []
     /// CouchDB's `last_seq` answers → Couchette's for the same point.
     var sequences: [String: String] = ["0": "0"]
     var duringContinuousFeed: [TranscriptExchange] = []
@@ -139,6 +144,16 @@ private actor ReplicatorReplay {
                     guard case .array(let entries)? = result["docs"] else { continue }
                     docs += entries.compactMap { $0["ok"] }
                 }
+            } else if exchange.query.contains("open_revs"), let related = try Self.relatedPart(exchange) {
+                // A revision with its attachments: PUT into "src" as the replicator PUTs it.
+                let id = exchange.route.split(separator: "/").dropFirst().joined(separator: "/")
+                var request = HTTPClientRequest(
+                    method: "PUT", url: base + "/src/" + RemotePeer.encodeDocumentID(id) + "?new_edits=false",
+                    headers: [("Content-Type", related.contentType)] + Self.basicAuthorization.map { ($0.key, $0.value) },
+                    body: related.body)
+                request.idleTimeout = .seconds(30)
+                let reply = try await HTTPClient.shared.data(for: request)
+                #expect(reply.status == 201, "seeding src with \(id): \(String(decoding: reply.body, as: UTF8.self))")
             } else if exchange.query.contains("open_revs"), let doc = Self.documentPart(exchange.responseBody) {
                 docs.append(doc)
             }
@@ -199,19 +214,16 @@ private actor ReplicatorReplay {
                 let reply = try await replay(exchange, to: base)
                 #expect(reply.status == 200, "\(context): \(reply.text)")
                 let expected = Self.documentPart(exchange.responseBody)
-                // Attachments as multipart/related parts (`follows`) are not served yet: the
-                // listener answers with JSON parts only (attachments inline when asked).
-                let hasAttachmentParts = expected?["_attachments"].map { JSON.string(from: $0).contains("\"follows\"") } ?? false
-                if case .string(let id)? = expected?["_id"], !refused.contains(id), !hasAttachmentParts {
-                    #expect(Self.documentPart(Array(reply.text.utf8)) == expected, "\(context): \(reply.text)")
+                // Attachments follow as parts of a nested multipart/related, decoded: CouchDB's
+                // gzip transfer fields (`encoding`, `encoded_length`) are the only difference.
+                if case .string(let id)? = expected?["_id"], !refused.contains(id) {
+                    #expect(Self.documentPart(Array(reply.text.utf8)) == expected.map(Self.withoutEncoding), "\(context): \(reply.text)")
                 }
             case ("PUT", _):
                 let reply = try await replay(exchange, to: base)
+                #expect(reply.status == exchange.status && reply.json == exchange.responseJSON, "\(context): \(reply.text)")
                 if (exchange.requestHeaders["Content-Type"] ?? "").hasPrefix("multipart/") {
-                    #expect(reply.status == 415, "\(context): \(reply.text)")
-                    refusedByTarget.insert(String(parts[1...].joined(separator: "/")))
-                } else {
-                    #expect(reply.status == exchange.status && reply.json == exchange.responseJSON, "\(context): \(reply.text)")
+                    multipartPuts.insert(String(parts[1...].joined(separator: "/")))
                 }
             default:
                 Issue.record("\(context): a request this replay does not know")
@@ -313,12 +325,48 @@ private actor ReplicatorReplay {
         return kept
     }
 
+    /// The nested `multipart/related` part of a `multipart/mixed` `open_revs` answer (a revision
+    /// with its attachments), read with the listener's own multipart reader.
+    nonisolated static func relatedPart(_ exchange: TranscriptExchange) throws -> (contentType: String, body: Data)? {
+        guard let type = exchange.responseHeaders["Content-Type"], type.hasPrefix("multipart/mixed"), let body = exchange.responseBody
+        else {
+            return nil
+        }
+        var reader = try MultipartReader(contentType: type)
+        var related: (contentType: String, body: Data)?
+        for event in try reader.feed(body) {
+            switch event {
+            case .part(let headers):
+                if let inner = headers["content-type"], inner.hasPrefix("multipart/related") { related = (inner, Data()) }
+            case .data(let bytes):
+                related?.body.append(bytes)
+            case .partEnd, .end:
+                break
+            }
+        }
+        try reader.finish()
+        return related
+    }
+
+    /// `document` without the gzip transfer fields of its `_attachments` entries.
+    nonisolated static func withoutEncoding(_ document: Value) -> Value {
+        guard case .dictionary(var object) = document, case .dictionary(var entries)? = object["_attachments"] else { return document }
+        for (name, entry) in entries {
+            guard case .dictionary(var fields) = entry else { continue }
+            fields["encoding"] = nil
+            fields["encoded_length"] = nil
+            entries[name] = .dictionary(fields)
+        }
+        object["_attachments"] = .dictionary(entries)
+        return .dictionary(object)
+    }
+
     /// The JSON document in a `multipart/mixed` (or nested `multipart/related`) `open_revs` answer.
     nonisolated static func documentPart(_ body: [UInt8]?) -> Value? {
         guard let body else { return nil }
         let text = String(decoding: body, as: UTF8.self)
-        for line in text.components(separatedBy: "\r\n") where line.hasPrefix("{\"_id\"") {
-            if let json = try? JSON.parse(line) { return json }
+        for line in text.components(separatedBy: "\r\n") where line.hasPrefix("{") {
+            if let json = try? JSON.parse(line), json["_id"] != nil { return json }
         }
         return nil
     }

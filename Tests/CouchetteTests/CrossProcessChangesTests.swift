@@ -75,16 +75,31 @@ import Testing
         }
     }
 
+    /// Whether an inotify descriptor of this process watches the folder at `path`: the monitor's
+    /// file watch, which it holds exactly while it runs (read from /proc, as any tool would).
+    private func isWatched(_ path: String) throws -> Bool {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw CouchetteError(.io, "cannot stat \(path)") }
+        let inode = "ino:" + String(status.st_ino, radix: 16)
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fdinfo")
+        return descriptors.contains { descriptor in
+            let info = (try? String(contentsOfFile: "/proc/self/fdinfo/" + descriptor, encoding: .utf8)) ?? ""
+            return info.split(separator: "\n").contains { $0.hasPrefix("inotify ") && $0.split(separator: " ").contains(Substring(inode)) }
+        }
+    }
+
     @Test func theMonitorStopsWithTheLastObserver() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
+            let folder = database.path
+            #expect(try !isWatched(folder))
             do {
                 let changes = collection.changes()
                 try await collection.save(document: MutableDocument(id: "x"))
                 #expect(await changes.next()?.documentIDs == ["x"])
-                #expect(database.observation.external.isRunning)
+                #expect(try isWatched(folder), "the monitor runs while an observer exists")
             }
-            #expect(await eventually { !database.observation.external.isRunning })
+            #expect(await eventually { (try? isWatched(folder)) == false }, "the monitor ended with the last observer")
         }
     }
 }

@@ -10,7 +10,7 @@ import Testing
 
     /// Every target's harness runs its first seeds (made from the fixtures) to the end: the
     /// corpora `scripts/fuzz` starts from exist and pass the harness's own checks.
-    @Test(arguments: [FuzzTarget.json, .binary, .listener, .document])
+    @Test(arguments: [FuzzTarget.json, .binary, .listener, .document, .multipart])
     func seedsFromTheFixturesPassTheHarness(target: FuzzTarget) async throws {
         let seeds = FuzzHarness.seeds(for: target, fixtures: Fixtures.path(""))
         #expect(seeds.count > 100)

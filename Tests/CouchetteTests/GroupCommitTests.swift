@@ -22,7 +22,7 @@ import Testing
             let observed = Observed()
             let token = database.observation.observers.add { observed.append($0) }
             defer { database.observation.observers.remove(token) }
-            for write in writes { database.core.enqueue(write) }
+            for write in writes { database.core.writeQueue.append(write) }
             await database.commitQueuedWrites()
 
             #expect(observed.all.count == 1)

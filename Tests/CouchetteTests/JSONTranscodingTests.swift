@@ -15,6 +15,12 @@ import Testing
         #"{"é":1,"😀":[true],"\u0000":"nul"}"#,
         #"  {"spaced" : [ 1 , 2 ] }  "#,
         #"12"#, #""just a string""#, #"1e3"#, #"18446744073709551616"#,
+        // Keys out of order at every level, repeated out of order, and escaped (the copying path).
+        #"{"z":1,"a":{"y":[{"q":1,"b":2}],"c":null},"m":"x"}"#,
+        #"{"b":1,"a":2,"b":3,"a":4}"#,
+        #"{"a\"b":"c\\d","a":"\u00e9\n","\u0041":[true]}"#,
+        #"["\ud83d\ude00 tail","head \t",""]"#,
+        #"{"":1,"a":2}"#, #"{"a":2,"":1}"#, #"{"ab":1,"a":2}"#,
     ]
 
     @Test(arguments: samples)
@@ -45,6 +51,30 @@ import Testing
         #expect(EncodedValue(bytes: bytes).value(forKey: "list")?.element(at: 8999)?.string == "item-8999")
     }
 
+    /// Containers of every size class (narrow, wide), nested in both orders of their keys.
+    @Test(arguments: [3, 300, 9000])
+    func largeUnsortedContainersMatch(count: Int) throws {
+        let entries = (0..<count).reversed().map { "\"key-\($0)\":[\($0),\"v\($0)\"]" }
+        let text = "{\"outer\":{" + entries.joined(separator: ",") + "},\"a\":[" + entries.map { "{\($0)}" }.joined(separator: ",") + "]}"
+        #expect(try JSON.encodeBinary(text) == ValueEncoder.encode(JSON.parse(text)))
+    }
+
+    @Test func theTranscoderReadsBytesInPlace() throws {
+        let text = #"{"b":"two","a":[1,2.5,"three"]}"#
+        let fromBytes = try Array(text.utf8).withUnsafeBufferPointer { try JSON.encodeBinary(utf8: $0) }
+        #expect(fromBytes == (try JSON.encodeBinary(text)))
+        #expect(EncodedValue(bytes: fromBytes).value(forKey: "a")?.element(at: 2)?.string == "three")
+    }
+
+    @Test func nestingBeyondTheLimitIsAClearError() {
+        let deep = String(repeating: "[", count: JSON.maximumDepth + 1) + String(repeating: "]", count: JSON.maximumDepth + 1)
+        #expect {
+            try JSON.encodeBinary(deep)
+        } throws: { error in
+            (error as? CouchetteError)?.code == .invalidParameter && "\(error)".contains("nesting deeper than")
+        }
+    }
+
     @Test func everyFixtureDocumentTranscodesIdentically() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.fixtureData.path).filter { $0.hasSuffix(".json") }
         try #require(!files.isEmpty, "no fixtures in \(Self.fixtureData.path)")
@@ -62,7 +92,10 @@ import Testing
         #expect(checked >= 250)
     }
 
-    @Test(arguments: [#"{"a":}"#, #"[1,]"#, #"{"a" 1}"#, "{\"a\":\"\u{01}\"}", #"{"a":1"#, #"nul"#])
+    @Test(arguments: [
+        #"{"a":}"#, #"[1,]"#, #"{"a" 1}"#, "{\"a\":\"\u{01}\"}", #"{"a":1"#, #"nul"#,
+        #"{"a\x":1}"#, #"["ab\"#, #"["ab"#, "[\"a\\n\u{02}\"]", #"{"a":"\ud800"}"#, #"[1] x"#,
+    ])
     func malformedJSONFailsTheSameWay(text: String) {
         var binaryError: String?
         var valueError: String?

@@ -10,36 +10,34 @@ import Testing
         change?.results?.map { $0.string(forKey: "id") ?? "?" }
     }
 
-    private func counts(_ database: Database) -> (evaluations: Int, skipped: Int) {
-        (database.observation.liveQueries.evaluations.withLock { $0 }, database.observation.liveQueries.skippedEvaluations.withLock { $0 })
-    }
-
     private func save(_ collection: Collection, _ id: String, done: Bool, title: String = "") async throws {
         try await collection.save(document: MutableDocument(id: id).setBoolean(done, forKey: "done").setString(title, forKey: "title"))
     }
 
     @Test func commitsOfDocumentsThatNeverMatchAreSkipped() async throws {
         try await withDatabase { database, _ in
+            let activity = LiveQueryActivityCounter.attached(to: database)
             let tasks = try database.defaultCollection()
             try await save(tasks, "open-1", done: false)
             let changes = try database.createQuery("SELECT meta().id AS id FROM _ WHERE done = false ORDER BY meta().id").changes()
             #expect(ids(await changes.next()) == ["open-1"])
-            #expect(counts(database) == (1, 0))
+            #expect(activity.counts == (1, 0))
 
             try await save(tasks, "done-1", done: true)
-            #expect(await eventually { counts(database).skipped == 1 })
+            #expect(await eventually { activity.counts.skipped == 1 })
             try await save(tasks, "done-2", done: true)
-            #expect(await eventually { counts(database).skipped == 2 })
-            #expect(counts(database).evaluations == 1, "no re-run for documents that cannot match")
+            #expect(await eventually { activity.counts.skipped == 2 })
+            #expect(activity.counts.evaluations == 1, "no re-run for documents that cannot match")
 
             try await save(tasks, "open-2", done: false)
             #expect(ids(await changes.next()) == ["open-1", "open-2"], "the next event is the matching save's")
-            #expect(counts(database).evaluations == 2)
+            #expect(activity.counts.evaluations == 2)
         }
     }
 
     @Test func aDocumentLeavingOrChangingInsideTheResultsReRuns() async throws {
         try await withDatabase { database, _ in
+            let activity = LiveQueryActivityCounter.attached(to: database)
             let tasks = try database.defaultCollection()
             try await save(tasks, "a", done: false, title: "first")
             try await save(tasks, "b", done: false)
@@ -54,17 +52,18 @@ import Testing
             #expect(ids(await changes.next()) == ["a"])
             try await tasks.delete(document: try #require(await tasks.document(id: "a")))
             #expect(ids(await changes.next()) == [])
-            #expect(counts(database).skipped == 0)
+            #expect(activity.counts.skipped == 0)
         }
     }
 
     @Test func aggregatesSkipToo() async throws {
         try await withDatabase { database, _ in
+            let activity = LiveQueryActivityCounter.attached(to: database)
             let tasks = try database.defaultCollection()
             let changes = try database.createQuery("SELECT COUNT(*) AS n FROM _ WHERE done = false").changes()
             #expect(await changes.next()?.results?.allResults().first?.int(forKey: "n") == 0)
             try await save(tasks, "done", done: true)
-            #expect(await eventually { counts(database).skipped == 1 })
+            #expect(await eventually { activity.counts.skipped == 1 })
             try await save(tasks, "open", done: false)
             #expect(await changes.next()?.results?.allResults().first?.int(forKey: "n") == 1)
         }
@@ -88,6 +87,7 @@ import Testing
 
     @Test func joinsAlwaysReRun() async throws {
         try await withDatabase { database, _ in
+            let activity = LiveQueryActivityCounter.attached(to: database)
             let tasks = try database.defaultCollection()
             let lists = try await database.createCollection(name: "lists")
             try await lists.save(document: MutableDocument(id: "l").setString("groceries", forKey: "name"))
@@ -96,8 +96,8 @@ import Testing
             let changes = query.changes()
             _ = await changes.next()
             try await save(tasks, "done", done: true)
-            #expect(await eventually { counts(database).evaluations == 2 })
-            #expect(counts(database).skipped == 0)
+            #expect(await eventually { activity.counts.evaluations == 2 })
+            #expect(activity.counts.skipped == 0)
         }
     }
 }

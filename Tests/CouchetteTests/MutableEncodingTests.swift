@@ -34,6 +34,30 @@ import Testing
         }
     }
 
+    /// Plain values set on a stored dictionary stay beside its stored form until it is read: the
+    /// save copies the other entries as they are, and gives exactly the bytes of a full encoding.
+    @Test func editsOfAStoredDocumentEncodeLikeAFullEncoding() throws {
+        let json = #"{"b":[1,2.5,"three"],"d":{"z":null},"f":"x"}"#
+        let stored = Document(id: "d", revisionID: nil, sequence: 0, body: try JSON.encodeBinary(json))
+        let edit = stored.toMutable()
+            .setInt(2, forKey: "b").setString("first", forKey: "a").setBoolean(true, forKey: "e").setDouble(1.5, forKey: "z")
+            .setInt(3, forKey: "b")  // the last edit of a key wins
+        guard case .dictionary(var expected) = try JSON.parse(json) else { Issue.record("not an object"); return }
+        expected["b"] = .int(3)
+        expected["a"] = .string("first")
+        expected["e"] = .bool(true)
+        expected["z"] = .double(1.5)
+        #expect(try edit.encodeBody() == ValueEncoder.encode(.dictionary(expected)))
+        #expect(try edit.toMutable().encodeBody() == edit.encodeBody())  // a copy keeps the edits
+        #expect(edit.count == 6)
+        #expect(edit.keys == ["a", "b", "d", "e", "f", "z"])
+        #expect(edit.int(forKey: "b") == 3)
+        #expect(try edit.removeValue(forKey: "d").encodeBody() == ValueEncoder.encode(.dictionary(expected.filter { $0.key != "d" })))
+        let unstorable = stored.toMutable().setDouble(.nan, forKey: "bad")
+        #expect(throws: CouchetteError.self) { try unstorable.encodeBody() }
+        #expect(try stored.toMutable().encodeBody() == stored.body)
+    }
+
     @Test func aContainerCannotContainItself() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

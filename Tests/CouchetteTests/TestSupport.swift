@@ -140,9 +140,6 @@ extension ChangeStream {
         defer { timer.cancel() }
         return await buffer.next()
     }
-
-    /// Events already delivered to the stream and not yet consumed.
-    var queuedCount: Int { buffer.undeliveredCount }
 }
 
 extension Database {

@@ -133,10 +133,4 @@ final class ChangeBuffer<Element: Sendable>: Sendable {
             terminate()
         }
     }
-
-    /// Events queued and not yet delivered (for tests).
-    var undeliveredCount: Int { state.withLock { $0.undelivered } }
-
-    /// Whether a consumer is waiting in ``next()`` (for tests).
-    var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
 }

@@ -108,9 +108,6 @@ final class ExternalChanges: TransactionObserver {
 
     // MARK: - Monitoring
 
-    /// Whether the monitor runs (for tests).
-    var isRunning: Bool { state.withLock { $0.isRunning } }
-
     /// Whether every commit to the file has been examined.
     func hasCaughtUp() -> Bool {
         reader.lastTransactionID == state.withLock { $0.lastSeen }
@@ -240,7 +237,7 @@ final class ExternalChanges: TransactionObserver {
             let before = previous[spec.number] ?? Cursor(sequence: 0, liveCount: 0)
             var named = false
             try snapshot.forEachChange(spec, after: before.sequence, through: now.sequence) { sequence, id, _ in
-                if !own.sequences.contains(SequenceKey(collection: spec.number, sequence: sequence)) {
+                if !own.contains(spec.number, sequence) {
                     summary.record(spec, id)
                     named = true
                 }

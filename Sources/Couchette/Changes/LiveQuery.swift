@@ -40,13 +40,34 @@ final class LiveQueryRegistry: Sendable {
         self.tasks = tasks
     }
 
-    /// Evaluations run by this database's live queries since it was opened (for tests).
-    let evaluations = Locked(0)
-    /// Re-runs skipped because the changed documents could not affect the results (for tests).
-    let skippedEvaluations = Locked(0)
+    private struct ActivityObservers {
+        var nextToken = 0
+        var observers: [Int: any LiveQueryActivityObserver] = [:]
+    }
 
-    /// How many distinct live queries are running (for tests).
+    private let activityObservers = Locked(ActivityObservers())
+
+    /// How many distinct live queries are running.
     var count: Int { state.withLock { $0.liveQueries.count } }
+
+    /// Registers `observer` for the activity of every live query of this database, present and
+    /// future; returns a token for ``removeActivityObserver(_:)``.
+    func add(activityObserver observer: any LiveQueryActivityObserver) -> Int {
+        activityObservers.withLock { registered in
+            registered.nextToken += 1
+            registered.observers[registered.nextToken] = observer
+            return registered.nextToken
+        }
+    }
+
+    func removeActivityObserver(_ token: Int) {
+        activityObservers.withLock { $0.observers[token] = nil }
+    }
+
+    /// Tells every activity observer what a live query did (outside the registry's lock).
+    private func report(_ event: (any LiveQueryActivityObserver) -> Void) {
+        for observer in activityObservers.withLock({ Array($0.observers.values) }) { event(observer) }
+    }
 
     /// Subscribes `buffer` to `query`'s live query (creating it, and its commit observer, when it
     /// is the first subscriber); returns the id for ``parametersChanged(_:)`` and ``unsubscribe(_:)``.
@@ -86,7 +107,7 @@ final class LiveQueryRegistry: Sendable {
         } else {
             live = LiveQuery(
                 query: query, parameters: parameters, observers: observers, tasks: tasks,
-                evaluations: evaluations, skipped: skippedEvaluations)
+                report: { [weak self] event in self?.report(event) })
             state.liveQueries[key] = live
             live.observeCommits()
         }
@@ -123,6 +144,12 @@ final class LiveQueryRegistry: Sendable {
 ///    for JOINs, when the commit's ids are unknown (a purge by another process names the
 ///    collection without ids), when more than ``changedIDLimit`` ids are pending, or when more
 ///    than ``MatchTracking/limit`` documents matched.
+///    Without LIMIT or OFFSET, and with at most ``MatchedDocuments/limit`` matching documents,
+///    the live query also keeps those documents: a re-run then reads only the changed documents
+///    (and any the `sequences` table shows changed since), updates the kept ones, and runs the
+///    rest of the plan (grouping, aggregates, projection, ordering) over them in id order — the
+///    results a full re-run gives, without its scan. When none of them matched or matches, the
+///    re-run is skipped as above.
 /// 4. At most one evaluation is in flight. Commits arriving while it runs mark the query dirty
 ///    again and the task loops once more: a burst of commits is coalesced into one re-run. Each
 ///    evaluation reads its own LMDB snapshot, concurrently with writes; different live queries
@@ -157,6 +184,9 @@ final class LiveQuery: Sendable {
         var changedIDs: Set<String>? = []
         /// Documents that passed WHERE at the last evaluation; nil when not tracked.
         var matches: Set<String>?
+        /// Those documents with their contents, where the plan allows re-running over them
+        /// (``MatchedDocuments``); nil when not kept.
+        var documents: MatchedDocuments?
 
         var hasWork: Bool { isDirty || !waiting.isEmpty }
     }
@@ -172,20 +202,19 @@ final class LiveQuery: Sendable {
     let collections: Set<CollectionSpec>
     private let observers: CommitObservers
     private let tasks: ObservationTasks
-    private let evaluations: Locked<Int>
-    private let skippedEvaluations: Locked<Int>
+    /// Hands an event to the registry's ``LiveQueryActivityObserver``s.
+    private let report: @Sendable ((any LiveQueryActivityObserver) -> Void) -> Void
     private let state = Locked(State())
 
     init(
         query: Query, parameters: Parameters?, observers: CommitObservers, tasks: ObservationTasks,
-        evaluations: Locked<Int>, skipped: Locked<Int>
+        report: @escaping @Sendable ((any LiveQueryActivityObserver) -> Void) -> Void
     ) {
         self.query = query
         self.parameters = parameters
         self.observers = observers
         self.tasks = tasks
-        self.evaluations = evaluations
-        self.skippedEvaluations = skipped
+        self.report = report
         collections = Self.collections(of: query)
     }
 
@@ -277,52 +306,99 @@ final class LiveQuery: Sendable {
         }
     }
 
+    /// What one turn of ``run()`` does.
+    private struct Work {
+        /// Commits made it run (not only a subscriber waiting for its first event).
+        var followsCommit: Bool
+        /// Re-check only these changed documents against the kept ones (``MatchedDocuments``).
+        var incremental: (documents: MatchedDocuments, changed: Set<String>)?
+        /// Or: skip the re-run when none of these changed documents matched or matches now.
+        var check: (changed: Set<String>, matches: Set<String>)?
+    }
+
+    private typealias Evaluation = (results: ResultSet, matches: Set<String>?, documents: MatchedDocuments?)
+
     /// Evaluates until nothing is pending. Runs in one task at a time (`isRunning`).
     private func run() {
-        while true {
-            let work = state.withLock { state -> (followsCommit: Bool, check: (changed: Set<String>, matches: Set<String>)?)? in
-                guard !state.hasEnded, state.hasWork else {
-                    state.isRunning = false
-                    return nil
+        while let work = nextWork() {
+            let outcome: Result<Evaluation, any Error>
+            if let (documents, changed) = work.incremental {
+                switch Result(catching: { try query.executeIncrementally(parameters: parameters, previous: documents, changed: changed) }) {
+                case .success(.unchanged(let documents)):
+                    state.withLock { $0.documents = documents }
+                    report { $0.liveQuerySkippedEvaluation(query.text) }
+                    continue
+                case .success(.evaluated(let results, let documents)):
+                    report { $0.liveQueryEvaluated(query.text, incrementally: true) }
+                    outcome = .success((results, nil, documents))
+                case .success(.tooMany):
+                    outcome = evaluate()
+                case .failure(let error):
+                    outcome = .failure(error)
                 }
-                defer {
-                    state.isDirty = false
-                    state.changedIDs = []
+            } else {
+                if let check = work.check, cannotMatter(check.changed, previouslyMatching: check.matches) {
+                    report { $0.liveQuerySkippedEvaluation(query.text) }
+                    continue
                 }
-                // Only a re-run caused by commits alone may be skipped: waiting subscribers need an event.
-                guard state.isDirty, state.waiting.isEmpty, state.last != nil,
-                    let changed = state.changedIDs, let matches = state.matches
-                else { return (state.isDirty, nil) }
-                return (true, (changed, matches))
+                outcome = evaluate()
             }
-            guard let work else { return }
-            if let check = work.check, cannotMatter(check.changed, previouslyMatching: check.matches) {
-                skippedEvaluations.withLock { $0 += 1 }
-                continue
+            deliver(outcome, followsCommit: work.followsCommit)
+        }
+    }
+
+    /// Takes what is pending; nil (and no longer running) when nothing is.
+    private func nextWork() -> Work? {
+        state.withLock { state -> Work? in
+            guard !state.hasEnded, state.hasWork else {
+                state.isRunning = false
+                return nil
             }
-            evaluations.withLock { $0 += 1 }
-            let outcome = Result { try query.executeTrackingMatches(parameters: parameters) }
-            state.withLock { state in
-                guard !state.hasEnded else { return }
-                let toEveryone: Bool
-                switch outcome {
-                case .success(let (results, matches)):
-                    toEveryone = state.last.map { !$0.hasSameRows(as: results) } ?? true
-                    state.last = results
-                    state.matches = matches
-                case .failure:
-                    toEveryone = work.followsCommit
-                    state.last = nil
-                    state.matches = nil
-                }
-                for (id, subscriber) in state.subscribers where toEveryone || state.waiting.contains(id) {
-                    subscriber.buffer.yield(
-                        QueryChange(
-                            query: subscriber.query, results: try? outcome.get().results,
-                            error: outcome.failureValue))
-                }
-                state.waiting.removeAll()
+            defer {
+                state.isDirty = false
+                state.changedIDs = []
             }
+            // Only a re-run caused by commits alone may be skipped or made incremental: waiting
+            // subscribers need an event (and there are none while there are results).
+            guard state.isDirty, state.waiting.isEmpty, state.last != nil, let changed = state.changedIDs else {
+                return Work(followsCommit: state.isDirty)
+            }
+            if let documents = state.documents { return Work(followsCommit: true, incremental: (documents, changed)) }
+            guard let matches = state.matches else { return Work(followsCommit: true) }
+            return Work(followsCommit: true, check: (changed, matches))
+        }
+    }
+
+    /// Runs the whole plan.
+    private func evaluate() -> Result<Evaluation, any Error> {
+        report { $0.liveQueryEvaluated(query.text, incrementally: false) }
+        return Result { try query.executeTrackingMatches(parameters: parameters) }
+    }
+
+    /// Keeps an evaluation's outcome and hands it to the subscribers it concerns.
+    private func deliver(_ outcome: Result<Evaluation, any Error>, followsCommit: Bool) {
+        state.withLock { state in
+            guard !state.hasEnded else { return }
+            let toEveryone: Bool
+            switch outcome {
+            case .success(let evaluation):
+                toEveryone = state.last.map { !$0.hasSameRows(as: evaluation.results) } ?? true
+                state.last = evaluation.results
+                state.matches = evaluation.matches
+                state.documents = evaluation.documents
+            case .failure:
+                toEveryone = followsCommit
+                state.last = nil
+                state.matches = nil
+                state.documents = nil
+            }
+            for (id, subscriber) in state.subscribers where toEveryone || state.waiting.contains(id) {
+                subscriber.buffer.yield(
+                    QueryChange(
+                        query: subscriber.query, results: try? outcome.get().results,
+                        error: outcome.failureValue))
+            }
+            state.waiting.removeAll()
         }
     }
 }

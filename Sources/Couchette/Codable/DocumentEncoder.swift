@@ -41,8 +41,11 @@ enum DocumentEncoder {
     /// - Throws: `.invalidParameter` when a value cannot be stored (naming its key path) or when
     ///   the model does not encode as a keyed container.
     /// `Blob` properties are stored in `blobs` as they are met (nil: only saved blobs are accepted).
-    /// `revisionPosition`: the generation of the revision being written (`revpos` of new blobs).
-    static func encode<T: Encodable>(_ model: T, blobs: BlobStore? = nil, revisionPosition: Int64? = nil) throws -> Output {
+    /// `revisionPosition`: the generation of the revision being written (`revpos` of new blobs),
+    /// asked for only when a blob is met (finding it may take reflection).
+    static func encode<T: Encodable>(
+        _ model: T, blobs: BlobStore? = nil, revisionPosition: @escaping () -> Int64? = { nil }
+    ) throws -> Output {
         let context = EncodingContext(blobs: blobs, revisionPosition: revisionPosition)
         do {
             let properties = try run(model, isDocumentRoot: true, context: context)
@@ -60,7 +63,7 @@ enum DocumentEncoder {
 
     /// Encodes any `Encodable` value (no document root: `@DocumentID`s are written as strings).
     static func encodeValue<T: Encodable>(_ value: T) throws -> Value {
-        try run(value, isDocumentRoot: false, context: EncodingContext(blobs: nil, revisionPosition: nil))
+        try run(value, isDocumentRoot: false, context: EncodingContext(blobs: nil, revisionPosition: { nil }))
     }
 
     private static func run<T: Encodable>(_ value: T, isDocumentRoot: Bool, context: EncodingContext) throws -> Value {
@@ -89,12 +92,14 @@ final class EncodingContext {
     private(set) var documentIDs: [DocumentID] = []
     /// Where `Blob` properties are stored; nil when only saved blobs can be encoded.
     let blobs: BlobStore?
-    let revisionPosition: Int64?
+    private let resolveRevisionPosition: () -> Int64?
+    /// Resolved at the first blob: most models have none.
+    private lazy var revisionPosition: Int64? = resolveRevisionPosition()
     private(set) var heldBlobs: [String] = []
 
-    init(blobs: BlobStore?, revisionPosition: Int64?) {
+    init(blobs: BlobStore?, revisionPosition: @escaping () -> Int64?) {
         self.blobs = blobs
-        self.revisionPosition = revisionPosition
+        self.resolveRevisionPosition = revisionPosition
     }
 
     /// The stored dictionary of `blob`, storing its content first when a store is given.

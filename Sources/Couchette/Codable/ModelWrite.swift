@@ -68,10 +68,12 @@ struct ModelWrite {
         let output: DocumentEncoder.Output
         let body: [UInt8]
         do {
-            let base = DocumentIDLocator.wrappers(in: model).first?.binding?.revisionID
-            output = try DocumentEncoder.encode(
-                model, blobs: blobs,
-                revisionPosition: base.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1)
+            // The base revision matters only for new blobs' `revpos`; finding it takes reflection,
+            // which would cost more than the encoding itself, so it waits for the first blob.
+            output = try DocumentEncoder.encode(model, blobs: blobs) {
+                let base = DocumentIDLocator.wrappers(in: model).first?.binding?.revisionID
+                return base.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1
+            }
             do {
                 body = try ValueEncoder.encode(output.properties)
             } catch {

@@ -19,8 +19,9 @@ public final class Batch {
     /// Document models written in this batch, by their `@DocumentID` wrapper: the id they are
     /// written under (generated once per object) and the collections they were written to.
     var models: [ObjectIdentifier: (id: String, collections: Set<CollectionSpec>)] = [:]
-    /// Mutable documents written in this batch, with the collections they were written to.
-    private var documents: [ObjectIdentifier: Set<CollectionSpec>] = [:]
+    /// Mutable documents written in this batch, with the numbers of the collections they were
+    /// written to (numbers: hashing a collection's names for every save would cost more).
+    private var documents: [ObjectIdentifier: [UInt32]] = [:]
     private var isClosed = false
     /// Digests of blobs stored for this batch's documents, held against compaction until the
     /// batch commits (``Database/inBatch(_:)`` releases them).
@@ -40,7 +41,8 @@ public final class Batch {
         try check(collection)
         heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody()
-        let alreadyWritten = documents[ObjectIdentifier(document), default: []].insert(collection.spec).inserted == false
+        let alreadyWritten = documents[ObjectIdentifier(document), default: []].contains(collection.spec.number)
+        if !alreadyWritten { documents[ObjectIdentifier(document), default: []].append(collection.spec.number) }
         append(
             .save(
                 collection.spec, id: document.id, body: body, base: document.revisionID,

@@ -65,7 +65,9 @@ public final class Collection: Sendable, Hashable {
     /// snapshot on the caller's thread.
     func storedDocument(id: String, includingDeleted: Bool = false) throws -> Document? {
         try core.checkUsable(spec)
-        return try core.read { try core.store.document($0, spec, id, now: Clock.nowMilliseconds(), includingDeleted: includingDeleted) }
+        return try core.read {
+            try core.store.document($0, spec, id, now: core.clock.nowMilliseconds(), includingDeleted: includingDeleted)
+        }
     }
 
     /// The stored state of `id` including tombstones: its revision (nil if never stored) and its
@@ -186,7 +188,7 @@ public final class Collection: Sendable, Hashable {
     /// - Throws: `.notFound` when the document does not exist.
     public func getDocumentExpiration(id: String) async throws -> Date? {
         try core.checkUsable(spec)
-        let record = try core.read { try core.store.visibleRecord($0, spec, id, now: Clock.nowMilliseconds()) }
+        let record = try core.read { try core.store.visibleRecord($0, spec, id, now: core.clock.nowMilliseconds()) }
         guard let record else {
             throw CouchetteError(.notFound, "document '\(id)' not found in \(fullName)")
         }

@@ -8,7 +8,8 @@ final class CommitObservers: Sendable {
 
     private struct State {
         var nextToken = 0
-        var observers: [Int: Observer] = [:]
+        /// In registration (token) order, the order they are called in.
+        var observers: [(token: Int, observer: Observer)] = []
         var closeObservers: [Int: CloseObserver] = [:]
     }
 
@@ -26,7 +27,7 @@ final class CommitObservers: Sendable {
     func add(_ observer: Observer?, onClose: CloseObserver? = nil) -> Int {
         state.withLock { state in
             state.nextToken += 1
-            state.observers[state.nextToken] = observer
+            if let observer { state.observers.append((state.nextToken, observer)) }
             state.closeObservers[state.nextToken] = onClose
             return state.nextToken
         }
@@ -34,7 +35,7 @@ final class CommitObservers: Sendable {
 
     func remove(_ token: Int) {
         state.withLock { state in
-            state.observers[token] = nil
+            state.observers.removeAll { $0.token == token }
             state.closeObservers[token] = nil
         }
     }
@@ -59,8 +60,8 @@ final class CommitObservers: Sendable {
 
     func publish(_ summary: CommitSummary) {
         guard !summary.isEmpty else { return }
-        let observers = state.withLock { $0.observers.sorted { $0.key < $1.key }.map(\.value) }
-        for observer in observers { observer(summary) }
+        let observers = state.withLock { $0.observers }
+        for entry in observers { entry.observer(summary) }
     }
 
     /// Calls every close observer once and forgets all observers.

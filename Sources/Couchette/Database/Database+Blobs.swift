@@ -82,13 +82,15 @@ extension DatabaseCore {
         try installBlobs(BlobSearch.blobs(in: document.root), owner: "document '\(document.id)'")
     }
 
-    func installBlobs(_ found: [Blob], owner: String) throws -> [String] {
+    /// `owner` names the document in errors (made only then: saves call this for every document).
+    func installBlobs(_ found: [Blob], owner: @autoclosure () -> String) throws -> [String] {
+        guard !found.isEmpty else { return [] }
         var held: [String] = []
         do {
             for blob in found { held.append(try blob.install(into: blobs)) }
         } catch let error as CouchetteError {
             blobs.release(held)
-            throw CouchetteError(error.code, "\(owner): \(error.message)")
+            throw CouchetteError(error.code, "\(owner()): \(error.message)")
         }
         return held
     }

@@ -21,8 +21,10 @@ public actor Database {
     /// Change streams, live queries and the monitor of other processes' commits.
     nonisolated let observation: DatabaseObservation
     /// Purges expired documents in the background.
-    nonisolated let sweeper = ExpirationSweeper()
+    nonisolated let sweeper: ExpirationSweeper
     private nonisolated let writer: WriterExecutor
+    /// Commits made and writes they carried (for the benchmark's writes-per-commit figure).
+    nonisolated let statistics = CommitStatistics()
     private var groupCommit = GroupCommitPacing()
 
     /// The actor runs on its own writer thread (`WriterExecutor`).
@@ -33,15 +35,22 @@ public actor Database {
     /// - Throws: `.invalidParameter` for an unusable name, `.corruption` for a file this version
     ///   cannot read, `.io` when the folder cannot be created or opened.
     public init(name: String, config: DatabaseConfiguration = DatabaseConfiguration()) throws {
+        try self.init(name: name, config: config, clock: SystemClock())
+    }
+
+    /// Opens the database with `clock` as the time expiration reads (tests move a clock of their
+    /// own instead of sleeping).
+    init(name: String, config: DatabaseConfiguration, clock: any WallClock) throws {
         try Database.validate(name: name)
         guard (1...1_000_000).contains(config.maxRevisionHistory) else {
             throw CouchetteError(.invalidParameter, "maxRevisionHistory must be 1 to 1,000,000, got \(config.maxRevisionHistory)")
         }
         let path = Database.folder(name: name, directory: config.directory)
-        core = try DatabaseCore(name: name, path: path, configuration: config)
+        core = try DatabaseCore(name: name, path: path, configuration: config, clock: clock)
         reader = StoreReader(core: core)
         observation = DatabaseObservation(reader: reader, observers: core.observers)
         writer = WriterExecutor(name: name)
+        sweeper = ExpirationSweeper(clock: clock)
         sweeper.start(for: self)
     }
 
@@ -69,7 +78,7 @@ public actor Database {
     public func close() throws {
         guard core.markClosed() else { return }
         sweeper.cancel()
-        for write in core.takeQueued() {
+        for write in core.writeQueue.takeAll() {
             write.complete(.failure(CouchetteError(.notOpen, "database '\(name)' is closed")))
         }
         core.observers.close()
@@ -183,11 +192,19 @@ public actor Database {
     }
 
     /// Queues `write` and makes sure it is committed before returning its outcomes.
-    nonisolated func perform(_ write: PendingWrite) async throws -> [WriteOutcome] {
+    nonisolated(nonsending) func perform(_ write: PendingWrite) async throws -> [WriteOutcome] {
         try core.checkOpen()
-        core.enqueue(write)
-        await commitQueuedWrites()
+        core.writeQueue.append(write)
+        await commitQueuedWrites(including: write)
         return try write.outcomes()
+    }
+
+    /// Commits the queued writes unless `write` has been committed already, by the group of an
+    /// earlier caller: then its caller returns at once instead of committing the writes queued
+    /// since (their own callers' jobs, queued behind this one, commit them).
+    func commitQueuedWrites(including write: PendingWrite) {
+        guard !write.isCompleted else { return }
+        commitQueuedWrites()
     }
 
     /// Commits every queued write in one transaction (group commit), each in a nested transaction
@@ -196,12 +213,13 @@ public actor Database {
     /// When the group does not fit under ``DatabaseConfiguration/maximumSize``, each write is
     /// committed alone: those that fit are saved, the others get `.full`.
     func commitQueuedWrites() {
-        var writes = core.takeQueued()
+        var writes = core.writeQueue.takeAll()
         guard !writes.isEmpty else { return }
         if writes.count < groupCommit.expectedWriters {
-            writes += groupCommit.gatherStragglers(from: core)
+            writes += groupCommit.gatherStragglers(from: core.writeQueue, having: writes.count)
         }
-        defer { groupCommit.committed(writes.count, arrivedMeanwhile: core.queuedCount) }
+        let started = ContinuousClock.now
+        defer { groupCommit.committed(writes.count, arrivedMeanwhile: core.writeQueue.count, took: .now - started) }
         do {
             try commit(writes)
         } catch let error as CouchetteError where error.code == .full && writes.count > 1 {
@@ -223,21 +241,27 @@ public actor Database {
         var transactionID: UInt64?
         do {
             try core.checkOpen()
-            let now = Clock.nowMilliseconds()
+            let now = core.clock.nowMilliseconds()
             let tables = core.environment.tables
             var summary = CommitSummary()
             var storedCatalog: [UInt32: CollectionSpec] = [:]
             let freesSpace = writes.allSatisfy { $0.operations.allSatisfy(\.freesSpace) }
+            // Registered before these writes were queued, an observer is counted here; with none,
+            // the commit collects no ids at all.
+            let recordsIDs = core.observers.count > 0
             let results = try core.environment.write(usingReserve: freesSpace) { txn -> [Result<[WriteOutcome], any Error>] in
                 summary = CommitSummary()
+                var commitStart: [UInt32: UInt64] = [:]
                 // The catalog as this transaction sees it, not this instance's cached copy: another
                 // instance or process may have deleted (and re-created) a collection meanwhile.
                 let collections = Dictionary(uniqueKeysWithValues: try Catalog.load(txn, tables: tables).map { ($0.number, $0) })
                 storedCatalog = collections
                 let results = try writes.map { write -> Result<[WriteOutcome], any Error> in
                     do {
-                        let (outcomes, changes) = try txn.nested { child in
-                            let context = WriteContext(txn: child, tables: tables, now: now, collections: collections)
+                        let (outcomes, changes, start) = try txn.nested { child in
+                            let context = WriteContext(
+                                txn: child, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs,
+                                commitStart: commitStart)
                             let outcomes = try write.operations.map { operation in
                                 let outcome = try core.store.apply(operation, in: context)
                                 if write.isAtomic && outcome == .conflict {
@@ -247,9 +271,10 @@ public actor Database {
                                 return outcome
                             }
                             try context.flush()
-                            return (outcomes, context.summary)
+                            return (outcomes, context.summary, context.commitStart)
                         }
                         summary.merge(changes)
+                        commitStart = start
                         return .success(outcomes)
                     } catch let error as StorageError {
                         throw error  // map full or resized: abort the whole group, grow, retry
@@ -268,8 +293,12 @@ public actor Database {
                 core.catalog.replace(with: Array(storedCatalog.values))  // stale objects now fail their reads too
             }
             if core.configuration.fullSync { try core.environment.syncToDisk() }
+            statistics.recordCommit(carrying: writes.count)
             for (write, result) in zip(writes, results) { write.complete(result) }
-            core.observers.publish(summary)
+            if recordsIDs {
+                summary.deduplicate()
+                core.observers.publish(summary)
+            }
         } catch {
             if let transactionID {  // the commit failed: LMDB reuses its id
                 core.observers.forEachTransactionObserver { $0.commitFailed(transactionID: transactionID) }
@@ -337,7 +366,7 @@ public actor Database {
 
     /// Purges every document whose expiration has passed; returns the next expiration, if any.
     func purgeExpiredDocuments() throws -> UInt64? {
-        let now = Clock.nowMilliseconds()
+        let now = core.clock.nowMilliseconds()
         let next = try core.read { try core.store.nextExpiration($0) }
         if let next, next <= now {
             _ = try commitDirect([.purgeExpired(now: now)])
@@ -349,7 +378,7 @@ public actor Database {
     /// Commits operations from inside the actor, through the same group-commit path.
     private func commitDirect(_ operations: [WriteOperation]) throws -> [WriteOutcome] {
         let write = PendingWrite(operations)
-        core.enqueue(write)
+        core.writeQueue.append(write)
         commitQueuedWrites()
         return try write.outcomes()
     }

@@ -14,12 +14,14 @@ final class DatabaseCore: Sendable {
     /// Index definitions and entries (the query layer's, behind ``DocumentStore/indexes``).
     let indexes: IndexRegistry
     let catalog = Catalog()
+    /// The wall clock expiration reads (``SystemClock`` unless a test gives another).
+    let clock: any WallClock
     let observers = CommitObservers()
     private let isOpen = Atomic<Bool>(true)
-    private let queue = Locked<[PendingWrite]>([])
 
-    init(name: String, path: String, configuration: DatabaseConfiguration) throws {
+    init(name: String, path: String, configuration: DatabaseConfiguration, clock: any WallClock) throws {
         self.name = name
+        self.clock = clock
         self.path = path
         self.configuration = configuration
         if let maximum = configuration.maximumSize, maximum < SizeLimit.minimum {
@@ -30,8 +32,7 @@ final class DatabaseCore: Sendable {
         store = DocumentStore(tables: environment.tables, indexes: indexes, historyLimit: configuration.maxRevisionHistory)
         blobs = BlobStore(databasePath: path, fullSync: configuration.fullSync)
         do {
-            try prepareFormat()
-            try reloadCatalog()
+            try prepareFormatAndLoadCatalog()
             blobs.registerOpen()
         } catch {
             EnvironmentRegistry.shared.release(environment)
@@ -39,20 +40,30 @@ final class DatabaseCore: Sendable {
         }
     }
 
-    /// Writes the format version and the default collection on first open; refuses other formats.
-    private func prepareFormat() throws {
-        if let stored = try environment.read({ try store.formatVersion($0) }) {
-            guard stored == StoreLayout.formatVersion else {
-                throw CouchetteError(
-                    .corruption, "\(path) has storage format \(stored); this version reads format \(StoreLayout.formatVersion)")
-            }
-            // Databases created before replication have no UUID yet: give them one.
-            if try environment.read({ try store.uuid($0) }) == nil {
-                try environment.write { try store.setUUIDIfMissing($0, Self.newUUID()) }
-            }
-            return
+    /// Writes the format version and the default collection on first open; refuses other formats;
+    /// loads the catalog. Opening an existing, current database takes one read transaction for all
+    /// of it: the first read needs nothing else (index definitions are read by the queries and
+    /// writes that use them, see ``IndexRegistry``).
+    private func prepareFormatAndLoadCatalog() throws {
+        let opened = try environment.read { txn -> (version: UInt32?, hasUUID: Bool, catalog: [CollectionSpec]) in
+            guard let version = try store.formatVersion(txn) else { return (nil, false, []) }
+            guard version == StoreLayout.formatVersion else { return (version, false, []) }
+            return (version, try store.uuid(txn) != nil, try Catalog.load(txn, tables: environment.tables))
         }
-        try environment.write { try store.initializeFormat($0, uuid: Self.newUUID()) }
+        guard let stored = opened.version else {
+            try environment.write { try store.initializeFormat($0, uuid: Self.newUUID()) }
+            return try reloadCatalog()
+        }
+        guard stored == StoreLayout.formatVersion else {
+            throw CouchetteError(
+                .corruption, "\(path) has storage format \(stored); this version reads format \(StoreLayout.formatVersion)")
+        }
+        guard opened.hasUUID else {
+            // Databases created before replication have no UUID yet: give them one.
+            try environment.write { try store.setUUIDIfMissing($0, Self.newUUID()) }
+            return try reloadCatalog()
+        }
+        catalog.replace(with: opened.catalog)
     }
 
     private static func newUUID() -> String {
@@ -113,16 +124,6 @@ final class DatabaseCore: Sendable {
 
     // MARK: - Write queue
 
-    func enqueue(_ write: PendingWrite) {
-        queue.withLock { $0.append(write) }
-    }
-
-    var queuedCount: Int { queue.withLock { $0.count } }
-
-    func takeQueued() -> [PendingWrite] {
-        queue.withLock { queue in
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
-        }
-    }
+    /// Writes waiting for the writer thread (see ``Database/perform(_:)``).
+    let writeQueue = WriteQueue()
 }

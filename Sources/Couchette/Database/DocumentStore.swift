@@ -138,7 +138,7 @@ struct DocumentStore: Sendable {
                 throw CouchetteError(.notFound, "document '\(id)' not found in \(collection.fullName)")
             }
             try purge(context, collection, id, record)
-            context.recordChange(collection, id)
+            context.recordPurge(collection, id, replacing: record.sequence)
             return .done
         case .setExpiration(let collection, let id, let milliseconds):
             try checkExists(collection)
@@ -200,9 +200,17 @@ struct DocumentStore: Sendable {
 
         let revisionID = try RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
         let sequence = try context.nextSequence(collection)
-        var tree = try existing.map { try revisionTree(context.txn, collection, id, current: $0) } ?? RevisionTree()
+        guard let existing else {
+            // A new document: its whole history is this revision, which the record says alone (no
+            // `revisions` entry, see revisionTree), so no tree is built.
+            let record = DocumentRecord(isDeleted: false, sequence: sequence, expiration: 0, revisionID: revisionID, body: body)
+            try replaceCurrent(context, collection, id, old: nil, new: record)
+            context.recordChange(collection, id, replacing: nil)
+            return .saved(revisionID: revisionID, sequence: sequence)
+        }
+        var tree = try revisionTree(context.txn, collection, id, current: existing)
         tree.add(
-            revisionID, parent: existing?.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body,
+            revisionID, parent: existing.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body,
             keeping: historyLimit)
         try commitTree(&tree, context, collection, id, replacing: existing, sequence: sequence)
         return .saved(revisionID: revisionID, sequence: sequence)
@@ -281,7 +289,7 @@ struct DocumentStore: Sendable {
             expiration: winner.isDeleted ? 0 : existing?.expiration ?? 0,
             revisionID: winner.revisionID, body: body)
         try replaceCurrent(context, collection, id, old: existing, new: record)
-        context.recordChange(collection, id)
+        context.recordChange(collection, id, replacing: existing?.sequence)
     }
 
     /// THE place that writes or removes a document's current record: the `documents` entry, its
@@ -338,7 +346,7 @@ struct DocumentStore: Sendable {
             guard let collection = context.collections[number] else { continue }
             guard let record = try record(context.txn, collection, id), record.isExpired(now: now) else { continue }
             try purge(context, collection, id, record)
-            context.recordChange(collection, id)
+            context.recordPurge(collection, id, replacing: record.sequence)
         }
     }
 

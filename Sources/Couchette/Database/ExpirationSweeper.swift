@@ -1,20 +1,27 @@
 /// The background task that purges expired documents, also after a reopen; one per ``Database``.
 ///
-/// It sleeps until the earliest stored expiration (or an hour when there is none), and is woken
-/// early whenever an expiration is set (``wake()``). It holds the database weakly: dropping the
-/// last reference to a database ends it.
+/// It sleeps until the earliest stored expiration (or an hour when there is none), as the
+/// database's ``WallClock`` tells time, and is woken early whenever an expiration is set
+/// (``wake()``). It holds the database weakly: dropping the last reference to a database ends it.
 final class ExpirationSweeper: Sendable {
-    static let idleInterval: Duration = .seconds(3600)
+    /// How long to sleep when no expiration is stored, in milliseconds.
+    static let idleInterval: UInt64 = 3_600_000
 
     private let signal = WakeSignal()
     private let task = Locked<Task<Void, Never>?>(nil)
+    private let clock: any WallClock
+
+    init(clock: any WallClock) {
+        self.clock = clock
+    }
 
     func start(for database: Database) {
         let signal = self.signal
+        let clock = self.clock
         let started = Task.detached { [weak database] in
             while !Task.isCancelled {
-                guard let delay = await Self.sweep(database) else { return }
-                await signal.wait(timeout: delay)
+                guard let deadline = await Self.sweep(database, clock: clock) else { return }
+                await signal.wait(untilMilliseconds: deadline, on: clock)
             }
         }
         task.withLock { $0 = started }
@@ -30,15 +37,16 @@ final class ExpirationSweeper: Sendable {
         task.withLock { $0?.cancel() }
     }
 
-    /// Purges what is due; returns how long to sleep, or nil when the database is gone.
-    private static func sweep(_ database: Database?) async -> Duration? {
+    /// Purges what is due; returns when to look again (milliseconds since 1970), or nil when the
+    /// database is gone.
+    private static func sweep(_ database: Database?, clock: any WallClock) async -> UInt64? {
         guard let database, database.reader.isOpen else { return nil }
+        let now = clock.nowMilliseconds()
         do {
-            guard let next = try await database.purgeExpiredDocuments() else { return idleInterval }
-            let wait = Int64(next) - Int64(Clock.nowMilliseconds())
-            return .milliseconds(max(1, min(wait, 3_600_000)))
+            guard let next = try await database.purgeExpiredDocuments() else { return now + idleInterval }
+            return min(max(next, now + 1), now + idleInterval)
         } catch {
-            return database.reader.isOpen ? .seconds(1) : nil  // transient failure: try again soon
+            return database.reader.isOpen ? now + 1000 : nil  // transient failure: try again soon
         }
     }
 }

@@ -26,6 +26,9 @@ struct StoreReader: Sendable {
 
     var isOpen: Bool { core.isOpenNow }
 
+    /// The wall clock expirations are compared with (the visibility rule's `now`).
+    var clock: any WallClock { core.clock }
+
     /// Throws `.notOpen` when the database is closed.
     func checkOpen() throws { try core.checkOpen() }
 

@@ -7,7 +7,7 @@
 ///
 /// ```swift
 /// let title = try reader.read { snapshot in
-///     try snapshot.document(spec, "task-1", now: Clock.nowMilliseconds())?.string(forKey: "title")
+///     try snapshot.document(spec, "task-1", now: reader.clock.nowMilliseconds())?.string(forKey: "title")
 /// }
 /// ```
 struct StoreSnapshot {

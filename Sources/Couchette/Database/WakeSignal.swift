@@ -7,10 +7,11 @@ final class WakeSignal: Sendable {
 
     private let state = Locked(State())
 
-    /// Returns after `timeout`, at ``signal()``, or at cancellation.
-    func wait(timeout: Duration) async {
+    /// Returns once `clock` reads `deadline` (milliseconds since 1970), at ``signal()``, or at
+    /// cancellation.
+    func wait(untilMilliseconds deadline: UInt64, on clock: any WallClock) async {
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            await clock.sleep(untilMilliseconds: deadline)
             if !Task.isCancelled { self?.signal() }
         }
         defer { timer.cancel() }

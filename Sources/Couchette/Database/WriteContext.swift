@@ -7,20 +7,42 @@ final class WriteContext {
     let txn: WriteTransaction
     let now: UInt64
     let collections: [UInt32: CollectionSpec]
+    /// Whether changed ids are collected: only while someone observes commits.
+    let recordsIDs: Bool
     private let tables: StorageEnvironment.Tables
     private(set) var summary = CommitSummary()
+    /// Per collection, the first sequence the commit assigned before this pending write, then
+    /// also this write's first: a document whose previous record has a sequence from there on was
+    /// already written, and recorded, in this commit.
+    private(set) var commitStart: [UInt32: UInt64]
+    private var firstSequences: [UInt32: UInt64] = [:]
     private var sequences: [UInt32: UInt64] = [:]
     private var countDeltas: [UInt32: Int64] = [:]
 
-    init(txn: WriteTransaction, tables: StorageEnvironment.Tables, now: UInt64, collections: [UInt32: CollectionSpec]) {
+    init(
+        txn: WriteTransaction, tables: StorageEnvironment.Tables, now: UInt64, collections: [UInt32: CollectionSpec],
+        recordsIDs: Bool = true, commitStart: [UInt32: UInt64] = [:]
+    ) {
         self.txn = txn
         self.tables = tables
         self.now = now
         self.collections = collections
+        self.recordsIDs = recordsIDs
+        self.commitStart = commitStart
     }
 
-    func recordChange(_ collection: CollectionSpec, _ id: String) {
+    /// Records that document `id` changed; `previous` is the sequence of the record it replaced
+    /// or purged (nil: there was none).
+    func recordChange(_ collection: CollectionSpec, _ id: String, replacing previous: UInt64?) {
+        guard recordsIDs else { return }
+        if let previous, let start = commitStart[collection.number], previous >= start { return }  // listed already
         summary.record(collection, id)
+    }
+
+    /// Records that document `id` was purged (its record had sequence `previous`).
+    func recordPurge(_ collection: CollectionSpec, _ id: String, replacing previous: UInt64) {
+        guard recordsIDs else { return }
+        summary.recordPurge(collection, id, listed: commitStart[collection.number].map { previous >= $0 } ?? false)
     }
 
     func nextSequence(_ collection: CollectionSpec) throws -> UInt64 {
@@ -28,26 +50,32 @@ final class WriteContext {
             try sequences[collection.number]
             ?? StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number)))
         sequences[collection.number] = last + 1
-        summary.recordSequence(collection.number, last + 1)
+        if firstSequences[collection.number] == nil {
+            firstSequences[collection.number] = last + 1
+            if commitStart[collection.number] == nil { commitStart[collection.number] = last + 1 }
+        }
         return last + 1
     }
 
     func adjustCount(_ collection: CollectionSpec, by delta: Int64) {
         countDeltas[collection.number, default: 0] += delta
-        summary.recordCountChange(collection.number, by: delta)
     }
 
-    /// Writes the counters back; call once the pending write's operations have all succeeded.
+    /// Writes the counters back and adds them to ``summary``; call once the pending write's
+    /// operations have all succeeded.
     func flush() throws {
         for (number, sequence) in sequences {
             try txn.put(tables.meta, key: StoreLayout.sequenceCounterKey(number), value: StoreLayout.encodeUInt64(sequence))
+            if let first = firstSequences[number] { summary.recordSequences(number, first...sequence) }
         }
         for (number, delta) in countDeltas where delta != 0 {
             let key = StoreLayout.countKey(number)
             let count = Int64(StoreLayout.decodeUInt64(try txn.get(tables.meta, key: key))) + delta
             try txn.put(tables.meta, key: key, value: StoreLayout.encodeUInt64(UInt64(max(0, count))))
+            summary.recordCountChange(number, by: delta)
         }
         sequences.removeAll()
+        firstSequences.removeAll()
         countDeltas.removeAll()
     }
 }

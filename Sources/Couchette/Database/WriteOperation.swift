@@ -72,6 +72,9 @@ final class PendingWrite: Sendable {
         result.withLock { $0 = outcome }
     }
 
+    /// Whether a commit has completed it (with its outcomes or an error).
+    var isCompleted: Bool { result.withLock { $0 != nil } }
+
     /// The outcome; throws the write's error. Only valid once a drain has completed it.
     func outcomes() throws -> [WriteOutcome] {
         guard let outcome = result.withLock({ $0 }) else {
@@ -83,14 +86,19 @@ final class PendingWrite: Sendable {
 
 /// Which documents of which collections one commit changed: the seam that change feeds, live
 /// queries and replication build on.
+///
+/// Building it costs nothing per document when nobody observes commits: the writer then collects
+/// no ids (``WriteContext/recordsIDs``), and what the cross-process monitor needs
+/// (``ownWrites``) is one sequence range and one count change per collection. Ids are collected
+/// without hashing: a document written twice in one commit is recognised by its previous
+/// sequence (see ``WriteContext/recordChange(_:_:replacing:)``).
 struct CommitSummary: Sendable, Equatable {
+    /// The changed documents of each collection, in the order they were first written; an empty
+    /// list marks a collection changed without known ids.
     private(set) var documentIDs: [CollectionSpec: [String]] = [:]
-    private var seen: Set<Key> = []
-
-    private struct Key: Hashable {
-        let collection: UInt32
-        let id: String
-    }
+    /// Whether a document may appear twice in a list: purged, then written again in the same
+    /// commit (its second write has no previous record to tell). ``deduplicate()`` settles it.
+    private var mayRepeat = false
 
     /// The sequences this commit assigned, and how it changed each collection's live count: what
     /// lets the cross-process monitor tell this process's commits from other processes' ones.
@@ -98,10 +106,16 @@ struct CommitSummary: Sendable, Equatable {
 
     var isEmpty: Bool { documentIDs.isEmpty }
 
+    /// Adds `id`, which the caller knows is not listed yet.
     mutating func record(_ collection: CollectionSpec, _ id: String) {
-        if seen.insert(Key(collection: collection.number, id: id)).inserted {
-            documentIDs[collection, default: []].append(id)
-        }
+        documentIDs[collection, default: []].append(id)
+    }
+
+    /// Adds the id of a purged document unless it is listed already; a later write of it in the
+    /// same commit will not know it is listed.
+    mutating func recordPurge(_ collection: CollectionSpec, _ id: String, listed: Bool) {
+        if !listed { record(collection, id) }
+        mayRepeat = true
     }
 
     /// Marks `collection` as changed without naming documents (a purge made by another process:
@@ -110,38 +124,64 @@ struct CommitSummary: Sendable, Equatable {
         if documentIDs[collection] == nil { documentIDs[collection] = [] }
     }
 
-    mutating func recordSequence(_ collection: UInt32, _ sequence: UInt64) {
-        ownWrites.sequences.insert(SequenceKey(collection: collection, sequence: sequence))
+    mutating func recordSequences(_ collection: UInt32, _ sequences: ClosedRange<UInt64>) {
+        ownWrites.record(collection, sequences)
     }
 
     mutating func recordCountChange(_ collection: UInt32, by delta: Int64) {
         ownWrites.countDeltas[collection, default: 0] += delta
     }
 
+    /// Appends what a later part of the same commit changed (its ids are new unless it purged).
     mutating func merge(_ other: CommitSummary) {
-        for (collection, ids) in other.documentIDs {
-            if ids.isEmpty { touch(collection) }
-            for id in ids { record(collection, id) }
+        if documentIDs.isEmpty {
+            documentIDs = other.documentIDs
+        } else {
+            for (collection, ids) in other.documentIDs { documentIDs[collection, default: []] += ids }
         }
+        mayRepeat = mayRepeat || other.mayRepeat
         ownWrites.merge(other.ownWrites)
+    }
+
+    /// Removes repeated ids, keeping first positions; hashes only after a purge in the commit.
+    mutating func deduplicate() {
+        guard mayRepeat else { return }
+        mayRepeat = false
+        for (collection, ids) in documentIDs where ids.count > 1 {
+            var seen = Set<String>()
+            documentIDs[collection] = ids.filter { seen.insert($0).inserted }
+        }
     }
 
     static func == (lhs: CommitSummary, rhs: CommitSummary) -> Bool { lhs.documentIDs == rhs.documentIDs }
 }
 
-/// One entry of the `sequences` table: a collection number and a sequence.
-struct SequenceKey: Hashable, Sendable {
-    let collection: UInt32
-    let sequence: UInt64
-}
-
-/// What one or more of this process's commits wrote, as far as the cross-process monitor cares.
+/// What one or more of this process's commits wrote, as far as the cross-process monitor cares:
+/// per collection, the ranges of sequences assigned (one per commit: a commit's sequences in one
+/// collection are consecutive), and the change of the live count.
 struct OwnWrites: Sendable {
-    var sequences: Set<SequenceKey> = []
+    private(set) var sequences: [UInt32: [ClosedRange<UInt64>]] = [:]
     var countDeltas: [UInt32: Int64] = [:]
 
+    mutating func record(_ collection: UInt32, _ range: ClosedRange<UInt64>) {
+        var ranges = sequences[collection] ?? []
+        if let last = ranges.last, last.upperBound &+ 1 == range.lowerBound {
+            ranges[ranges.count - 1] = last.lowerBound...range.upperBound
+        } else {
+            ranges.append(range)
+        }
+        sequences[collection] = ranges
+    }
+
+    /// Whether `sequence` of `collection` was assigned by one of these commits.
+    func contains(_ collection: UInt32, _ sequence: UInt64) -> Bool {
+        sequences[collection]?.contains { $0.contains(sequence) } ?? false
+    }
+
     mutating func merge(_ other: OwnWrites) {
-        sequences.formUnion(other.sequences)
+        for (collection, ranges) in other.sequences {
+            for range in ranges { record(collection, range) }
+        }
         for (collection, delta) in other.countDeltas { countDeltas[collection, default: 0] += delta }
     }
 }

@@ -21,14 +21,15 @@ public final class Document: DictionaryProtocol, Sendable {
     public let sequence: UInt64
     /// True for a tombstone (only seen through conflict handlers and replication).
     public let isDeleted: Bool
-    let root: EncodedValue
+    /// The properties: every read below is the nested dictionaries' own read, written once there.
+    let properties: DictionaryObject
 
     init(id: String, revisionID: String?, sequence: UInt64, isDeleted: Bool = false, body: [UInt8]) {
         self.id = id
         self.revisionID = revisionID
         self.sequence = sequence
         self.isDeleted = isDeleted
-        self.root = EncodedValue(bytes: body.isEmpty ? Document.emptyBody : body)
+        self.properties = DictionaryObject(encoded: EncodedValue(bytes: body.isEmpty ? Document.emptyBody : body))
     }
 
     /// A snapshot of `mutable`'s current contents, keeping its id and revision. Values that cannot
@@ -40,29 +41,29 @@ public final class Document: DictionaryProtocol, Sendable {
 
     static let emptyBody: [UInt8] = (try? ValueEncoder.encode(.dictionary([:]))) ?? []
 
+    /// The stored body, read in place.
+    var root: EncodedValue { properties.encoded }
     var body: [UInt8] { root.bytes }
 
-    public var count: Int { root.count }
-    public var keys: [String] { root.keys }
+    public var count: Int { properties.count }
+    public var keys: [String] { properties.keys }
 
-    public func value(forKey key: String) -> Any? {
-        root.value(forKey: key).map(ImmutableValues.wrap)
-    }
+    public func value(forKey key: String) -> Any? { properties.value(forKey: key) }
 
     /// The property as an array, or nil when it is missing or not an array.
-    public func array(forKey key: String) -> ArrayObject? { value(forKey: key) as? ArrayObject }
+    public func array(forKey key: String) -> ArrayObject? { properties.array(forKey: key) }
     /// The property as a nested dictionary, or nil when it is missing or not a dictionary.
-    public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
+    public func dictionary(forKey key: String) -> DictionaryObject? { properties.dictionary(forKey: key) }
     /// A fragment for path-style reads that never fail: `doc["address"]["city"].string`.
-    public subscript(key: String) -> Fragment { Fragment(value(forKey: key)) }
+    public subscript(key: String) -> Fragment { properties[key] }
 
-    public func toDictionary() -> [String: Any] { ValueConversion.plainDictionary(root) }
+    public func toDictionary() -> [String: Any] { properties.toDictionary() }
     /// The properties as compact JSON (without `_id` or `_rev`).
-    public func toJSON() -> String { JSON.string(from: root.decode()) }
+    public func toJSON() -> String { properties.toJSON() }
 
     /// A mutable copy that remembers this revision, so a later save can detect conflicts.
     public func toMutable() -> MutableDocument {
-        MutableDocument(id: id, revisionID: revisionID, sequence: sequence, root: MutableDictionaryObject(encoded: root))
+        MutableDocument(id: id, revisionID: revisionID, sequence: sequence, root: properties.toMutable())
     }
 }
 

@@ -13,9 +13,13 @@ import Foundation
 public final class MutableDictionaryObject: DictionaryProtocol {
     /// The entries, built from ``pristine`` the first time they are needed.
     private var storage: [String: MutableSlot]?
-    /// The stored form this dictionary was read from, while nothing in it has been touched:
-    /// saving then copies its bytes as they are, and nothing is decoded.
+    /// The stored form this dictionary was read from, while nothing in it has been touched but
+    /// by ``edits``: saving then copies its bytes as they are (entry by entry around the edits),
+    /// and nothing is decoded.
     private var pristine: EncodedValue?
+    /// Plain values set by the typed setters on a still stored dictionary (an update of a few
+    /// fields): kept beside ``pristine`` instead of decoding every entry into ``storage``.
+    private var edits: [String: Value] = [:]
 
     /// The entries. Any access through it (reads included, since they can hand out a nested
     /// container to edit) ends the pristine state.
@@ -31,6 +35,11 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         }
     }
 
+    /// Whether this dictionary is its stored form alone, without edits. (While ``pristine`` is
+    /// set, the contents are exactly it plus ``edits``, and edits exist only before ``storage``
+    /// is built: building it applies them and ends the pristine state.)
+    private var isPristine: Bool { pristine != nil && edits.isEmpty }
+
     /// The entries once materialized; nil while the dictionary is still its stored form (which
     /// holds no unsaved blob), so walks for blobs need not decode it.
     var materializedSlots: [String: MutableSlot]? { storage }
@@ -39,9 +48,12 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         guard storage == nil else { return }
         var built: [String: MutableSlot] = [:]
         if let pristine {
-            built.reserveCapacity(pristine.count)
+            built.reserveCapacity(pristine.count + edits.count)
             for (key, value) in pristine.entries { built[key] = .encoded(value) }
         }
+        for (key, value) in edits { built[key] = .value(value) }
+        if !edits.isEmpty { pristine = nil }
+        edits = [:]
         storage = built
     }
 
@@ -72,12 +84,24 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     func replaceContents(with encoded: EncodedValue) {
         pristine = encoded
         storage = nil
+        edits = [:]
+    }
+
+    /// The bytes of this dictionary when it is still exactly a whole stored body (one just read
+    /// from JSON, say, and not touched since): saving it then copies nothing.
+    var pristineBody: [UInt8]? {
+        guard isPristine, let pristine, pristine.offset == 0, pristine.encodedSize == pristine.bytes.count else { return nil }
+        return pristine.bytes
     }
 
     /// Writes this dictionary in the binary format.
     func encode(into encoder: inout ValueEncoder) throws {
         if let pristine {
-            encoder.append(pristine)
+            if edits.isEmpty {
+                encoder.append(pristine)
+            } else {
+                try encodeEdited(pristine, into: &encoder)
+            }
             return
         }
         let keys = ValueEncoder.sortedKeys(slots.keys)
@@ -86,8 +110,40 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         }
     }
 
-    public var count: Int { pristine?.count ?? slots.count }
-    public var keys: [String] { pristine?.keys ?? ValueEncoder.sortedKeys(slots.keys) }
+    /// Writes the stored entries as they are, in their stored (sorted) order, with the edited
+    /// ones merged in: no entry is decoded, no key sorted but the edited ones.
+    private func encodeEdited(_ stored: EncodedValue, into encoder: inout ValueEncoder) throws {
+        let entries = stored.entries
+        let edited = ValueEncoder.sortedKeys(edits.keys)
+        var keys: [String] = []
+        var slots: [MutableSlot] = []
+        keys.reserveCapacity(entries.count + edited.count)
+        slots.reserveCapacity(entries.count + edited.count)
+        var next = 0
+        for (key, value) in entries {
+            while next < edited.count, edited[next].utf8.lexicographicallyPrecedes(key.utf8) {
+                keys.append(edited[next])
+                slots.append(.value(edits[edited[next]]!))
+                next += 1
+            }
+            if next < edited.count, edited[next] == key {
+                keys.append(key)
+                slots.append(.value(edits[key]!))
+                next += 1
+            } else {
+                keys.append(key)
+                slots.append(.encoded(value))
+            }
+        }
+        for key in edited[next...] {
+            keys.append(key)
+            slots.append(.value(edits[key]!))
+        }
+        try encoder.writeDictionary(sortedKeys: keys) { encoder, index in try slots[index].encode(into: &encoder) }
+    }
+
+    public var count: Int { isPristine ? pristine?.count ?? 0 : slots.count }
+    public var keys: [String] { isPristine ? pristine?.keys ?? [] : ValueEncoder.sortedKeys(slots.keys) }
 
     public func value(forKey key: String) -> Any? {
         guard slots[key] != nil else { return nil }
@@ -107,7 +163,11 @@ public final class MutableDictionaryObject: DictionaryProtocol {
 
     /// A deep copy, keeping values that cannot be stored (the next save still reports them).
     func copy() -> MutableDictionaryObject {
-        if let pristine { return MutableDictionaryObject(encoded: pristine) }
+        if let pristine {
+            let copy = MutableDictionaryObject(encoded: pristine)
+            copy.edits = edits
+            return copy
+        }
         let copy = MutableDictionaryObject()
         copy.slots = slots.mapValues { $0.copy() }
         return copy
@@ -145,7 +205,11 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     }
 
     private func set(_ value: Value, _ key: String) -> Self {
-        slots[key] = .value(value)
+        if pristine != nil && storage == nil {
+            edits[key] = value
+        } else {
+            slots[key] = .value(value)
+        }
         return self
     }
     /// Stores an array read from a document (its elements are copied); nil stores JSON null.

@@ -16,6 +16,12 @@ enum MutableSlot {
     /// The slot for a caller's value. `owner` is the container receiving it: a container that
     /// holds `owner` (directly or deeper) cannot be stored, since it would contain itself.
     init(_ any: Any?, owner: AnyObject? = nil) {
+        // Common plain values skip the class casts below, each of which would bridge a Swift
+        // array to a Foundation one to try it.
+        if let any, let plain = ValueConversion.exactPlain(any) {
+            self = .value(plain)
+            return
+        }
         switch any {
         case let dictionary as MutableDictionaryObject:
             self = Self.holds(dictionary, owner) ? .invalid("a container cannot contain itself") : .dictionary(dictionary)

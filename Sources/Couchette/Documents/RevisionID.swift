@@ -20,12 +20,17 @@ enum RevisionID {
                 "revision \(parent ?? "") is at generation \(maximumGeneration), the highest: the document cannot be edited further")
         }
         let generation = parentGeneration + 1
-        var input: [UInt8] = [deleted ? 1 : 0]
-        let parentBytes = Array((parent ?? "").utf8)
-        input.append(UInt8(truncatingIfNeeded: parentBytes.count))
-        input.append(contentsOf: parentBytes)
-        input.append(contentsOf: body)
-        return "\(generation)-" + hex(md5(input))
+        var parent = parent ?? ""
+        let input = parent.withUTF8 { parentBytes in
+            var input: [UInt8] = []
+            input.reserveCapacity(2 + parentBytes.count + body.count)
+            input.append(deleted ? 1 : 0)
+            input.append(UInt8(truncatingIfNeeded: parentBytes.count))
+            input.append(contentsOf: parentBytes)
+            input.append(contentsOf: body)
+            return input
+        }
+        return String(generation) + "-" + hex(md5(input))
     }
 
     /// The generation number (the part before the dash), or nil when `revisionID` is malformed:
@@ -59,44 +64,55 @@ enum RevisionID {
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
+        String(unsafeUninitializedCapacity: bytes.count * 2) { output in
+            let digits: StaticString = "0123456789abcdef"
+            for (index, byte) in bytes.enumerated() {
+                output[2 * index] = digits.utf8Start[Int(byte >> 4)]
+                output[2 * index + 1] = digits.utf8Start[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// The binary form of a `<generation>-<32 lowercase hex digits>` id (every id this library
     /// makes), which ``unpacked(generation:digest:)`` turns back into the same string; nil for any
     /// other shape (ids received from other peers may differ), which is then stored as text.
     static func packed(_ revisionID: String) -> (generation: UInt32, digest: [UInt8])? {
-        let utf8 = Array(revisionID.utf8)
-        guard let dash = utf8.firstIndex(of: UInt8(ascii: "-")), utf8.count - dash - 1 == 32,
-            dash > 0, utf8[0] != UInt8(ascii: "0"),
-            utf8[..<dash].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-            let generation = UInt32(String(decoding: utf8[..<dash], as: UTF8.self))
-        else { return nil }
-        func nibble(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            default: nil
+        var revisionID = revisionID
+        return revisionID.withUTF8 { utf8 -> (generation: UInt32, digest: [UInt8])? in
+            // At most 10 generation digits (UInt32.max has 10), a dash and 32 hex digits.
+            guard utf8.count >= 34, utf8.count <= 43, utf8[0] != UInt8(ascii: "0") else { return nil }
+            let dash = utf8.count - 33
+            guard utf8[dash] == UInt8(ascii: "-") else { return nil }
+            var generation: UInt64 = 0
+            for byte in utf8[..<dash] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                generation = generation * 10 + UInt64(byte - UInt8(ascii: "0"))
             }
+            guard let generation = UInt32(exactly: generation) else { return nil }
+            func nibble(_ byte: UInt8) -> UInt8? {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+                default: nil
+                }
+            }
+            var valid = true
+            let digest = [UInt8](unsafeUninitializedCapacity: 16) { buffer, count in
+                for index in 0..<16 {
+                    guard let high = nibble(utf8[dash + 1 + 2 * index]), let low = nibble(utf8[dash + 2 + 2 * index]) else {
+                        valid = false
+                        break
+                    }
+                    buffer[index] = high << 4 | low
+                    count = index + 1
+                }
+            }
+            return valid ? (generation, digest) : nil
         }
-        var digest: [UInt8] = []
-        digest.reserveCapacity(16)
-        var position = dash + 1
-        while position < utf8.count {
-            guard let high = nibble(utf8[position]), let low = nibble(utf8[position + 1]) else { return nil }
-            digest.append(high << 4 | low)
-            position += 2
-        }
-        return (generation, digest)
     }
 
+    /// The id made by ``packed(_:)``.
     static func unpacked(generation: UInt32, digest: [UInt8]) -> String {
         "\(generation)-" + hex(digest)
     }

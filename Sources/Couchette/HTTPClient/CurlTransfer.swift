@@ -20,6 +20,8 @@ final class CurlTransfer {
     private(set) var lastActivity = ContinuousClock.now
     private(set) var isPaused = false
     private var uploaded: curl_off_t = 0
+    /// The streamed request body, read on the loop thread by libcurl's read callback.
+    private var upload: (any HTTPUploadSource)?
     /// Headers of the response being received (a `1xx` answer's are dropped).
     private var headers: [String: String] = [:]
     private let method: String
@@ -69,6 +71,24 @@ final class CurlTransfer {
         try set(CURLOPT_NOPROGRESS, 0)
         if let tls = request.tls { try configureTLS(tls) }
 
+        if let upload = request.upload {
+            self.upload = upload
+            try set(CURLOPT_UPLOAD, 1)
+            try check(
+                ccurl_easy_setopt_offset(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(clamping: upload.length)), CURLOPT_INFILESIZE_LARGE)
+            try check(ccurl_easy_setopt_data_callback(easy, CURLOPT_READFUNCTION, curlTransferRead), CURLOPT_READFUNCTION)
+            try check(ccurl_easy_setopt_pointer(easy, CURLOPT_READDATA, context), CURLOPT_READDATA)
+            try check(ccurl_easy_setopt_seek_callback(easy, CURLOPT_SEEKFUNCTION, curlTransferSeek), CURLOPT_SEEKFUNCTION)
+            try check(ccurl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, context), CURLOPT_SEEKDATA)
+            if request.method != "PUT" { try set(CURLOPT_CUSTOMREQUEST, request.method) }
+        } else {
+            try configureBody(request)
+        }
+
+        try configureHeaders(request)
+    }
+
+    private func configureBody(_ request: HTTPClientRequest) throws {
         switch (request.method, request.body) {
         case ("GET", nil): try set(CURLOPT_HTTPGET, 1)
         case ("HEAD", nil): try set(CURLOPT_NOBODY, 1)
@@ -88,7 +108,9 @@ final class CurlTransfer {
         case (let method, nil):
             try set(CURLOPT_CUSTOMREQUEST, method)
         }
+    }
 
+    private func configureHeaders(_ request: HTTPClientRequest) throws {
         // `Expect:` with no value stops libcurl from waiting for `100 Continue` before a body.
         var lines = request.headers.map { $0.value.isEmpty ? "\($0.name):" : "\($0.name): \($0.value)" }
         if !request.headers.contains(where: { $0.name.lowercased() == "expect" }) { lines.append("Expect:") }
@@ -278,6 +300,19 @@ final class CurlTransfer {
         return transfer.hasEnded ? 0 : bytes.count
     }
 
+    /// The next bytes of the streamed body; libcurl's abort code on a failure or cancellation.
+    fileprivate func sending(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard !transfer.hasEnded, let upload, let count = upload.read(into: buffer) else { return ccurl_readfunc_abort }
+        if count > 0 { lastActivity = .now }
+        return count
+    }
+
+    /// libcurl rewinds a body only to its start (to send it again on a new connection).
+    fileprivate func rewind(to offset: curl_off_t, origin: Int32) -> Int32 {
+        guard offset == 0, origin == SEEK_SET, let upload, upload.rewind() else { return ccurl_seekfunc_cantseek }
+        return ccurl_seekfunc_ok
+    }
+
     fileprivate func progressed(uploaded now: curl_off_t) -> Int32 {
         if now > uploaded {
             uploaded = now
@@ -288,6 +323,19 @@ final class CurlTransfer {
 }
 
 // C callbacks: `context` is the unretained ``CurlTransfer`` set as the handle's *DATA option.
+
+private func curlTransferRead(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?)
+    -> Int
+{
+    guard let context else { return ccurl_readfunc_abort }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.sending(UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+}
+
+private func curlTransferSeek(_ context: UnsafeMutableRawPointer?, _ offset: curl_off_t, _ origin: Int32) -> Int32 {
+    guard let context else { return ccurl_seekfunc_cantseek }
+    return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().rewind(to: offset, origin: origin)
+}
 
 private func curlTransferWrite(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?)
     -> Int

@@ -21,6 +21,8 @@ struct HTTPClientRequest: Sendable {
     /// Header names as sent; a header with an empty value is removed from libcurl's defaults.
     var headers: [(name: String, value: String)] = []
     var body: Data?
+    /// A body streamed as it is sent, instead of ``body``.
+    var upload: (any HTTPUploadSource)?
     var connectTimeout: Duration = .seconds(15)
     var idleTimeout: Duration = .seconds(60)
     /// Server trust and client certificate for `https://` URLs; nil: the system trust store.

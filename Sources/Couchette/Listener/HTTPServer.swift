@@ -250,7 +250,10 @@ final class HTTPServer: Sendable {
         if closing { mg_response_header_add(connection, "Connection", "close", -1) }
         switch response.body {
         case .bytes(let bytes):
-            mg_response_header_add(connection, "Content-Length", String(bytes.count), -1)
+            // A HEAD answer may carry the length its GET would have (an attachment's).
+            if !(method == "HEAD" && response.headers.contains { $0.0 == "Content-Length" }) {
+                mg_response_header_add(connection, "Content-Length", String(bytes.count), -1)
+            }
             mg_response_header_send(connection)
             if method != "HEAD", !bytes.isEmpty {
                 _ = bytes.withUnsafeBytes { mg_write(connection, $0.baseAddress, $0.count) }

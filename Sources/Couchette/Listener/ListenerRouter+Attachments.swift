@@ -29,16 +29,19 @@ extension ListenerRouter {
         }
         let contentType: String = if case .string(let type)? = entry?[Blob.Key.contentType] { type } else { Blob.defaultContentType }
         let headers = [("Content-Type", contentType), ("ETag", "\"\(digest)\"")]
-        if request.method == "HEAD" { return HTTPResponse(status: 200, headers: headers, body: .bytes([])) }
+        if request.method == "HEAD" {
+            // The length the GET would send, as CouchDB answers a HEAD.
+            let length = collection.reader.blobs.length(of: digest) ?? 0
+            return HTTPResponse(status: 200, headers: headers + [("Content-Length", String(length))], body: .bytes([]))
+        }
         return HTTPResponse(
             status: 200, headers: headers,
             body: .stream { stream in
-                do {
-                    let reader = try BlobReader(path: file)
-                    while let chunk = try reader.next() {
-                        guard stream.write([UInt8](chunk)) else { break }
-                    }
-                } catch {}
+                // send waits while the client is behind: a slow reader never makes the listener
+                // hold more than a chunk or two of the file.
+                try? await AttachmentContent.file(path: file).forEachChunk { chunk in
+                    guard await stream.send([UInt8](chunk)) else { throw CancellationError() }
+                }
                 stream.finish()
             })
     }

@@ -6,7 +6,7 @@ extension ListenerRouter {
         try ListenerRouter.validateDocumentID(id)
         switch request.method {
         case "PUT":
-            if let refusal = ListenerRouter.refuseMultipart(request, id: id) { return refusal }
+            if ListenerRouter.isMultipart(request) { return try await putMultipart(request, keyspace, id: id) }
             var json = try ListenerRouter.jsonBody(request)
             guard case .dictionary(var object) = json else { throw ListenerError.badRequest("Document must be a JSON object") }
             if let bodyID = object["_id"], bodyID != .string(id) {
@@ -139,17 +139,23 @@ extension ListenerRouter {
         let fetched = try await keyspace.peer.bulkGet(
             revisions.map { RevisionRequest(id: id, revisionID: $0, knownAncestors: content.since) }
         ).map {
-            guard case .found(var revision) = $0, !content.inline else { return $0 }
+            // As CouchDB: a multipart answer carries content newer than `atts_since` even
+            // without `attachments=true` (its replicator never asks for it).
+            guard case .found(var revision) = $0, !content.inline, !multipart else { return $0 }
             revision.attachments = [:]
             return .found(revision)
         }
         if multipart {
-            return .multipartMixed(
-                fetched.map {
-                    switch $0 {
-                    case .found(let revision): ("application/json", CouchDBDocument.json(revision, includeHistory: includeHistory))
-                    case .failed(_, let rev, _): ("application/json; error=\"true\"", .dictionary(["missing": .string(rev)]))
+            // Content travelling with a revision makes its part a multipart/related one, whose
+            // attachment parts stream from the blob store as the client takes them.
+            let boundary = MultipartDocumentWriter.makeBoundary()
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", MultipartDocumentWriter.contentType("mixed", boundary: boundary))],
+                body: .stream { stream in
+                    try? await MultipartDocumentWriter.writeMixed(fetched, includeHistory: includeHistory, boundary: boundary) { bytes in
+                        guard await stream.send(bytes) else { throw CancellationError() }
                     }
+                    stream.finish()
                 })
         }
         let rows: [Value] = fetched.map {
@@ -174,16 +180,46 @@ extension ListenerRouter {
 
     // MARK: - Attachments
 
-    /// A `multipart/related` body (how CouchDB's replicator sends documents with attachments)
-    /// is not read: the document is refused on its own with `415`, a status replicators skip
-    /// instead of failing the whole replication (CouchDB's skips a document on 401, 403, 413 and
-    /// 415; PouchDB on `forbidden` and `unauthorized`). Attachments sent inline in JSON are stored.
-    static func refuseMultipart(_ request: HTTPRequest, id: String) -> HTTPResponse? {
-        guard let type = request.header("content-type")?.lowercased(), type.hasPrefix("multipart/") else { return nil }
-        return .error(
-            415, "unsupported_media_type",
-            "document '\(id)' comes as \(type.prefix(while: { $0 != ";" })), which Couchette does not read: send its attachments inline (base64) in JSON"
-        )
+    static func isMultipart(_ request: HTTPRequest) -> Bool {
+        request.header("content-type")?.lowercased().hasPrefix("multipart/") == true
+    }
+
+    /// `PUT /{db}/{doc}?new_edits=false` as `multipart/related`, how CouchDB's replicator sends a
+    /// revision with attachments: the JSON part, then each `"follows": true` attachment, whose
+    /// content goes straight into the blob store (decoded when gzip, checked against its length
+    /// and digest) before the revision is grafted. A multipart write with `new_edits` true is
+    /// refused like any attachment in a plain write.
+    private func putMultipart(_ request: HTTPRequest, _ keyspace: Keyspace, id: String) async throws -> HTTPResponse {
+        guard let type = request.header("content-type"), type.lowercased().hasPrefix("multipart/related") else {
+            return .error(415, "unsupported_media_type", "document '\(id)': a multipart document must be multipart/related")
+        }
+        let reader = MultipartDocumentReader(store: keyspace.collection.reader.blobs)
+        defer { reader.releaseHeld() }
+        let revision: PeerRevision
+        do {
+            var parts = try MultipartReader(contentType: type)
+            var offset = 0
+            while offset < request.body.count {
+                let end = min(offset + BlobStore.chunkSize, request.body.count)
+                for event in try parts.feed(request.body[offset..<end]) { try reader.handle(event) }
+                offset = end
+            }
+            try parts.finish()
+            guard case .dictionary(var object)? = reader.documentJSON else {
+                throw CouchetteError(.invalidParameter, "multipart document has no JSON part")
+            }
+            if let bodyID = object["_id"], bodyID != .string(id) {
+                throw ListenerError.badRequest("the _id in the body does not match the document id '\(id)' in the URL")
+            }
+            guard request.query["new_edits"] == "false" else { throw ListenerRouter.attachmentsRefused(id: id) }
+            object["_id"] = .string(id)
+            if let rev = request.query["rev"], object["_rev"] == nil { object["_rev"] = .string(rev) }
+            revision = try reader.revision(object: .dictionary(object))
+        } catch let error as CouchetteError where error.code == .invalidParameter {
+            throw ListenerError.badRequest(error.message)
+        }
+        if let failure = try await keyspace.peer.bulkDocs([revision]).first { throw failure.error }
+        return .json(ListenerRouter.okResult(id: id, rev: revision.revisionID), status: 201)
     }
 
     /// Whether a document's JSON has a non-empty `_attachments` object.

@@ -23,11 +23,13 @@ struct Executor {
     /// Runs the query; with `trackingMatches`, also returns the ids of the main collection's
     /// documents that passed WHERE (nil when there were more than ``MatchTracking/limit``, or
     /// when the query reads more than one source): what a live query needs to tell later that a
-    /// commit cannot change its results (see ``anyMatches(_:in:parameters:)``).
+    /// commit cannot change its results (see ``anyMatches(_:in:parameters:)``), and, where
+    /// ``MatchTracking/keepsDocuments(of:)`` allows, those documents themselves for
+    /// ``runIncrementally(_:parameters:previous:changed:)``.
     func run(
         _ reader: StoreReader, parameters: [String: Datum],
         trackingMatches: Bool
-    ) throws -> (rows: [[Datum?]], matches: Set<String>?) {
+    ) throws -> (rows: [[Datum?]], matches: Set<String>?, documents: MatchedDocuments?) {
         if !plan.parameterNames.allSatisfy({ parameters[$0] != nil }) {
             let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
             throw CouchetteError(
@@ -41,14 +43,20 @@ struct Executor {
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
         let limit = try plan.limit.map { try count($0, context, "LIMIT") }
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
-        let now = Clock.nowMilliseconds()
+        let now = reader.clock.nowMilliseconds()
         var matches: Set<String>?
+        var documents: MatchedDocuments?
         var rows = try reader.read { snapshot -> [Row] in
             let scanOrder = ScanOrder()
             let sink = Sink(
                 plan: plan, context: context, limit: limit, offset: offset, scanOrder: scanOrder,
                 interruption: Interruption(reader: reader))
             if trackingMatches && MatchTracking.applies(to: plan) { sink.matches = [] }
+            var lastSequence: UInt64?
+            if trackingMatches && MatchTracking.keepsDocuments(of: plan), case .collection(let spec) = plan.sources[0].kind {
+                sink.matchedBindings = []
+                lastSequence = try snapshot.lastSequence(spec)
+            }
             let joined = try plan.stages.map { try prepare($0, snapshot, now, context, sink.interruption) }
             try plan.mainScan.forEach(
                 snapshot, now: now, context: context, order: scanOrder,
@@ -62,7 +70,13 @@ struct Executor {
                 try emit(stage: 0, joined, context, sink)
                 return !sink.isFull
             }
-            defer { matches = sink.matches }
+            defer {
+                matches = sink.matches
+                // Kept only when the scan delivered documents in id order (not in ORDER BY order).
+                if let bindings = sink.matchedBindings, let lastSequence, !scanOrder.inOrder {
+                    documents = MatchedDocuments(scanned: bindings, lastSequence: lastSequence)
+                }
+            }
             return try sink.finish()
         }
         if !plan.order.isEmpty && limit == nil {  // with a LIMIT, the sink's heap returns them sorted
@@ -70,7 +84,7 @@ struct Executor {
             rows.sort { a, b in Executor.precedes(a, b, order) }
         }
         let window = rows.dropFirst(offset).prefix(limit ?? Int.max)
-        return (window.map(\.values), matches)
+        return (window.map(\.values), matches, documents)
     }
 
     /// LIMIT or OFFSET: a number, negative counting as 0; fractions are truncated and numbers
@@ -244,6 +258,8 @@ struct Executor {
 
         /// When tracked: the ids of the documents that passed WHERE; nil once too many.
         var matches: Set<String>?
+        /// When kept: the documents that passed WHERE, in scan order; nil once too many.
+        var matchedBindings: [SourceBinding]?
 
         let interruption: Interruption
         /// `offset + limit` (saturating), nil without a LIMIT.
@@ -287,13 +303,20 @@ struct Executor {
             return isFull
         }
 
+        /// Set when every row is known to pass WHERE already (kept documents, ``MatchedDocuments``).
+        var rowsPassedFilter = false
+
         func accept() throws {
-            if let filter = plan.filter, !(scanOrder.passesWhere && plan.stages.isEmpty) {
+            if !rowsPassedFilter, let filter = plan.filter, !(scanOrder.passesWhere && plan.stages.isEmpty) {
                 guard let result = try filter(context), !result.isNull, result.isTruthy else { return }
             }
             if matches != nil, let id = context.sources[0]?.id {
                 matches!.insert(id)
                 if matches!.count > MatchTracking.limit { matches = nil }
+            }
+            if matchedBindings != nil, let binding = context.sources[0] {
+                matchedBindings!.append(binding)
+                if matchedBindings!.count > MatchedDocuments.limit { matchedBindings = nil }
             }
             if plan.isAggregating {
                 let index: Int

@@ -23,6 +23,12 @@ enum MatchTracking {
         if plan.mainScan is FullTextScan { return false }
         return true
     }
+
+    /// Whether a live query may keep its matching documents (``MatchedDocuments``): the scan
+    /// never stops early (no LIMIT or OFFSET), so every matching document was seen.
+    static func keepsDocuments(of plan: QueryPlan) -> Bool {
+        applies(to: plan) && plan.limit == nil && plan.offset == nil
+    }
 }
 
 extension Executor {
@@ -33,22 +39,16 @@ extension Executor {
         guard case .collection(let spec) = plan.sources.first?.kind else { return true }
         let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
         let includeDeleted = plan.sources[0].includeDeleted
-        let now = Clock.nowMilliseconds()
+        let now = reader.clock.nowMilliseconds()
         return try reader.read { snapshot in
             for id in ids {
                 guard let binding = try CollectionScan.lookup(snapshot, spec, id, now: now, includeDeleted: includeDeleted) else {
                     continue
                 }
                 context.sources[0] = binding
-                if try passes(plan.mainFilter, context), try passes(plan.filter, context) { return true }
+                if try Self.passes(plan.mainFilter, context), try Self.passes(plan.filter, context) { return true }
             }
             return false
         }
-    }
-
-    private func passes(_ condition: Evaluator?, _ context: EvaluationContext) throws -> Bool {
-        guard let condition else { return true }
-        guard let result = try condition(context), !result.isNull else { return false }
-        return result.isTruthy
     }
 }

@@ -74,10 +74,31 @@ public final class Query: Sendable {
 
     /// Like ``executeNow(parameters:)``, also returning the ids of the documents that passed
     /// WHERE when ``MatchTracking`` applies (nil otherwise).
-    func executeTrackingMatches(parameters: Parameters?) throws -> (results: ResultSet, matches: Set<String>?) {
+    func executeTrackingMatches(parameters: Parameters?) throws -> (results: ResultSet, matches: Set<String>?, documents: MatchedDocuments?)
+    {
         let values = try parameters?.resolved() ?? [:]
-        let (rows, matches) = try Executor(plan: plan).run(reader, parameters: values, trackingMatches: true)
-        return (ResultSet(columns: columns, rows: rows), matches)
+        let (rows, matches, documents) = try Executor(plan: plan).run(reader, parameters: values, trackingMatches: true)
+        return (ResultSet(columns: columns, rows: rows), matches, documents)
+    }
+
+    /// What ``executeIncrementally(parameters:previous:changed:)`` found.
+    enum IncrementalResults {
+        /// No changed document matched before or matches now: the last results stand.
+        case unchanged(MatchedDocuments)
+        case evaluated(ResultSet, MatchedDocuments)
+        /// Too many changes or matches: run the whole query.
+        case tooMany
+    }
+
+    /// The results after commits changed `changed` (and whatever else the `sequences` table shows
+    /// since `previous` was read), re-reading only those documents (see ``MatchedDocuments``).
+    func executeIncrementally(parameters: Parameters?, previous: MatchedDocuments, changed: Set<String>) throws -> IncrementalResults {
+        let values = try parameters?.resolved() ?? [:]
+        switch try Executor(plan: plan).runIncrementally(reader, parameters: values, previous: previous, changed: changed) {
+        case .unchanged(let documents): return .unchanged(documents)
+        case .evaluated(let rows, let documents): return .evaluated(ResultSet(columns: columns, rows: rows), documents)
+        case .tooMany: return .tooMany
+        }
     }
 
     /// Whether any of `ids` now passes the query's WHERE clause (see ``MatchTracking``).

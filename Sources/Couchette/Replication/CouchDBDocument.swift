@@ -18,19 +18,36 @@ enum CouchDBDocument {
     /// `revision.attachments` is inlined as base64 (content that cannot be read goes as a stub,
     /// which the receiver reports as missing).
     static func json(_ revision: PeerRevision, includeHistory: Bool) -> Value {
+        json(revision, includeHistory: includeHistory, following: false).json
+    }
+
+    /// The JSON object of a multipart body for `revision` (the JSON part): content that travels
+    /// is announced `"follows": true` (with `length`) instead of inlined, and returned in the
+    /// order its parts must follow.
+    static func multipartJSON(_ revision: PeerRevision, includeHistory: Bool) -> (json: Value, following: [FollowingAttachment]) {
+        json(revision, includeHistory: includeHistory, following: true)
+    }
+
+    private static func json(_ revision: PeerRevision, includeHistory: Bool, following: Bool) -> (
+        json: Value, following: [FollowingAttachment]
+    ) {
         var object: [String: Value] = [:]
         if case .dictionary(let body) = revision.body { object = body }
         object["_attachments"] = nil
-        if !revision.deleted, let attachments = wireAttachments(revision) { object["_attachments"] = attachments }
+        var parts: [FollowingAttachment] = []
+        if !revision.deleted, let attachments = wireAttachments(revision, following: following, parts: &parts) {
+            object["_attachments"] = attachments
+        }
         object["_id"] = .string(revision.id)
         object["_rev"] = .string(revision.revisionID)
         if revision.deleted { object["_deleted"] = .bool(true) }
         if includeHistory { object["_revisions"] = revisions(revision.history) }
-        return .dictionary(object)
+        return (.dictionary(object), parts)
     }
 
     /// `_attachments` as sent: the stored entries plus one `blob_/…` entry per blob property.
-    private static func wireAttachments(_ revision: PeerRevision) -> Value? {
+    /// With `following`, travelling content is announced `follows` and appended to it, in name order.
+    private static func wireAttachments(_ revision: PeerRevision, following: Bool, parts: inout [FollowingAttachment]) -> Value? {
         guard let bytes = try? ValueEncoder.encode(revision.body) else { return nil }
         let references = BlobSearch.references(in: EncodedValue(bytes: bytes))
         guard !references.isEmpty else { return nil }
@@ -42,15 +59,24 @@ enum CouchDBDocument {
                 Blob.Key.digest: .string(reference.digest),
                 Blob.Key.revpos: .int(reference.revisionPosition ?? generation),
             ]
-            // As CouchDB writes them: inline data without `length` (the data has it), stubs with.
-            if let data = try? revision.attachments[reference.digest]?.data() {
+            let name = reference.isAttachment ? reference.path : blobAttachmentPrefix + reference.path
+            // As CouchDB writes them: inline data without `length` (the data has it), stubs and
+            // following parts with.
+            if following, let content = revision.attachments[reference.digest], let length = content.length {
+                entry["follows"] = .bool(true)
+                entry[Blob.Key.length] = .int(Int64(clamping: length))
+                parts.append(
+                    FollowingAttachment(
+                        name: name, contentType: reference.contentType ?? Blob.defaultContentType, length: length, content: content))
+            } else if !following, let data = try? revision.attachments[reference.digest]?.data() {
                 entry["data"] = .string(data.base64EncodedString())
             } else {
                 entry["stub"] = .bool(true)
                 if let length = reference.length { entry[Blob.Key.length] = .int(Int64(clamping: length)) }
             }
-            entries[reference.isAttachment ? reference.path : blobAttachmentPrefix + reference.path] = .dictionary(entry)
+            entries[name] = .dictionary(entry)
         }
+        parts.sort { $0.name < $1.name }
         return .dictionary(entries)
     }
 

@@ -33,6 +33,8 @@ final class RemotePeer: ReplicationPeer {
     /// Silence after which a request is given up (long polls: their wait plus this); 4/5 of it
     /// bounds connecting, when shorter than ``HTTPClientRequest/connectTimeout``.
     private let requestTimeout: Duration
+    /// Silence after which a streamed request is given up.
+    var readTimeout: Duration { requestTimeout }
     /// The open `feed=continuous` `_changes` stream of a continuous replication, if any, and
     /// the server it reads from.
     let feed = Locked<(feed: ContinuousChangesFeed, server: Int)?>(nil)
@@ -182,20 +184,58 @@ final class RemotePeer: ReplicationPeer {
         }
     }
 
+    /// `_bulk_get` for the revisions with stubs only; then the content each lacks (newer than
+    /// its `atts_since`): inline base64 from a second `_bulk_get` when small, per document from
+    /// `open_revs` as multipart when large (see ``inlineContentLimit``), so a large attachment
+    /// is never held in memory as base64 JSON.
     func bulkGet(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
+        guard var fetched = try await bulkGetJSON(requests, withContent: false) else {
+            return try await fetchOneByOne(requests)  // servers before CouchDB 2.3 have no _bulk_get
+        }
+        var small: [(index: Int, request: RevisionRequest)] = []
+        var large: [(index: Int, request: RevisionRequest)] = []
+        for (index, fetch) in fetched.enumerated() {
+            guard case .found(let revision) = fetch, let asked = requests.first(where: { $0.id == revision.id }) else { continue }
+            let known = asked.knownAncestors.compactMap(RevisionID.generation(of:)).max() ?? 0
+            guard let lacking = RemotePeer.lackingContent(revision, known: known) else { continue }
+            let request = RevisionRequest(id: revision.id, revisionID: revision.revisionID, knownAncestors: asked.knownAncestors)
+            if lacking <= RemotePeer.inlineContentLimit { small.append((index, request)) } else { large.append((index, request)) }
+        }
+        if !small.isEmpty, let withContent = try await bulkGetJSON(small.map(\.request), withContent: true) {
+            // Matched by id and revision, not position: a server may answer in its own order.
+            for entry in small {
+                let again = withContent.first {
+                    switch $0 {
+                    case .found(let revision): revision.id == entry.request.id && revision.revisionID == entry.request.revisionID
+                    case .failed(let id, let rev, _): id == entry.request.id && rev == entry.request.revisionID
+                    }
+                }
+                if let again { fetched[entry.index] = again }
+            }
+        }
+        for entry in large {
+            let found = try await fetchAsMultipart(entry.request)
+            fetched[entry.index] = found.first ?? notReturned(entry.request)
+        }
+        return fetched
+    }
+
+    /// One `_bulk_get`: with `withContent`, content newer than each request's `atts_since`
+    /// comes inline (base64), else stubs only. Nil when the server has no `_bulk_get`.
+    private func bulkGetJSON(_ requests: [RevisionRequest], withContent: Bool) async throws -> [RevisionFetch]? {
         let docs: [Value] = requests.map { request in
             var entry: [String: Value] = ["id": .string(request.id), "rev": .string(request.revisionID)]
-            if !request.knownAncestors.isEmpty { entry["atts_since"] = .array(request.knownAncestors.map(Value.string)) }
+            if withContent, !request.knownAncestors.isEmpty { entry["atts_since"] = .array(request.knownAncestors.map(Value.string)) }
             return .dictionary(entry)
         }
-        // Content comes inline (base64) for what is newer than each request's `atts_since`.
-        var query = [("revs", "true"), ("attachments", "true")]
+        var query = [("revs", "true")]
+        if withContent { query.append(("attachments", "true")) }
         if requests.contains(where: \.latest) { query.append(("latest", "true")) }
         let json: Value
         do {
             json = try await send("POST", "/_bulk_get", query: query, body: .dictionary(["docs": .array(docs)]))
         } catch let error as CouchetteError where [.http(status: 404), .http(status: 405), .http(status: 400)].contains(error.code) {
-            return try await fetchOneByOne(requests)  // servers before CouchDB 2.3 have no _bulk_get
+            return nil
         }
         guard case .array(let results)? = json["results"] else {
             throw CouchetteError(.http(status: 502), "\(base) answered _bulk_get without results")
@@ -230,7 +270,7 @@ final class RemotePeer: ReplicationPeer {
 
     /// One fetched document; one that cannot be taken (attachments, malformed) is a failed fetch
     /// of its own, not a failure of the whole batch.
-    private static func revision(_ doc: Value, requested: RevisionRequest) -> RevisionFetch {
+    static func revision(_ doc: Value, requested: RevisionRequest) -> RevisionFetch {
         do {
             return .found(try CouchDBDocument.revision(from: doc))
         } catch {
@@ -241,38 +281,44 @@ final class RemotePeer: ReplicationPeer {
         }
     }
 
+    /// Without `_bulk_get`: each revision from `open_revs`, as multipart (content streamed).
     private func fetchOneByOne(_ requests: [RevisionRequest]) async throws -> [RevisionFetch] {
         var fetched: [RevisionFetch] = []
-        for request in requests {
-            var query = [("rev", request.revisionID), ("revs", "true"), ("attachments", "true")]
-            if request.latest { query.append(("latest", "true")) }
-            if !request.knownAncestors.isEmpty {
-                query.append(("atts_since", JSON.string(from: .array(request.knownAncestors.map(Value.string)))))
-            }
-            do {
-                let json = try await send("GET", "/" + RemotePeer.encodeDocumentID(request.id), query: query)
-                fetched.append(RemotePeer.revision(json, requested: request))
-            } catch let error as CouchetteError where error.code == .http(status: 404) {
-                fetched.append(.failed(id: request.id, revisionID: request.revisionID, error: CouchetteError(.notFound, error.message)))
-            }
-        }
+        for request in requests { fetched += try await fetchAsMultipart(request) }
         return fetched
     }
 
     /// `_bulk_docs` with `new_edits: false`. A request the server refuses as too large (413) is
     /// sent again in halves, as CouchDB's replicator does; a single document still too large
     /// fails on its own.
+    /// Revisions carrying more than ``inlineContentLimit`` bytes of content go one by one as
+    /// `multipart/related` PUTs (content streamed from the blob store); so does a single
+    /// revision with content that `_bulk_docs` refuses as too large.
     func bulkDocs(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
+        let large = revisions.filter { RemotePeer.travellingContent($0) > RemotePeer.inlineContentLimit }
+        var errors: [DocumentWriteError] = []
+        for revision in large {
+            if let error = try await putAsMultipart(revision) { errors.append(error) }
+        }
+        let inline = large.isEmpty ? revisions : revisions.filter { RemotePeer.travellingContent($0) <= RemotePeer.inlineContentLimit }
+        guard !inline.isEmpty else { return errors }
+        return try await errors + bulkDocsJSON(inline)
+    }
+
+    private func bulkDocsJSON(_ revisions: [PeerRevision]) async throws -> [DocumentWriteError] {
         let docs = revisions.map { CouchDBDocument.json($0, includeHistory: true) }
         let json: Value
         do {
             json = try await send("POST", "/_bulk_docs", body: .dictionary(["docs": .array(docs), "new_edits": .bool(false)]))
         } catch let error as CouchetteError where error.code == .http(status: 413) {
             guard revisions.count > 1 else {
+                if let revision = revisions.first, !revision.attachments.isEmpty {
+                    return try await putAsMultipart(revision).map { [$0] } ?? []
+                }
                 return revisions.map { DocumentWriteError(id: $0.id, revisionID: $0.revisionID, error: error) }
             }
             let half = revisions.count / 2
-            return try await bulkDocs(Array(revisions[..<half])) + bulkDocs(Array(revisions[half...]))
+            return try await bulkDocsJSON(Array(revisions[..<half])) + bulkDocsJSON(Array(revisions[half...]))
         }
         guard case .array(let rows) = json else {
             throw CouchetteError(.http(status: 502), "\(base) answered _bulk_docs with something other than an array")
@@ -500,7 +546,7 @@ final class RemotePeer: ReplicationPeer {
     }
 
     /// A per-document `{"error": "conflict", "reason": …}` as a ``CouchetteError``.
-    private static func documentError(_ failure: Value, id: String) -> CouchetteError {
+    static func documentError(_ failure: Value, id: String) -> CouchetteError {
         let name: String = if case .string(let given)? = failure["error"] { given } else { "unknown_error" }
         let reason: String = if case .string(let given)? = failure["reason"] { given } else { name }
         let code: CouchetteError.Code =

@@ -68,8 +68,12 @@ final class StorageEnvironment: @unchecked Sendable {
     init(path: String, sizeLimit: SizeLimit = SizeLimit(maximum: nil)) throws {
         self.path = path
         self.sizeLimit = sizeLimit
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        try? FileManager.default.removeItem(atPath: path + "/compact.tmp")  // left by a crash mid-compaction
+        // Plain system calls first: opening an existing database is the common case, and
+        // Foundation's versions cost tens of microseconds (a failed removal builds an NSError).
+        if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        }
+        unlink(path + "/compact.tmp")  // left by a crash mid-compaction
         lockFile = open(path + "/couchette.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
         guard lockFile >= 0 else {
             throw CouchetteError(.io, "cannot open lock file in \(path): \(String(cString: strerror(errno)))")
@@ -115,14 +119,31 @@ final class StorageEnvironment: @unchecked Sendable {
         }
     }
 
+    /// Opens the tables in a read-only transaction when they all exist (every open but the first:
+    /// no writer lock taken), else creates the missing ones in a write transaction.
     private static func openTables(_ env: OpaquePointer) throws -> Tables {
+        let handles = try openTables(env, creating: false) ?? openTables(env, creating: true)
+        guard let handles else { throw StorageError.lmdb(code: MDB_NOTFOUND, operation: "opening tables") }
+        return Tables(
+            meta: handles[0], documents: handles[1], sequences: handles[2],
+            revisions: handles[3], expirations: handles[4], indexes: handles[5],
+            indexEntries: handles[6], fullText: handles[7])
+    }
+
+    /// The handles of every table, in ``Tables/names`` order; nil when `creating` is false and a
+    /// table does not exist yet.
+    private static func openTables(_ env: OpaquePointer, creating: Bool) throws -> [Table]? {
         var txn: OpaquePointer?
-        try StorageError.check(mdb_txn_begin(env, nil, 0, &txn), "opening tables")
+        try StorageError.check(mdb_txn_begin(env, nil, creating ? 0 : UInt32(MDB_RDONLY), &txn), "opening tables")
         var handles: [Table] = []
         for name in Tables.names {
             var dbi: MDB_dbi = 0
-            let flags = UInt32(MDB_CREATE) | (Tables.duplicateSorted.contains(name) ? UInt32(MDB_DUPSORT) : 0)
+            let flags = (creating ? UInt32(MDB_CREATE) : 0) | (Tables.duplicateSorted.contains(name) ? UInt32(MDB_DUPSORT) : 0)
             let rc = mdb_dbi_open(txn, name, flags, &dbi)
+            if rc == MDB_NOTFOUND && !creating {
+                mdb_txn_abort(txn)
+                return nil
+            }
             if rc != MDB_SUCCESS {
                 mdb_txn_abort(txn)
                 try StorageError.check(rc, "opening table \(name)")
@@ -130,10 +151,7 @@ final class StorageEnvironment: @unchecked Sendable {
             handles.append(Table(handle: dbi, name: name))
         }
         try StorageError.check(mdb_txn_commit(txn), "opening tables")
-        return Tables(
-            meta: handles[0], documents: handles[1], sequences: handles[2],
-            revisions: handles[3], expirations: handles[4], indexes: handles[5],
-            indexEntries: handles[6], fullText: handles[7])
+        return handles
     }
 
     // MARK: - Transactions

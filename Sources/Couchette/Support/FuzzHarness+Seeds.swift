@@ -22,6 +22,13 @@ extension FuzzHarness {
                 text += "\n"
                 return Array(text.utf8) + exchange.rawBody
             }
+        case .multipart:
+            // Each body whole and cut short at fifteen points (the error paths of a body that ends early).
+            return exchanges.flatMap { exchange -> [[UInt8]] in
+                guard let type = exchange.headers["Content-Type"], type.hasPrefix("multipart/related") else { return [] }
+                let body = exchange.rawBody
+                return (1...16).map { Array((type + "\n").utf8) + body.prefix(body.count * $0 / 16) }
+            }
         case .document:
             var documents = exchanges.flatMap { exchange -> [Value] in
                 guard case .array(let docs)? = exchange.body?["docs"] else { return [] }

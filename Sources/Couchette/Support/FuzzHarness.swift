@@ -44,6 +44,7 @@ package final class FuzzHarness: Sendable {
         case .binary: FuzzHarness.runBinary(input)
         case .listener: await runListener(input)
         case .document: await runDocument(input)
+        case .multipart: await runMultipart(input)
         }
     }
 
@@ -64,6 +65,11 @@ package final class FuzzHarness: Sendable {
         case (.success(let value), .success(let bytes)):
             let decoded = EncodedValue(bytes: bytes).decode()
             Self.check(decoded == value, "binary import of \(text.debugDescription) decodes to \(decoded), not \(value)")
+            // Byte for byte what encoding the parsed value gives, unless two keys merged in the
+            // `Value` (canonically equivalent ones, which only non-ASCII keys can be).
+            if hasOnlyASCIIKeys(value) {
+                Self.check((try? ValueEncoder.encode(value)) == bytes, "binary import of \(text.debugDescription) is not canonical")
+            }
             let written = JSON.string(from: value)
             let reread = try? JSON.parse(written)
             Self.check(
@@ -73,6 +79,15 @@ package final class FuzzHarness: Sendable {
             break
         default:
             preconditionFailure("the JSON readers disagree on \(text.debugDescription): \(parsed) vs \(binary)")
+        }
+    }
+
+    /// Whether every dictionary key in `value` is ASCII (the parser bounds its depth).
+    static func hasOnlyASCIIKeys(_ value: Value) -> Bool {
+        switch value {
+        case .array(let elements): elements.allSatisfy(hasOnlyASCIIKeys)
+        case .dictionary(let entries): entries.allSatisfy { $0.key.utf8.allSatisfy { $0 < 0x80 } && hasOnlyASCIIKeys($0.value) }
+        default: true
         }
     }
 
@@ -203,6 +218,43 @@ package final class FuzzHarness: Sendable {
                 _ = current.toJSON()
                 _ = try? await collection.save(document: current.toMutable().setString("local", forKey: "edit"))
             }
+        }
+        await empty()
+    }
+
+    // MARK: - Multipart documents
+
+    /// Whatever the body, the reader must either throw a ``CouchetteError`` or produce a revision
+    /// whose announced attachments are all stored with the length their entry declares; the
+    /// pieces the body is cut into (sizes from the input itself) must not change the outcome.
+    private func runMultipart(_ input: [UInt8]) async {
+        let newline = input.firstIndex(of: UInt8(ascii: "\n")) ?? input.endIndex
+        let contentType = String(decoding: input[..<newline], as: UTF8.self)
+        let body = input[min(newline + 1, input.endIndex)...]
+        let store = collection.reader.blobs
+        let reader = MultipartDocumentReader(store: store, maximumJSONBytes: 1 << 20)
+        defer { reader.releaseHeld() }
+        var revision: PeerRevision?
+        do {
+            var parts = try MultipartReader(contentType: contentType)
+            var offset = body.startIndex
+            var step = 1
+            while offset < body.endIndex {
+                let end = min(offset + step, body.endIndex)
+                for event in try parts.feed(body[offset..<end]) { try reader.handle(event) }
+                step = step % 61 + Int(body[offset] & 7) + 1
+                offset = end
+            }
+            try parts.finish()
+            revision = try reader.revision()
+        } catch let error as CouchetteError {
+            Self.check(!error.message.isEmpty, "a multipart error without a message")
+        } catch {
+            preconditionFailure("a multipart body failed with something other than a CouchetteError: \(error)")
+        }
+        if let revision {
+            for digest in reader.held { Self.check(store.contains(digest), "attachment \(digest) was read but is not stored") }
+            _ = try? await peer.bulkDocs([revision])
         }
         await empty()
     }

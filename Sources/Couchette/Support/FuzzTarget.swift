@@ -23,4 +23,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     /// Replicated revisions in CouchDB's shape (`_id`, `_rev`, `_revisions`, `_attachments`)
     /// taken in by ``LocalPeer`` and then edited locally.
     case document
+    /// A `multipart/related` document as CouchDB's replicator PUTs it: the first line is the
+    /// `Content-Type` (with the boundary), the rest the body, fed to ``MultipartReader`` in
+    /// uneven pieces and read by ``MultipartDocumentReader`` into the blob store, then grafted.
+    case multipart
 }

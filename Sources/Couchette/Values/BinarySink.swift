@@ -1,23 +1,38 @@
-/// Writes parser events straight into the binary format (see ``ValueTag``).
+/// Writes parser events straight into the binary format (see ``ValueTag``), in one pass.
 ///
-/// Values are written where they are read; when an object or array closes, its entries are put
-/// in canonical order behind a header in one move, so no intermediate ``Value`` is built.
+/// Values are written where they are read, and only their positions are remembered (one flat
+/// stack for every open container). When an object or array closes, its header is put in front
+/// of its contents in one move; an object's entries are sorted only when its keys did not arrive
+/// in order (JSON written with sorted keys, like CouchDB's and the benchmark's, never is).
 struct BinarySink: JSONSink {
-    private(set) var encoder = ValueEncoder()
+    private(set) var encoder: ValueEncoder
 
-    private enum Frame {
-        case object(start: Int, entries: [ValueEncoder.PendingEntry])
-        case array(start: Int, elements: [Int])
+    private struct Frame {
+        /// Where the container's contents (and later its header) start.
+        let start: Int
+        /// Index in ``slots`` of the container's first slot target.
+        let firstSlot: Int
+        let isObject: Bool
+        /// Keys so far strictly increasing by their UTF-8 bytes (no repeats).
+        var inOrder = true
     }
 
-    private var stack: [Frame] = []
+    private var frames: [Frame] = []
+    /// Slot targets of every open container, innermost last (see
+    /// ``ValueEncoder/closeWrittenContainer(start:slots:dictionary:)``).
+    private var slots: [Int] = []
 
-    /// Notes where a value starts, for the array it belongs to.
+    /// A sink whose output buffer starts with room for `capacity` bytes.
+    init(capacity: Int = 0) {
+        encoder = ValueEncoder(capacity: capacity)
+        frames.reserveCapacity(8)
+        slots.reserveCapacity(64)
+    }
+
+    /// Notes where a value starts, when it is an array element (object values are noted with
+    /// their keys).
     private mutating func valueStarts() {
-        guard case .array(let start, var elements)? = stack.last else { return }
-        stack.removeLast()  // take the frame out so that appending does not copy its array
-        elements.append(encoder.bytes.count)
-        stack.append(.array(start: start, elements: elements))
+        if let top = frames.last, !top.isObject { slots.append(encoder.bytes.count) }
     }
 
     mutating func null() { valueStarts(); encoder.write(null: ()) }
@@ -29,29 +44,50 @@ struct BinarySink: JSONSink {
 
     mutating func beginObject() {
         valueStarts()
-        stack.append(.object(start: encoder.bytes.count, entries: []))
+        frames.append(Frame(start: encoder.bytes.count, firstSlot: slots.count, isObject: true))
     }
 
     mutating func key(_ utf8: UnsafeBufferPointer<UInt8>) {
-        guard case .object(let start, var entries)? = stack.popLast() else { return }
-        if !entries.isEmpty { entries[entries.count - 1].end = encoder.bytes.count }
-        entries.append(encoder.appendKey(utf8))
-        stack.append(.object(start: start, entries: entries))
+        guard let top = frames.indices.last else { return }
+        if frames[top].inOrder, slots.count > frames[top].firstSlot {
+            let follows = encoder.withKey(at: slots[slots.count - 2]) { previous in Self.precedes(previous, utf8) }
+            if !follows { frames[top].inOrder = false }
+        }
+        slots.append(encoder.bytes.count)
+        encoder.appendKey(utf8)
+        slots.append(encoder.bytes.count)
     }
 
     mutating func endObject() {
-        guard case .object(let start, var entries)? = stack.popLast() else { return }
-        if !entries.isEmpty { entries[entries.count - 1].end = encoder.bytes.count }
-        encoder.closeDictionary(contentStart: start, entries: entries)
+        guard let frame = frames.popLast() else { return }
+        let targets = slots[frame.firstSlot...]
+        if frame.inOrder {
+            encoder.closeWrittenContainer(start: frame.start, slots: targets, dictionary: true)
+        } else {
+            encoder.closeUnsortedDictionary(start: frame.start, slots: targets)
+        }
+        slots.removeSubrange(frame.firstSlot...)
     }
 
     mutating func beginArray() {
         valueStarts()
-        stack.append(.array(start: encoder.bytes.count, elements: []))
+        frames.append(Frame(start: encoder.bytes.count, firstSlot: slots.count, isObject: false))
     }
 
     mutating func endArray() {
-        guard case .array(let start, let elements)? = stack.popLast() else { return }
-        encoder.closeArray(contentStart: start, starts: elements)
+        guard let frame = frames.popLast() else { return }
+        encoder.closeWrittenContainer(start: frame.start, slots: slots[frame.firstSlot...], dictionary: false)
+        slots.removeSubrange(frame.firstSlot...)
+    }
+
+    /// Whether `a` sorts strictly before `b` by bytes.
+    private static func precedes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        let common = min(a.count, b.count)
+        var index = 0
+        while index < common {
+            if a[index] != b[index] { return a[index] < b[index] }
+            index += 1
+        }
+        return a.count < b.count
     }
 }

@@ -27,33 +27,66 @@ struct EncodedValue: Sendable {
 
     var isDictionary: Bool { tag == ValueTag.dictionary || tag == ValueTag.narrowDictionary }
     var isArray: Bool { tag == ValueTag.array || tag == ValueTag.narrowArray }
-    private var isNarrow: Bool { tag == ValueTag.narrowArray || tag == ValueTag.narrowDictionary }
 
     // MARK: - Containers
 
+    /// What every slot read of a container needs from its header, read once per walk instead of
+    /// once per slot (a dictionary of 20 entries otherwise re-reads its tag and count 40 times).
+    private struct Layout {
+        let isDictionary: Bool
+        /// Bytes per offset slot (2 narrow, 4 wide).
+        let width: Int
+        /// Bytes before the first offset slot.
+        let header: Int
+        /// Elements, or entries of a dictionary (each two slots).
+        let count: Int
+        /// Offset slots: `count`, twice that for a dictionary.
+        let slots: Int
+        /// The container's stored size; nil when it overruns the bytes (every slot then reads nil).
+        let size: Int?
+        /// Where children may begin: right behind the offset table.
+        var contentStart: Int { header + slots * width }
+    }
+
+    /// The layout of an array or dictionary; nil for anything else, and for containers nested
+    /// deeper than the encoder ever writes (damaged bytes read as empty). A damaged count is capped
+    /// at the number of offset slots the bytes can hold.
+    private var layout: Layout? {
+        guard let tag, depth < ValueEncoder.maximumDepth else { return nil }
+        let dictionary: Bool
+        let narrow: Bool
+        switch tag {
+        case ValueTag.dictionary: (dictionary, narrow) = (true, false)
+        case ValueTag.narrowDictionary: (dictionary, narrow) = (true, true)
+        case ValueTag.array: (dictionary, narrow) = (false, false)
+        case ValueTag.narrowArray: (dictionary, narrow) = (false, true)
+        default: return nil
+        }
+        let width = ValueTag.fieldWidth(narrow: narrow)
+        let header = ValueTag.headerSize(narrow: narrow)
+        guard let stored = unsigned(at: offset + 1 + width, width: width) else { return nil }
+        let perEntry = dictionary ? 2 : 1
+        let count = min(stored, max(0, (bytes.count - offset - header) / (width * perEntry)))
+        let size = unsigned(at: offset + 1, width: width).flatMap { $0 <= bytes.count - offset ? $0 : nil }
+        return Layout(isDictionary: dictionary, width: width, header: header, count: count, slots: count * perEntry, size: size)
+    }
+
     /// Number of elements or entries of a container, 0 for anything else. A damaged count is
     /// capped at the number of offset slots the bytes can hold.
-    var count: Int {
-        let dictionary = isDictionary
-        guard dictionary || isArray, depth < ValueEncoder.maximumDepth else { return 0 }
-        let width = ValueTag.fieldWidth(narrow: isNarrow)
-        guard let stored = unsigned(at: offset + 1 + width, width: width) else { return 0 }
-        let entrySize = width * (dictionary ? 2 : 1)
-        return min(stored, max(0, (bytes.count - offset - ValueTag.headerSize(narrow: isNarrow)) / entrySize))
-    }
+    var count: Int { layout?.count ?? 0 }
 
     /// The property named `key` of a dictionary.
     func value(forKey key: String) -> EncodedValue? {
-        guard isDictionary else { return nil }
+        guard let layout, layout.isDictionary else { return nil }
         var key = key
         return key.withUTF8 { target in
             var low = 0
-            var high = count - 1
+            var high = layout.count - 1
             while low <= high {
                 let middle = (low + high) / 2
-                guard let keyStart = slot(middle * 2).map({ offset + $0 }) else { return nil }
+                guard let keyStart = slot(middle * 2, layout).map({ offset + $0 }) else { return nil }
                 let order = compareKey(at: keyStart, with: target)
-                if order == 0 { return slot(middle * 2 + 1).flatMap(child) }
+                if order == 0 { return slot(middle * 2 + 1, layout).map(child) }
                 if order < 0 { low = middle + 1 } else { high = middle - 1 }
             }
             return nil
@@ -62,22 +95,28 @@ struct EncodedValue: Sendable {
 
     /// The element at `index` of an array.
     func element(at index: Int) -> EncodedValue? {
-        guard isArray, index >= 0, index < count else { return nil }
-        return slot(index).flatMap(child)
+        guard let layout, !layout.isDictionary, index >= 0, index < layout.count else { return nil }
+        return slot(index, layout).map(child)
+    }
+
+    /// Visits the elements of an array in order (nil for a damaged one), without collecting them.
+    func forEachElement(_ body: (EncodedValue?) throws -> Void) rethrows {
+        guard let layout, !layout.isDictionary else { return }
+        for index in 0..<layout.count { try body(slot(index, layout).map(child)) }
     }
 
     /// The keys of a dictionary, in encoded (UTF-8 byte) order.
     var keys: [String] {
-        guard isDictionary else { return [] }
-        return (0..<count).compactMap { index in slot(index * 2).flatMap { readKey(at: offset + $0) } }
+        guard let layout, layout.isDictionary else { return [] }
+        return (0..<layout.count).compactMap { index in slot(index * 2, layout).flatMap { readKey(at: offset + $0) } }
     }
 
     /// Visits the entries of a dictionary in encoded order, without collecting them.
     func forEachEntry(_ body: (String, EncodedValue) throws -> Void) rethrows {
-        guard isDictionary else { return }
-        for index in 0..<count {
-            guard let key = slot(index * 2).flatMap({ readKey(at: offset + $0) }),
-                let value = slot(index * 2 + 1).map(child)
+        guard let layout, layout.isDictionary else { return }
+        for index in 0..<layout.count {
+            guard let key = slot(index * 2, layout).flatMap({ readKey(at: offset + $0) }),
+                let value = slot(index * 2 + 1, layout).map(child)
             else { continue }
             try body(key, value)
         }
@@ -85,13 +124,10 @@ struct EncodedValue: Sendable {
 
     /// The entries of a dictionary, in encoded order.
     var entries: [(key: String, value: EncodedValue)] {
-        guard isDictionary else { return [] }
-        return (0..<count).compactMap { index in
-            guard let key = slot(index * 2).flatMap({ readKey(at: offset + $0) }),
-                let value = slot(index * 2 + 1).flatMap(child)
-            else { return nil }
-            return (key, value)
-        }
+        var result: [(key: String, value: EncodedValue)] = []
+        result.reserveCapacity(count)
+        forEachEntry { key, value in result.append((key, value)) }
+        return result
     }
 
     /// The offset of slot `index`'s child, relative to this container's tag; for dictionaries
@@ -100,20 +136,16 @@ struct EncodedValue: Sendable {
     /// last at the container's end). Damaged bytes that point into the header or the table, out
     /// of the container, or at a child that does not fit its window are refused: children then
     /// never overlap, so no walk can revisit bytes (exponential work) or loop back.
-    private func slot(_ index: Int) -> Int? {
-        let narrow = isNarrow
-        let width = ValueTag.fieldWidth(narrow: narrow)
-        let header = ValueTag.headerSize(narrow: narrow)
-        let slots = count * (isDictionary ? 2 : 1)
-        let contentStart = header + slots * width
-        guard index >= 0, index < slots,
-            let size = unsigned(at: offset + 1, width: width), size <= bytes.count - offset,
-            let start = unsigned(at: offset + header + index * width, width: width), start >= contentStart,
-            let end = index + 1 < slots ? unsigned(at: offset + header + (index + 1) * width, width: width) : size,
+    private func slot(_ index: Int, _ layout: Layout) -> Int? {
+        let width = layout.width
+        let slotPosition = offset + layout.header + index * width
+        guard index >= 0, index < layout.slots, let size = layout.size,
+            let start = unsigned(at: slotPosition, width: width), start >= layout.contentStart,
+            let end = index + 1 < layout.slots ? unsigned(at: slotPosition + width, width: width) : size,
             start < end, end <= size
         else { return nil }
         // A child of unknown size (a damaged tag) has no parts of its own and reads as null.
-        let isKey = isDictionary && index % 2 == 0
+        let isKey = layout.isDictionary && index % 2 == 0
         let childSize = isKey ? lengthPrefixed(at: offset + start).map { $0.upperBound - offset - start } : child(at: start).encodedSize
         guard (childSize ?? 0) <= end - start else { return nil }
         return start
@@ -232,11 +264,14 @@ struct EncodedValue: Sendable {
         case ValueTag.largeInteger: return largeInteger.map(Value.largeInteger) ?? .null
         case ValueTag.string: return string.map(Value.string) ?? .null
         case ValueTag.array, ValueTag.narrowArray:
-            return .array((0..<count).map { element(at: $0)?.decode() ?? .null })
+            var elements: [Value] = []
+            elements.reserveCapacity(count)
+            forEachElement { elements.append($0?.decode() ?? .null) }
+            return .array(elements)
         case ValueTag.dictionary, ValueTag.narrowDictionary:
             var result: [String: Value] = [:]
             result.reserveCapacity(count)
-            for (key, value) in entries { result[key] = value.decode() }
+            forEachEntry { key, value in result[key] = value.decode() }
             return .dictionary(result)
         default: return .null
         }
@@ -244,11 +279,17 @@ struct EncodedValue: Sendable {
 
     // MARK: - Bytes
 
+    /// A little-endian unsigned field of `width` bytes (2 or 4 in the format; others byte by byte).
     private func unsigned(at position: Int, width: Int) -> Int? {
-        guard position >= 0, position + width <= bytes.count else { return nil }
-        var value = 0
-        for index in (0..<width).reversed() { value = value << 8 | Int(bytes[position + index]) }
-        return value
+        guard position >= 0, position <= bytes.count - width else { return nil }
+        // One bounds check above instead of one per byte: container walks read these per slot.
+        return bytes.withUnsafeBytes { raw in
+            switch width {
+            case 2: Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: position, as: UInt16.self)))
+            case 4: Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
+            default: (0..<width).reversed().reduce(0) { $0 << 8 | Int(raw[position + $1]) }
+            }
+        }
     }
 
     /// A LEB128 varint at `position`: its value and how many bytes it took.

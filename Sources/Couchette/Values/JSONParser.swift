@@ -17,19 +17,28 @@ protocol JSONSink {
 
 /// A strict JSON (RFC 8259) reader over UTF-8 bytes, generic over what it builds.
 ///
+/// It reads the caller's bytes in place: a string without escapes reaches the sink as a slice of
+/// the input, so only strings with escapes are copied (into one reused buffer).
+///
 /// Errors are `.invalidParameter` naming the byte offset of the first bad byte. Integer literals
 /// stay integers (beyond 64 bits as ``LargeInteger``); literals with a fraction or an exponent are
 /// doubles, and one beyond Double's range is an error, as in CouchDB; nesting is limited to ``JSON/maximumDepth`` levels.
 struct JSONParser<Sink: JSONSink> {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
-    /// Reused for every string, so unescaping allocates nothing once it has grown.
+    /// Reused for every string with escapes, so unescaping allocates nothing once it has grown.
     private var scratch: [UInt8] = []
 
-    private init(bytes: [UInt8]) { self.bytes = bytes }
+    private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     static func parse(_ text: String, into sink: inout Sink) throws {
-        var parser = JSONParser(bytes: Array(text.utf8))
+        var text = text
+        try text.withUTF8 { try parse(utf8: $0, into: &sink) }
+    }
+
+    /// Parses one JSON value from UTF-8 bytes, valid only during the call.
+    static func parse(utf8: UnsafeBufferPointer<UInt8>, into sink: inout Sink) throws {
+        var parser = JSONParser(bytes: utf8)
         parser.skipWhitespace()
         try parser.parseValue(depth: 0, into: &sink)
         parser.skipWhitespace()
@@ -57,8 +66,7 @@ struct JSONParser<Sink: JSONSink> {
         case UInt8(ascii: "{"): try parseObject(depth: depth, into: &sink)
         case UInt8(ascii: "["): try parseArray(depth: depth, into: &sink)
         case UInt8(ascii: "\""):
-            try parseString()
-            scratch.withUnsafeBufferPointer { sink.string($0) }
+            try parseString { sink.string($0) }
         case UInt8(ascii: "t"): try expect("true"); sink.bool(true)
         case UInt8(ascii: "f"): try expect("false"); sink.bool(false)
         case UInt8(ascii: "n"): try expect("null"); sink.null()
@@ -88,8 +96,7 @@ struct JSONParser<Sink: JSONSink> {
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a key string") }
-            try parseString()
-            scratch.withUnsafeBufferPointer { sink.key($0) }
+            try parseString { sink.key($0) }
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
             position += 1
@@ -131,10 +138,35 @@ struct JSONParser<Sink: JSONSink> {
         }
     }
 
-    /// Reads a string (the opening quote is at `position`) into ``scratch``, unescaped.
-    private mutating func parseString() throws {
+    /// Reads a string (the opening quote is at `position`) and hands its unescaped UTF-8 bytes to
+    /// `deliver`: a slice of the input when it has no escapes, else ``scratch``.
+    private mutating func parseString(_ deliver: (UnsafeBufferPointer<UInt8>) -> Void) throws {
         position += 1
-        scratch.removeAll(keepingCapacity: true)
+        let start = position
+        while position < bytes.count {
+            let byte = bytes[position]
+            switch byte {
+            case UInt8(ascii: "\""):
+                deliver(UnsafeBufferPointer(rebasing: bytes[start..<position]))
+                position += 1
+                return
+            case UInt8(ascii: "\\"):
+                scratch.removeAll(keepingCapacity: true)
+                scratch.append(contentsOf: bytes[start..<position])
+                try parseEscapedRest()
+                scratch.withUnsafeBufferPointer { deliver($0) }
+                return
+            case 0x00..<0x20:
+                throw error("control character in string")
+            default:
+                position += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    /// Reads the rest of a string from its first backslash (at `position`) into ``scratch``.
+    private mutating func parseEscapedRest() throws {
         while position < bytes.count {
             let byte = bytes[position]
             position += 1

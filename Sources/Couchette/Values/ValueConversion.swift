@@ -22,6 +22,7 @@ enum ValueConversion {
         // An NSNumber (what JSONSerialization returns) is matched by its class first: the Swift
         // casts below would bridge NSNumber(0) and NSNumber(1) to Bool, and 2.0 to Int.
         if type(of: any) is NSNumber.Type, let number = any as? NSNumber { return .value(convert(number)) }
+        if let plain = exactPlain(any) { return .value(plain) }
         switch any {
         case let value as Value: return .value(value)
         case let text as String: return .value(.string(text))
@@ -71,6 +72,20 @@ enum ValueConversion {
         default:
             return .unsupported("values of type \(type(of: any)) cannot be stored")
         }
+    }
+
+    /// The most common plain types, recognized by their exact type before any cast: a failed
+    /// `as` cast of a Swift array (the `String` case below, say) bridges it to a Foundation
+    /// array to try, which costs more than converting it. Nil for anything else.
+    static func exactPlain(_ any: Any) -> Value? {
+        let kind = ObjectIdentifier(type(of: any))
+        if kind == ObjectIdentifier(String.self), let text = any as? String { return .string(text) }
+        if kind == ObjectIdentifier(Int.self), let number = any as? Int { return .int(Int64(number)) }
+        if kind == ObjectIdentifier(Bool.self), let flag = any as? Bool { return .bool(flag) }
+        if kind == ObjectIdentifier(Double.self), let number = any as? Double { return .double(number) }
+        if kind == ObjectIdentifier([String].self), let texts = any as? [String] { return .array(texts.map(Value.string)) }
+        if kind == ObjectIdentifier([Int].self), let numbers = any as? [Int] { return .array(numbers.map { .int(Int64($0)) }) }
+        return nil
     }
 
     private static func convert(_ number: NSNumber) -> Value {
@@ -138,8 +153,10 @@ enum ValueConversion {
 
     /// The `[Any]` form of an encoded array (empty for anything else).
     static func plainArray(_ encoded: EncodedValue) -> [Any] {
-        guard encoded.isArray else { return [] }
-        return (0..<encoded.count).map { encoded.element(at: $0).map(plain) ?? NSNull() }
+        var result: [Any] = []
+        result.reserveCapacity(encoded.count)
+        encoded.forEachElement { result.append($0.map(plain) ?? NSNull()) }
+        return result
     }
 
 }

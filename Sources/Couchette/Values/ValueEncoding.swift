@@ -268,25 +268,19 @@ struct ValueEncoder {
         }
     }
 
-    // MARK: - Containers written out of order
+    // MARK: - Containers written before their header (JSON transcoding)
 
-    /// One dictionary entry already written (key, then value) but not yet placed in a container.
-    struct PendingEntry {
-        /// Where the entry starts: the key's length prefix.
-        let start: Int
-        /// The key's UTF-8 bytes (what entries are sorted by).
-        let key: Range<Int>
-        let valueStart: Int
-        var end: Int
+    init() {}
+
+    /// An encoder whose buffer already holds room for about `capacity` bytes.
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
     }
 
-    /// Appends a length-prefixed key and returns where its parts lie.
-    mutating func appendKey(_ utf8: UnsafeBufferPointer<UInt8>) -> PendingEntry {
-        let start = bytes.count
+    /// Appends a length-prefixed key (a dictionary entry whose value follows).
+    mutating func appendKey(_ utf8: UnsafeBufferPointer<UInt8>) {
         appendVarint(utf8.count)
-        let keyStart = bytes.count
         bytes.append(contentsOf: utf8)
-        return PendingEntry(start: start, key: keyStart..<bytes.count, valueStart: bytes.count, end: bytes.count)
     }
 
     mutating func appendStringBytes(_ utf8: UnsafeBufferPointer<UInt8>) {
@@ -295,51 +289,94 @@ struct ValueEncoder {
         bytes.append(contentsOf: utf8)
     }
 
-    /// Turns the entries written since `contentStart`, in any order, into a canonical dictionary
-    /// at `contentStart`: sorted by key, and for a repeated key only the last one kept (as JSON
-    /// readers do).
-    mutating func closeDictionary(contentStart: Int, entries: [PendingEntry]) {
-        let order = entries.indices.sorted { left, right in
-            let a = bytes[entries[left].key]
-            let b = bytes[entries[right].key]
-            return a.lexicographicallyPrecedes(b) || (a.elementsEqual(b) && left < right)
+    /// The UTF-8 bytes of the key whose length prefix starts at `position`, passed to `body`.
+    func withKey<Result>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        var length = 0
+        var shift = 0
+        var cursor = position
+        while cursor < bytes.count, bytes[cursor] & 0x80 != 0, shift < 63 {
+            length |= Int(bytes[cursor] & 0x7F) << shift
+            shift += 7
+            cursor += 1
         }
-        var kept: [PendingEntry] = []
-        kept.reserveCapacity(entries.count)
+        length |= Int(bytes[cursor]) << shift
+        cursor += 1
+        return bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[cursor..<min(cursor + length, $0.count)])) }
+    }
+
+    /// Makes the entries written since `start` a container, by putting its header in front of
+    /// them: one move of the contents, which already lie in canonical order. `slots` holds the
+    /// absolute position of each slot's target: for an array each element's start, for a
+    /// dictionary each key's length prefix then its value's start.
+    mutating func closeWrittenContainer(start: Int, slots: ArraySlice<Int>, dictionary: Bool) {
+        let contentSize = bytes.count - start
+        let narrow = ValueTag.headerSize(narrow: true) + slots.count * 2 + contentSize <= Int(UInt16.max)
+        let width = ValueTag.fieldWidth(narrow: narrow)
+        let header = ValueTag.headerSize(narrow: narrow) + slots.count * width
+        bytes.append(contentsOf: repeatElement(0, count: header))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            let base = UnsafeMutableRawPointer(buffer.baseAddress! + start)
+            (base + header).copyMemory(from: base, byteCount: contentSize)  // regions may overlap
+        }
+        let tag =
+            switch (dictionary, narrow) {
+            case (true, true): ValueTag.narrowDictionary
+            case (true, false): ValueTag.dictionary
+            case (false, true): ValueTag.narrowArray
+            case (false, false): ValueTag.array
+            }
+        bytes[start] = tag
+        patch(UInt32(header + contentSize), at: start + 1, width: width)
+        patch(UInt32(dictionary ? slots.count / 2 : slots.count), at: start + 1 + width, width: width)
+        var position = start + ValueTag.headerSize(narrow: narrow)
+        for target in slots {
+            patch(UInt32(target - start + header), at: position, width: width)
+            position += width
+        }
+    }
+
+    /// Like ``closeWrittenContainer(start:slots:dictionary:)`` for dictionary entries that arrived
+    /// in any order: sorts them by key bytes and, of a repeated key, keeps only the last one (as
+    /// JSON readers do).
+    mutating func closeUnsortedDictionary(start: Int, slots: ArraySlice<Int>) {
+        let count = slots.count / 2
+        let first = slots.startIndex
+        func entry(_ index: Int) -> Range<Int> {
+            slots[first + 2 * index]..<(index + 1 < count ? slots[first + 2 * index + 2] : bytes.count)
+        }
+        func compare(_ left: Int, _ right: Int) -> Int {
+            withKey(at: slots[first + 2 * left]) { a in
+                withKey(at: slots[first + 2 * right]) { b in
+                    for index in 0..<min(a.count, b.count) where a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
+                    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+                }
+            }
+        }
+        let order = (0..<count).sorted { left, right in
+            let order = compare(left, right)
+            return order < 0 || (order == 0 && left < right)
+        }
+        var kept: [Int] = []
+        kept.reserveCapacity(count)
         for (position, index) in order.enumerated() {
-            let next = position + 1 < order.count ? order[position + 1] : nil
-            if let next, bytes[entries[next].key].elementsEqual(bytes[entries[index].key]) { continue }
-            kept.append(entries[index])
+            if position + 1 < order.count, compare(order[position + 1], index) == 0 { continue }
+            kept.append(index)
         }
-        var container: [UInt8] = [ValueTag.dictionary]
-        container.reserveCapacity(bytes.count - contentStart + 9 + kept.count * 8)
-        container.append(contentsOf: repeatElement(0, count: 8 + kept.count * 8))
-        for (slot, entry) in kept.enumerated() {
-            setSlot(&container, slot * 2, container.count)
-            container.append(contentsOf: bytes[entry.start..<entry.valueStart])
-            setSlot(&container, slot * 2 + 1, container.count)
-            container.append(contentsOf: bytes[entry.valueStart..<entry.end])
+        let ranges = kept.map(entry)
+        let contents = Array(bytes[start...])
+        var moved: [Int] = []
+        moved.reserveCapacity(kept.count * 2)
+        var written = start
+        for (index, range) in zip(kept, ranges) {
+            moved.append(written)
+            moved.append(written + (slots[first + 2 * index + 1] - range.lowerBound))
+            written += range.count
         }
-        bytes.replaceSubrange(contentStart..., with: container)
-        narrowIfPossible(contentStart, count: kept.count, slotsPerEntry: 2, narrowTag: ValueTag.narrowDictionary)
-    }
-
-    /// Turns the elements written since `contentStart` (each starting at one of `starts`) into an
-    /// array at `contentStart`.
-    mutating func closeArray(contentStart: Int, starts: [Int]) {
-        let headerSize = 9 + starts.count * 4
-        var slots: [UInt8] = [ValueTag.array]
-        slots.append(contentsOf: repeatElement(0, count: headerSize - 1))
-        for (index, start) in starts.enumerated() {
-            setSlot(&slots, index, start - contentStart + headerSize)
+        bytes.removeSubrange(start...)
+        for range in ranges {
+            bytes.append(contentsOf: contents[(range.lowerBound - start)..<(range.upperBound - start)])
         }
-        bytes.insert(contentsOf: slots, at: contentStart)
-        narrowIfPossible(contentStart, count: starts.count, slotsPerEntry: 1, narrowTag: ValueTag.narrowArray)
-    }
-
-    private func setSlot(_ container: inout [UInt8], _ slot: Int, _ value: Int) {
-        let position = ValueTag.headerSize(narrow: false) + slot * 4
-        for index in 0..<4 { container[position + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
+        closeWrittenContainer(start: start, slots: moved[...], dictionary: true)
     }
 
     // MARK: - Bytes

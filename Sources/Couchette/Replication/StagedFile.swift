@@ -1,0 +1,74 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Attachment content received from a peer and kept in a temporary file until the receiving
+/// database stores it (``AttachmentContent/install(into:digest:length:)`` copies it, verifying
+/// its digest there). The file is deleted when the last reference goes away, so a pulled batch
+/// leaves nothing behind whether it is stored, refused or abandoned.
+///
+/// ```swift
+/// let writer = try StagedFile.Writer(directory: NSTemporaryDirectory())
+/// try writer.append(chunk)
+/// let content = AttachmentContent.staged(try writer.finish())
+/// ```
+final class StagedFile: Sendable {
+    let path: String
+
+    private init(path: String) { self.path = path }
+
+    deinit { unlink(path) }
+
+    /// Writes one staged file piece by piece.
+    final class Writer {
+        private let path: String
+        private var descriptor: Int32
+        private(set) var length: UInt64 = 0
+
+        /// - Throws: `.io` when the file cannot be created.
+        init(directory: String) throws {
+            path = directory + "/couchette-staged-" + UUID().uuidString
+            descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw CouchetteError(.io, "cannot create \(path): \(String(cString: strerror(errno)))") }
+        }
+
+        deinit { abandon() }
+
+        func append(_ data: Data) throws {
+            guard descriptor >= 0 else { throw CouchetteError(.io, "staged file \(path) is closed") }
+            try data.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count, let base = bytes.baseAddress {
+                    let written = write(descriptor, base + offset, bytes.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        let reason = String(cString: strerror(errno))
+                        abandon()
+                        throw CouchetteError(errno == ENOSPC ? .full : .io, "cannot write received content to \(path): \(reason)")
+                    }
+                    offset += written
+                }
+            }
+            length += UInt64(data.count)
+        }
+
+        /// Closes the file and hands it over (deleted when the returned object goes).
+        func finish() throws -> StagedFile {
+            guard descriptor >= 0 else { throw CouchetteError(.io, "staged file \(path) is closed") }
+            close(descriptor)
+            descriptor = -1
+            return StagedFile(path: path)
+        }
+
+        func abandon() {
+            guard descriptor >= 0 else { return }
+            close(descriptor)
+            descriptor = -1
+            unlink(path)
+        }
+    }
+}
