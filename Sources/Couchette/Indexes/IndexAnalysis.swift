@@ -9,6 +9,10 @@ struct IndexAnalysis: Sendable {
     /// ORDER BY keys (document expressions) when the query may read rows in index order and stop
     /// early: a LIMIT, no JOIN/UNNEST, grouping or DISTINCT, binary collation, one direction.
     var order: OrderRequest?
+    /// The whole WHERE is one comparison `path = c`, `path <= c` or `path >= c` (binary
+    /// collation): a range built from a string `c` holds exactly the documents it accepts
+    /// (see ``IndexPlanner/Range/decidesWhere``).
+    var whereIsOneComparison = false
 
     struct OrderRequest: Sendable {
         var keys: [String]
@@ -60,6 +64,13 @@ struct IndexAnalyzer {
         var analysis = IndexAnalysis()
         if let condition = statement.whereClause {
             analysis.condition = try extract(condition, member: nil)
+            if case .term(let term)? = analysis.condition, term.context == .document,
+                case .binary(let op, let lhs, let rhs) = condition, [.equal, .lessOrEqual, .greaterOrEqual].contains(op)
+            {
+                var collated = false
+                for side in [lhs, rhs] { if case .collate = side { collated = true } }
+                analysis.whereIsOneComparison = !collated
+            }
             for conjunct in CompiledIndex.conjuncts(condition) {
                 if let key = ExpressionKey.make(conjunct, resolve: resolveRoot), key.context == .document {
                     analysis.conjunctKeys.insert(key.text)

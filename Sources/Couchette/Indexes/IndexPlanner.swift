@@ -19,6 +19,11 @@ struct IndexPlanner {
         var terms: [String]
         var inIndexOrder: Bool = false
         var descending: Bool = false
+        /// Every document with an entry in the range passes the WHERE, and no other does: the
+        /// WHERE is this one comparison with a string short enough for its key to be whole, and
+        /// string keys are exact (one encoding per string; a cut stored key still sorts on the
+        /// right side of a whole one). The executor then need not evaluate it again.
+        var decidesWhere = false
 
         var text: String {
             "\(index.name) [\(terms.joined(separator: " AND "))]" + (inIndexOrder ? " IN INDEX ORDER\(descending ? " (DESC)" : "")" : "")
@@ -125,6 +130,21 @@ struct IndexPlanner {
         return Range(index: index, lower: keys.lower, upper: keys.upper, terms: terms)
     }
 
+    /// Whether a range of `index`'s first column for `term` selects exactly what the WHERE does
+    /// (see ``Range/decidesWhere``): the WHERE is `term` alone, compared with a string.
+    private func decidesWhere(_ term: IndexTerm, _ index: CompiledIndex) throws -> Bool {
+        guard analysis.whereIsOneComparison, !index.isArray, case .document = term.context else { return false }
+        let bound: Evaluator
+        switch term.predicate {
+        case .equal(let value): bound = value
+        case .range(let lower?, nil): bound = lower
+        case .range(nil, let upper?): bound = upper
+        default: return false
+        }
+        guard case .string(let text)? = try bound(context) else { return false }
+        return 2 * text.utf8.count + 3 < IndexKey.maximumLength  // escapes, type byte, terminator: a whole key
+    }
+
     private static func score(_ predicate: IndexTerm.Predicate) -> Int {
         switch predicate {
         case .equal: 10
@@ -144,7 +164,12 @@ struct IndexPlanner {
         case .term(let term):
             var best: Candidate?
             for index in indexes where matches(index, term, column: 0) {
-                let ranges = try tupleRanges(term, fixed: []).map { range(index, $0, [term.text]) }
+                let decides = try decidesWhere(term, index)
+                let ranges = try tupleRanges(term, fixed: []).map { tuple in
+                    var found = range(index, tuple, [term.text])
+                    found.decidesWhere = decides
+                    return found
+                }
                 let found = Candidate(ranges: ranges, score: Self.score(term.predicate))
                 if best == nil || found.score > best!.score { best = found }
             }
@@ -246,6 +271,7 @@ struct IndexPlanner {
                     tuple = (fixed, KeyEncoding.successor(ofPrefix: fixed)!)
                 }
                 var ordered = range(index, tuple, text)
+                ordered.decidesWhere = start == 0 && text.count == 1 && terms.count == 1 ? try decidesWhere(terms[0], index) : false
                 ordered.inIndexOrder = true
                 ordered.descending = order.descending
                 return .ordered(ordered, groupColumns: start + order.keys.count, descending: order.descending)

@@ -70,9 +70,11 @@ struct IndexedScan: DocumentScan {
         case nil:
             try fullScan.forEach(snapshot, now: now, context: context, order: order, isSatisfied: isSatisfied, body)
         case .union(let ranges):
+            order.passesWhere = ranges.count == 1 && ranges[0].decidesWhere
             try Self.forEachDocument(in: ranges.map { ($0.lower, $0.upper) }, snapshot, collection, now: now, body)
         case .ordered(let range, let groupColumns, let descending):
             order.inOrder = true
+            order.passesWhere = range.decidesWhere
             var group: [UInt8]?
             var firstColumnEnd = 0
             var pending: [[UInt8]] = []

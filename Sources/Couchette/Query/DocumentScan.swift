@@ -23,6 +23,9 @@ final class ScanOrder {
     /// Cleared when a tie group may hold rows whose ORDER BY values differ (cut keys, numbers
     /// beyond 2^53): the executor sorts what it kept after all.
     var exact = true
+    /// Set by a scan whose every row passes the WHERE (an index range that decides it exactly,
+    /// ``IndexPlanner/Range/decidesWhere``): the executor does not evaluate it again.
+    var passesWhere = false
 }
 
 extension DocumentScan {

@@ -307,7 +307,7 @@ struct Executor {
         var rowsPassedFilter = false
 
         func accept() throws {
-            if !rowsPassedFilter, let filter = plan.filter {
+            if !rowsPassedFilter, let filter = plan.filter, !(scanOrder.passesWhere && plan.stages.isEmpty) {
                 guard let result = try filter(context), !result.isNull, result.isTruthy else { return }
             }
             if matches != nil, let id = context.sources[0]?.id {
