@@ -98,6 +98,21 @@ enum BlobSearch {
     /// The encoded form of the key `digest`: its varint length, then its UTF-8 bytes.
     private static let encodedDigestKey: [UInt8] = [6] + Array("digest".utf8)
 
+    /// False when no dictionary in `value` has a `digest` key (so it references no blob or
+    /// attachment): lets a puller skip encoding a body just to look for references. Bounded by the
+    /// encoder's nesting limit (deeper answers true and leaves the verdict to the encoder).
+    static func mayHoldReference(_ value: Value, depth: Int = 0) -> Bool {
+        guard depth < ValueEncoder.maximumDepth else { return true }
+        switch value {
+        case .dictionary(let entries):
+            return entries["digest"] != nil || entries.values.contains { mayHoldReference($0, depth: depth + 1) }
+        case .array(let elements):
+            return elements.contains { mayHoldReference($0, depth: depth + 1) }
+        default:
+            return false
+        }
+    }
+
     /// False when no key `digest` can be in `value`'s bytes (a string value spelled so only makes
     /// it answer true needlessly).
     private static func mayHoldDigestKey(_ value: EncodedValue) -> Bool {

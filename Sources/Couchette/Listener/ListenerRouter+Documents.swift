@@ -193,7 +193,7 @@ extension ListenerRouter {
         guard let type = request.header("content-type"), type.lowercased().hasPrefix("multipart/related") else {
             return .error(415, "unsupported_media_type", "document '\(id)': a multipart document must be multipart/related")
         }
-        let reader = MultipartDocumentReader(store: keyspace.collection.reader.blobs)
+        let reader = MultipartDocumentReader(store: keyspace.collection.reader.blobs, maximumJSONBytes: config.maximumRequestBodySize)
         defer { reader.releaseHeld() }
         let revision: PeerRevision
         do {

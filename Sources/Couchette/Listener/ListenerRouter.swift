@@ -10,7 +10,7 @@ final class ListenerRouter: Sendable {
         let peer: LocalPeer
     }
 
-    private let config: URLEndpointListenerConfiguration
+    let config: URLEndpointListenerConfiguration
     let keyspaces: [String]
     private let byName: [String: Collection]
     private let peers = Locked<[String: LocalPeer]>([:])

@@ -37,7 +37,10 @@ public struct URLEndpointListenerConfiguration: Sendable {
     public var disableTLS = false
     /// The certificate and key served over HTTPS; nil makes an anonymous self-signed one at start.
     public var tlsIdentity: TLSIdentity?
-    /// Larger request bodies get `413 too_large` (default 32 MiB).
+    /// Larger request bodies get `413 too_large` (default 32 MiB). A `multipart/related` document
+    /// `PUT` (how CouchDB's replicator sends attachments) is streamed instead: its JSON part is held
+    /// to this size, and its attachment parts go straight to the blob store, each bounded by the
+    /// length the JSON part declares for it.
     public var maximumRequestBodySize = 32 * 1024 * 1024
     /// Civetweb worker threads: the most requests served at once (each open `_changes` feed holds
     /// one). Default 32.

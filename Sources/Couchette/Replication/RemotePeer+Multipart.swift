@@ -14,7 +14,9 @@ extension RemotePeer {
     /// the revisions up to generation `known` lacks (CouchDB's rule: `revpos` newer than
     /// `atts_since`); nil when nothing is lacking. Unknown lengths count as large.
     static func lackingContent(_ revision: PeerRevision, known: Int) -> UInt64? {
-        guard !revision.deleted, let bytes = try? ValueEncoder.encode(revision.body) else { return nil }
+        guard !revision.deleted, BlobSearch.mayHoldReference(revision.body), let bytes = try? ValueEncoder.encode(revision.body) else {
+            return nil
+        }
         let generation = Int64(RevisionID.generation(of: revision.revisionID) ?? 1)
         let lacking = BlobSearch.references(in: EncodedValue(bytes: bytes)).filter {
             ($0.revisionPosition ?? generation) > Int64(known) && revision.attachments[$0.digest] == nil

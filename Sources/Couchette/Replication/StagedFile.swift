@@ -40,18 +40,10 @@ final class StagedFile: Sendable {
 
         func append(_ data: Data) throws {
             guard descriptor >= 0 else { throw CouchetteError(.io, "staged file \(path) is closed") }
-            try data.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count, let base = bytes.baseAddress {
-                    let written = write(descriptor, base + offset, bytes.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        let reason = String(cString: strerror(errno))
-                        abandon()
-                        throw CouchetteError(errno == ENOSPC ? .full : .io, "cannot write received content to \(path): \(reason)")
-                    }
-                    offset += written
-                }
+            if let error = data.withUnsafeBytes({ writeFully(descriptor, $0) }) {
+                abandon()
+                throw CouchetteError(
+                    error == ENOSPC ? .full : .io, "cannot write received content to \(path): \(String(cString: strerror(error)))")
             }
             length += UInt64(data.count)
         }

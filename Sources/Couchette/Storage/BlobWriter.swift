@@ -38,16 +38,10 @@ final class BlobWriter {
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         guard descriptor >= 0 else { throw CouchetteError(.io, "blob writer for \(temporaryPath) is closed") }
         digest.update(bytes)
-        var offset = 0
-        while offset < bytes.count, let base = bytes.baseAddress {
-            let written = write(descriptor, base + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                let reason = String(cString: strerror(errno))
-                abandon()
-                throw CouchetteError(errno == ENOSPC ? .full : .io, "cannot write blob content to \(temporaryPath): \(reason)")
-            }
-            offset += written
+        if let error = writeFully(descriptor, bytes) {
+            abandon()
+            throw CouchetteError(
+                error == ENOSPC ? .full : .io, "cannot write blob content to \(temporaryPath): \(String(cString: strerror(error)))")
         }
     }
 
