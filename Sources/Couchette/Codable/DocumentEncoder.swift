@@ -58,7 +58,7 @@ enum DocumentEncoder {
                     "\(T.self) must encode as a keyed container (a dictionary of properties), not a single value or an array")
             }
             // Straight from the containers to the binary body: no `Value` dictionary in between.
-            var body = ValueEncoder()
+            var body = ValueEncoder(capacity: 128)  // most models' bodies fit without regrowing
             do {
                 try encoder.write(into: &body)
             } catch let failure as EncodingFailure {
@@ -180,7 +180,12 @@ final class PendingDictionary {
     private let keyType: ObjectIdentifier
     private var keyTypeIsMixed = false
 
-    init(keyType: ObjectIdentifier) { self.keyType = keyType }
+    init(keyType: ObjectIdentifier) {
+        self.keyType = keyType
+        // Models have a handful of properties: room for them without regrowing.
+        keys.reserveCapacity(8)
+        values.reserveCapacity(8)
+    }
 
     /// The container was asked for again, perhaps with another coding-key type.
     func share(keyType other: ObjectIdentifier) {
