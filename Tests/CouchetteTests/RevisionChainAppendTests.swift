@@ -69,7 +69,9 @@ import Testing
         branched.add(root, parent: nil, isDeleted: false, sequence: 1)
         branched.add(right, parent: root, isDeleted: false, sequence: 2, body: [9])
         branched.add(left, parent: root, isDeleted: false, sequence: 3)
-        #expect(try appendMatches(branched, stored: true, parent: left, parentSequence: 3, child: next, sequence: 4, deleted: false, limit: 1000) == nil)
+        #expect(
+            try appendMatches(
+                branched, stored: true, parent: left, parentSequence: 3, child: next, sequence: 4, deleted: false, limit: 1000) == nil)
 
         // A chain whose end is not the current revision.
         var chain = RevisionTree()
@@ -82,10 +84,14 @@ import Testing
         #expect(stale == nil)
 
         // Adding would prune: the limit is reached.
-        #expect(try appendMatches(chain, stored: true, parent: left, parentSequence: 2, child: next, sequence: 3, deleted: false, limit: 1) == nil)
+        #expect(
+            try appendMatches(chain, stored: true, parent: left, parentSequence: 2, child: next, sequence: 3, deleted: false, limit: 1)
+                == nil)
         var single = RevisionTree()
         single.add(root, parent: nil, isDeleted: false, sequence: 1)
-        #expect(try appendMatches(single, stored: false, parent: root, parentSequence: 1, child: left, sequence: 2, deleted: false, limit: 0) == nil)
+        #expect(
+            try appendMatches(single, stored: false, parent: root, parentSequence: 1, child: left, sequence: 2, deleted: false, limit: 0)
+                == nil)
 
         // An id of another shape (stored as text) anywhere in the chain.
         var foreign = RevisionTree()
@@ -93,7 +99,9 @@ import Testing
         let second = try RevisionID.make(parent: "1-abc", deleted: false, body: [5])
         foreign.add(second, parent: "1-abc", isDeleted: false, sequence: 2)
         let third = try RevisionID.make(parent: second, deleted: false, body: [6])
-        #expect(try appendMatches(foreign, stored: true, parent: second, parentSequence: 2, child: third, sequence: 3, deleted: false, limit: 1000) == nil)
+        #expect(
+            try appendMatches(
+                foreign, stored: true, parent: second, parentSequence: 2, child: third, sequence: 3, deleted: false, limit: 1000) == nil)
 
         // Damaged bytes are corruption, not a shortcut.
         var damaged = chain.encoded()

@@ -209,7 +209,9 @@ struct DocumentStore: Sendable {
             return .saved(revisionID: revisionID, sequence: sequence)
         }
         let treeKey = StoreLayout.documentKey(collection.number, id)
-        if let chain = try appendedChain(context.txn, treeKey, existing: existing, revisionID: revisionID, deleting: deleting, sequence: sequence) {
+        if let chain = try appendedChain(
+            context.txn, treeKey, existing: existing, revisionID: revisionID, deleting: deleting, sequence: sequence)
+        {
             // A history without branches gains one node at its end: written without decoding it.
             // Its only leaf, the new revision, is the winner (what commitTree would find).
             try context.txn.put(tables.revisions, key: treeKey, value: chain)
