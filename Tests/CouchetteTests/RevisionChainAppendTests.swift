@@ -103,6 +103,15 @@ import Testing
             try appendMatches(
                 foreign, stored: true, parent: second, parentSequence: 2, child: third, sequence: 3, deleted: false, limit: 1000) == nil)
 
+        // Implicit fields follow the tree's node, not the record (whose sequence may be newer).
+        let newerRecord = try chain.encoded().withUnsafeBytes { raw in
+            try RevisionTree.appendingToChain(
+                raw, current: try packedNode(left, sequence: 9), child: try packedNode(next, sequence: 2), keeping: 1000)
+        }
+        var extended = chain
+        extended.add(next, parent: left, isDeleted: false, sequence: 2)
+        #expect(newerRecord == extended.encoded())
+
         // Damaged bytes are corruption, not a shortcut.
         var damaged = chain.encoded()
         damaged.removeLast(3)

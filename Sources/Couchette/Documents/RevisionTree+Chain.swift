@@ -38,7 +38,8 @@ extension RevisionTree {
         let nodesStart = reader.position
         // Adding must not make any branch longer than the limit (no pruning here).
         guard count >= 1, count + 1 <= limit + 1 else { return nil }
-        var last: PackedNode?
+        // The previous node: generation and sequence (for implicit fields), where its digest lies.
+        var last: (generation: UInt32, sequence: UInt64, digest: Int)?
         for position in 0..<count {
             let flags = try reader.read(UInt8.self)
             // Packed ids, no body, the first node a root and every later one the child of the previous.
@@ -59,16 +60,23 @@ extension RevisionTree {
                 sequence = try reader.varint(limit: .max)
             }
             guard let packedGeneration = UInt32(exactly: generation) else { return nil }
-            let digest = try reader.bytes(length: 16)
-            last = PackedNode(generation: packedGeneration, digest: digest, sequence: sequence, isDeleted: flags & 1 != 0)
+            guard reader.position + 16 <= stored.count else {
+                throw CouchetteError(.corruption, "revision tree node \(position) is cut short")
+            }
+            last = (packedGeneration, sequence, reader.position)
+            reader.position += 16
         }
-        guard reader.position == stored.count, let last, last.generation == current.generation, last.digest == current.digest
+        guard reader.position == stored.count, let last, last.generation == current.generation,
+            stored[last.digest..<(last.digest + 16)].elementsEqual(current.digest)
         else { return nil }
         var bytes = compactMarker
         bytes.reserveCapacity(stored.count + 32)
         appendVarint(UInt64(count + 1), to: &bytes)
         bytes.append(contentsOf: stored[nodesStart...])
-        appendNode(child, parent: last, to: &bytes)
+        // Implicit fields follow the parent as the tree stores it (a record's sequence can be newer).
+        let parent = PackedNode(
+            generation: last.generation, digest: current.digest, sequence: last.sequence, isDeleted: current.isDeleted)
+        appendNode(child, parent: parent, to: &bytes)
         return bytes
     }
 
