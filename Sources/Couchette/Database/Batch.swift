@@ -17,8 +17,9 @@ public final class Batch {
     /// an object written twice ends at its last revision).
     private var trackers: [(operation: Int, tracker: any RevisionTracking)] = []
     /// Document models written in this batch, by their `@DocumentID` wrapper: the id they are
-    /// written under (generated once per object) and the collections they were written to.
-    var models: [ObjectIdentifier: (id: String, collections: Set<CollectionSpec>)] = [:]
+    /// written under (generated once per object) and the numbers of the collections they were
+    /// written to (a few at most, so a list).
+    var models: [ObjectIdentifier: (id: String, collections: [UInt32])] = [:]
     /// Mutable documents written in this batch, with the numbers of the collections they were
     /// written to (numbers: hashing a collection's names for every save would cost more).
     private var documents: [ObjectIdentifier: [UInt32]] = [:]

@@ -48,6 +48,14 @@ class ReadTransaction {
         }
     }
 
+    /// Whether `table` holds no entry in this transaction's view: one look at the table's record,
+    /// no cursor and no search.
+    func isEmpty(_ table: Table) throws -> Bool {
+        var stat = MDB_stat()
+        try StorageError.check(mdb_stat(txn, table.handle, &stat), "reading the size of \(table.name)")
+        return stat.ms_entries == 0
+    }
+
     /// The value stored under `key`, copied out of the map.
     func getBytes(_ table: Table, key: [UInt8]) throws -> [UInt8]? {
         try get(table, key: key).map { Array($0) }
