@@ -57,7 +57,9 @@ import Testing
             }
             #expect(Int(packedGeneration) == generation)
         }
-        #expect(RevisionID.text(generation: 4_294_967_295, digest: (0, .max)) == "4294967295-" + String(repeating: "0", count: 16) + String(repeating: "f", count: 16))
+        #expect(
+            RevisionID.text(generation: 4_294_967_295, digest: (0, .max)) == "4294967295-" + String(repeating: "0", count: 16)
+                + String(repeating: "f", count: 16))
     }
 
     @Test func recordsWrittenInPlaceEqualTheirEncoding() throws {

@@ -85,8 +85,10 @@ struct DocumentRecord: Sendable {
     /// 16 digest bytes as the two little-endian words a packed id keeps.
     private static func words(_ digest: [UInt8]) -> (UInt64, UInt64) {
         digest.withUnsafeBytes {
-            (UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-             UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            (
+                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
         }
     }
 
