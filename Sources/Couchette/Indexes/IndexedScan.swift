@@ -76,14 +76,14 @@ struct IndexedScan: DocumentScan {
 
     func forEach(
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
-        order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool
+        order: ScanOrder, isSatisfied: () -> Bool, filter: BodyFilter?, _ body: (SourceBinding) throws -> Bool
     ) throws {
         func fetch(_ id: [UInt8]) throws -> SourceBinding? {
             try CollectionScan.lookup(snapshot, collection, String(decoding: id, as: UTF8.self), now: now, includeDeleted: false)
         }
         switch try choose(snapshot, context) {
         case nil:
-            try fullScan.forEach(snapshot, now: now, context: context, order: order, isSatisfied: isSatisfied, body)
+            try fullScan.forEach(snapshot, now: now, context: context, order: order, isSatisfied: isSatisfied, filter: filter, body)
         case .union(let ranges):
             order.passesWhere = ranges.count == 1 && ranges[0].decidesWhere
             try Self.forEachDocument(in: ranges.map { ($0.lower, $0.upper) }, snapshot, collection, now: now, body)
