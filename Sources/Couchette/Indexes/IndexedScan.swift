@@ -102,7 +102,9 @@ struct IndexedScan: DocumentScan {
                 }
                 pending.removeAll(keepingCapacity: true)
             }
-            let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool = { key, id in
+            // The walk's closure is passed straight in (not stored in a `let` of function type,
+            // which made every variable it captures a box checked for exclusive access at each use).
+            try snapshot.forEachIndexEntry(from: range.lower, to: range.upper, descending: descending) { key, id in
                 let tuple = UnsafeRawBufferPointer(rebasing: key[4...])
                 var end = 0, firstEnd = tuple.count
                 for column in 0..<groupColumns {
@@ -134,7 +136,6 @@ struct IndexedScan: DocumentScan {
                 pending.append(Array(id))
                 return true
             }
-            try snapshot.forEachIndexEntry(from: range.lower, to: range.upper, descending: descending, visit)
             if !stopped && !pending.isEmpty { try flush() }
         }
     }
