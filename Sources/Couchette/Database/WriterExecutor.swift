@@ -22,6 +22,13 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
         self.name = name
     }
 
+    /// Whether a job has been queued, so the thread runs (or ran).
+    var hasStarted: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return isStarted
+    }
+
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
