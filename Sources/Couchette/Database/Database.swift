@@ -22,7 +22,7 @@ public actor Database {
     nonisolated let observation: DatabaseObservation
     /// Purges expired documents in the background.
     nonisolated let sweeper: ExpirationSweeper
-    private nonisolated let writer: WriterExecutor
+    nonisolated let writer: WriterExecutor
     /// Commits made and writes they carried (for the benchmark's writes-per-commit figure).
     nonisolated let statistics = CommitStatistics()
     private var groupCommit = GroupCommitPacing()

@@ -139,12 +139,14 @@ struct DocumentRecord: Sendable {
     }
 
     /// True when the document's expiration time has passed: it reads as absent until purged.
-    func isExpired(now: UInt64) -> Bool { expiration != 0 && expiration <= now }
+    /// `now` is read only for a record that has an expiration (a clock read per point read costs
+    /// more than the check).
+    func isExpired(now: @autoclosure () -> UInt64) -> Bool { expiration != 0 && expiration <= now() }
 
     /// THE visibility rule, the only place it is written: a reader sees a record that has not
     /// expired and is not deleted — or, when it asks for tombstones too, any unexpired record.
-    func isVisible(now: UInt64, includingDeleted: Bool = false) -> Bool {
-        !isExpired(now: now) && (includingDeleted || !isDeleted)
+    func isVisible(now: @autoclosure () -> UInt64, includingDeleted: Bool = false) -> Bool {
+        !isExpired(now: now()) && (includingDeleted || !isDeleted)
     }
 }
 

@@ -17,10 +17,10 @@ struct DocumentStore: Sendable {
 
     /// The record of `id` when a reader may see it (``DocumentRecord/isVisible(now:includingDeleted:)``), or nil.
     func visibleRecord(
-        _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64,
+        _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: @autoclosure () -> UInt64,
         includingDeleted: Bool = false
     ) throws -> DocumentRecord? {
-        guard let record = try record(txn, collection, id), record.isVisible(now: now, includingDeleted: includingDeleted) else {
+        guard let record = try record(txn, collection, id), record.isVisible(now: now(), includingDeleted: includingDeleted) else {
             return nil
         }
         return record
@@ -28,11 +28,11 @@ struct DocumentStore: Sendable {
 
     /// The live, unexpired document (or, `includingDeleted`, also its tombstone), or nil.
     func document(
-        _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64,
+        _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: @autoclosure () -> UInt64,
         includingDeleted: Bool = false
     ) throws -> Document? {
-        try visibleRecord(txn, collection, id, now: now, includingDeleted: includingDeleted).map {
-            Document(id: id, revisionID: $0.revisionID, sequence: $0.sequence, isDeleted: $0.isDeleted, body: $0.body)
+        try visibleRecord(txn, collection, id, now: now(), includingDeleted: includingDeleted).map {
+            Document(id: id, revision: $0.revision, sequence: $0.sequence, isDeleted: $0.isDeleted, body: $0.body)
         }
     }
 
@@ -112,6 +112,11 @@ struct DocumentStore: Sendable {
         StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number)))
     }
 
+    /// How many purges (of documents, not of expired ones) `collection` has seen (see ``StoreLayout/purgeCountKey(_:)``).
+    func purgeCount(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> UInt64 {
+        StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.purgeCountKey(collection.number)))
+    }
+
     /// The earliest stored expiration, in milliseconds since 1970.
     func nextExpiration(_ txn: ReadTransaction) throws -> UInt64? {
         var next: UInt64?
@@ -145,6 +150,7 @@ struct DocumentStore: Sendable {
             }
             try purge(context, collection, id, record)
             context.recordPurge(collection, id, replacing: record.sequence)
+            context.countPurge(collection)
             return .done
         case .setExpiration(let collection, let id, let milliseconds):
             try checkExists(collection)

@@ -43,7 +43,11 @@ final class ExpirationSweeper: Sendable {
         guard let database, database.reader.isOpen else { return nil }
         let now = clock.nowMilliseconds()
         do {
-            guard let next = try await database.purgeExpiredDocuments() else { return now + idleInterval }
+            // Looked up in a snapshot here first: only a due expiration needs the actor (whose
+            // writer thread a database opened only to read never starts).
+            let stored = try database.reader.read { try $0.nextExpiration() }
+            if let stored, stored > now { return min(stored, now + idleInterval) }
+            guard stored != nil, let next = try await database.purgeExpiredDocuments() else { return now + idleInterval }
             return min(max(next, now + 1), now + idleInterval)
         } catch {
             return database.reader.isOpen ? now + 1000 : nil  // transient failure: try again soon

@@ -9,6 +9,7 @@ import Foundation
 /// | `meta`        | `"next-collection"`                        | next collection number (u32)       |
 /// | `meta`        | `"sequence:" collection`                   | last sequence of the collection    |
 /// | `meta`        | `"count:" collection`                      | live documents of the collection   |
+/// | `meta`        | `"purges:" collection`                     | purges asked for (not expirations) |
 /// | `meta`        | `"uuid"`                                   | database UUID, 32 hex digits       |
 /// | `meta`        | `"local:" collection, id`                  | `_local` document body (binary)    |
 /// | `documents`   | collection, document id                    | ``DocumentRecord``                 |
@@ -62,6 +63,16 @@ enum StoreLayout {
 
     static func countKey(_ collection: UInt32) -> [UInt8] {
         var key = Array("count:".utf8)
+        KeyEncoding.appendUInt32(collection, to: &key)
+        return key
+    }
+
+    /// A purge leaves no sequence entry: readers that follow a collection by its sequences (a
+    /// live query's kept documents) learn from this counter that documents vanished without one.
+    /// Expired documents purged by the sweeper are not counted: such readers drop them by their
+    /// expiration time, which they know.
+    static func purgeCountKey(_ collection: UInt32) -> [UInt8] {
+        var key = Array("purges:".utf8)
         KeyEncoding.appendUInt32(collection, to: &key)
         return key
     }

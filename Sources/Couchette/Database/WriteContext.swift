@@ -18,6 +18,7 @@ final class WriteContext {
     private var firstSequences: [UInt32: UInt64] = [:]
     private var sequences: [UInt32: UInt64] = [:]
     private var countDeltas: [UInt32: Int64] = [:]
+    private var purges: [UInt32: UInt64] = [:]
 
     init(
         txn: WriteTransaction, tables: StorageEnvironment.Tables, now: UInt64, collections: [UInt32: CollectionSpec],
@@ -43,6 +44,12 @@ final class WriteContext {
     func recordPurge(_ collection: CollectionSpec, _ id: String, replacing previous: UInt64) {
         guard recordsIDs else { return }
         summary.recordPurge(collection, id, listed: commitStart[collection.number].map { previous >= $0 } ?? false)
+    }
+
+    /// Counts a purge asked for by a caller (``StoreLayout/purgeCountKey(_:)``); purges of expired
+    /// documents are not counted: a reader that kept a document knows its expiration.
+    func countPurge(_ collection: CollectionSpec) {
+        purges[collection.number, default: 0] += 1
     }
 
     func nextSequence(_ collection: CollectionSpec) throws -> UInt64 {
@@ -90,8 +97,14 @@ final class WriteContext {
             try txn.put(tables.meta, key: key, value: StoreLayout.encodeUInt64(UInt64(max(0, count))))
             summary.recordCountChange(number, by: delta)
         }
+        for (number, purged) in purges {
+            let key = StoreLayout.purgeCountKey(number)
+            let total = StoreLayout.decodeUInt64(try txn.get(tables.meta, key: key)).addingReportingOverflow(purged).partialValue
+            try txn.put(tables.meta, key: key, value: StoreLayout.encodeUInt64(total))
+        }
         sequences.removeAll()
         firstSequences.removeAll()
         countDeltas.removeAll()
+        purges.removeAll()
     }
 }

@@ -7,24 +7,41 @@ import Foundation
 /// of one of Swift's few cooperative threads. While it syncs, writers on the cooperative threads
 /// keep queueing their writes, and the next commit takes them all at once (group commit).
 final class WriterExecutor: SerialExecutor, @unchecked Sendable {
-    // @unchecked: `jobs` and `isStopped` are only touched while `condition` is locked; the
-    // thread is the only consumer and runs one job at a time, as a serial executor must.
+    // @unchecked: `jobs`, `isStopped` and `isStarted` are only touched while `condition` is
+    // locked; the thread is the only consumer and runs one job at a time, as a serial executor must.
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var isStopped = false
+    private var isStarted = false
+    private let name: String
 
+    /// The thread starts with the first job: a database opened only to read never starts one
+    /// (creating and ending a thread was about a third of opening a database and reading a
+    /// document).
     init(name: String) {
-        let thread = Thread { [self] in run() }
-        thread.name = "couchette-writer-\(name)"
-        thread.start()
+        self.name = name
+    }
+
+    /// Whether a job has been queued, so the thread runs (or ran).
+    var hasStarted: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return isStarted
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
+        let start = !isStarted
+        isStarted = true
         condition.signal()
         condition.unlock()
+        if start {
+            let thread = Thread { [self] in run() }
+            thread.name = "couchette-writer-\(name)"
+            thread.start()
+        }
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {

@@ -16,7 +16,10 @@ public final class Document: DictionaryProtocol, Sendable {
     /// The document's id, unique within its collection.
     public let id: String
     /// The revision this snapshot shows (`<generation>-<md5 hex>`); nil for a never-saved snapshot.
-    public let revisionID: String?
+    public var revisionID: String? { revision?.text }
+    /// The revision as the record stores it: formatted as text only when read, since most reads
+    /// of a document never look at it.
+    let revision: StoredRevisionID?
     /// The collection-wide sequence number of the save that produced this revision (0 if unsaved).
     public let sequence: UInt64
     /// True for a tombstone (only seen through conflict handlers and replication).
@@ -24,9 +27,13 @@ public final class Document: DictionaryProtocol, Sendable {
     /// The properties: every read below is the nested dictionaries' own read, written once there.
     let properties: DictionaryObject
 
-    init(id: String, revisionID: String?, sequence: UInt64, isDeleted: Bool = false, body: [UInt8]) {
+    convenience init(id: String, revisionID: String?, sequence: UInt64, isDeleted: Bool = false, body: [UInt8]) {
+        self.init(id: id, revision: revisionID.map(StoredRevisionID.text), sequence: sequence, isDeleted: isDeleted, body: body)
+    }
+
+    init(id: String, revision: StoredRevisionID?, sequence: UInt64, isDeleted: Bool = false, body: [UInt8]) {
         self.id = id
-        self.revisionID = revisionID
+        self.revision = revision
         self.sequence = sequence
         self.isDeleted = isDeleted
         self.properties = DictionaryObject(encoded: EncodedValue(bytes: body.isEmpty ? Document.emptyBody : body))

@@ -53,9 +53,11 @@ struct Executor {
                 interruption: Interruption(reader: reader))
             if trackingMatches && MatchTracking.applies(to: plan) { sink.matches = [] }
             var lastSequence: UInt64?
+            var purges: UInt64 = 0
             if trackingMatches && MatchTracking.keepsDocuments(of: plan), case .collection(let spec) = plan.sources[0].kind {
                 sink.matchedBindings = []
                 lastSequence = try snapshot.lastSequence(spec)
+                purges = try snapshot.purgeCount(spec)
             }
             let joined = try plan.stages.map { try prepare($0, snapshot, now, context, sink.interruption) }
             try plan.mainScan.forEach(
@@ -74,7 +76,7 @@ struct Executor {
                 matches = sink.matches
                 // Kept only when the scan delivered documents in id order (not in ORDER BY order).
                 if let bindings = sink.matchedBindings, let lastSequence, !scanOrder.inOrder {
-                    documents = MatchedDocuments(scanned: bindings, lastSequence: lastSequence)
+                    documents = MatchedDocuments(scanned: bindings, lastSequence: lastSequence, purges: purges)
                 }
             }
             return try sink.finish()

@@ -19,12 +19,17 @@ struct MatchedDocuments: Sendable {
     /// it are read from the `sequences` table of the next snapshot, so a commit that snapshot
     /// already shows is re-checked even before its commit observer has named its documents.
     var lastSequence: UInt64
+    /// The collection's purge count in that snapshot: a purge leaves no sequence entry, so a
+    /// snapshot whose count differs may lack kept documents that no commit observer has named yet
+    /// (expired documents are not counted: ``dropExpired(now:)`` removes them by their time).
+    var purges: UInt64
 
     /// Documents delivered by a scan in id order; nil when they are not in that order.
-    init?(scanned bindings: [SourceBinding], lastSequence: UInt64) {
+    init?(scanned bindings: [SourceBinding], lastSequence: UInt64, purges: UInt64) {
         for index in bindings.indices.dropFirst() where !Self.precedes(bindings[index - 1].id, bindings[index].id) { return nil }
         self.bindings = bindings
         self.lastSequence = lastSequence
+        self.purges = purges
     }
 
     var count: Int { bindings.count }
@@ -100,6 +105,10 @@ extension Executor {
         return try reader.read { snapshot -> IncrementalOutcome in
             var documents = previous
             var changed = changed
+            // Purged since the kept snapshot: which documents is known only from the commits'
+            // observers, which may not have run yet. Re-run the whole plan in this snapshot
+            // instead of showing a purged document beside later changes.
+            guard try snapshot.purgeCount(spec) == documents.purges else { return .tooMany }
             let last = try snapshot.lastSequence(spec)
             var tooMany = false
             try snapshot.forEachChange(spec, after: documents.lastSequence, through: last) { _, id, _ in

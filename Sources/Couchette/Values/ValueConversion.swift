@@ -127,7 +127,17 @@ enum ValueConversion {
     }
 
     /// Like ``plain(_:)`` but straight from encoded bytes, with nothing decoded twice.
-    static func plain(_ encoded: EncodedValue) -> Any {
+    static func plain(_ encoded: EncodedValue) -> Any { encoded.withBorrowed(plain) }
+
+    /// The `[String: Any]` form of an encoded dictionary (empty for anything else).
+    static func plainDictionary(_ encoded: EncodedValue) -> [String: Any] { encoded.withBorrowed(plainDictionary) }
+
+    /// The `[Any]` form of an encoded array (empty for anything else).
+    static func plainArray(_ encoded: EncodedValue) -> [Any] { encoded.withBorrowed(plainArray) }
+
+    /// The plain form of a borrowed value: the whole walk stays over one buffer (no child retains
+    /// or re-checks the array it came from).
+    static func plain(_ encoded: BorrowedValue) -> Any {
         switch encoded.tag {
         case ValueTag.array, ValueTag.narrowArray: return plainArray(encoded)
         case ValueTag.dictionary, ValueTag.narrowDictionary: return plainDictionary(encoded)
@@ -141,10 +151,7 @@ enum ValueConversion {
         }
     }
 
-    private static func plain(_ number: LargeInteger) -> Any { number.decimal ?? number.double }
-
-    /// The `[String: Any]` form of an encoded dictionary (empty for anything else).
-    static func plainDictionary(_ encoded: EncodedValue) -> [String: Any] {
+    static func plainDictionary(_ encoded: BorrowedValue) -> [String: Any] {
         // `init(minimumCapacity:)` is specialized here; `reserveCapacity` on an empty dictionary
         // instantiates the generic storage's metadata at run time (5% of a point read).
         var result = [String: Any](minimumCapacity: encoded.count)
@@ -152,14 +159,14 @@ enum ValueConversion {
         return result
     }
 
-    /// The `[Any]` form of an encoded array (empty for anything else).
-    static func plainArray(_ encoded: EncodedValue) -> [Any] {
+    static func plainArray(_ encoded: BorrowedValue) -> [Any] {
         var result: [Any] = []
         result.reserveCapacity(encoded.count)
         encoded.forEachElement { result.append($0.map(plain) ?? NSNull()) }
         return result
     }
 
+    private static func plain(_ number: LargeInteger) -> Any { number.decimal ?? number.double }
 }
 
 extension ValueConversion {
