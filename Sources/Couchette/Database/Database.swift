@@ -239,12 +239,12 @@ public actor Database {
     /// none) when the transaction as a whole fails.
     private func commit(_ writes: [PendingWrite]) throws {
         var transactionID: UInt64?
+        var storedCatalog: [UInt32: CollectionSpec]?
         do {
             try core.checkOpen()
             let now = core.clock.nowMilliseconds()
             let tables = core.environment.tables
             var summary = CommitSummary()
-            var storedCatalog: [UInt32: CollectionSpec] = [:]
             let freesSpace = writes.allSatisfy { $0.operations.allSatisfy(\.freesSpace) }
             // Registered before these writes were queued, an observer is counted here; with none,
             // the commit collects no ids at all.
@@ -256,30 +256,41 @@ public actor Database {
                 // instance or process may have deleted (and re-created) a collection meanwhile.
                 let collections = Dictionary(uniqueKeysWithValues: try Catalog.load(txn, tables: tables).map { ($0.number, $0) })
                 storedCatalog = collections
-                let results = try writes.map { write -> Result<[WriteOutcome], any Error> in
-                    do {
-                        let (outcomes, changes, start) = try txn.nested { child in
-                            let context = WriteContext(
-                                txn: child, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs,
-                                commitStart: commitStart)
-                            let outcomes = try write.operations.map { operation in
-                                let outcome = try core.store.apply(operation, in: context)
-                                if write.isAtomic && outcome == .conflict {
-                                    throw CouchetteError(
-                                        .conflict, "batch refused: \(operation.documentDescription) changed since it was read")
-                                }
-                                return outcome
-                            }
-                            try context.flush()
-                            return (outcomes, context.summary, context.commitStart)
+                // The outcomes of one pending write, the ids it changed and where its sequences began.
+                func apply(_ write: PendingWrite, in txn: WriteTransaction, after commitStart: [UInt32: UInt64]) throws -> (
+                    [WriteOutcome], CommitSummary, [UInt32: UInt64]
+                ) {
+                    let context = WriteContext(
+                        txn: txn, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs,
+                        commitStart: commitStart)
+                    let outcomes = try write.operations.map { operation in
+                        let outcome = try core.store.apply(operation, in: context)
+                        if write.isAtomic && outcome == .conflict {
+                            throw CouchetteError(.conflict, "batch refused: \(operation.documentDescription) changed since it was read")
                         }
+                        return outcome
+                    }
+                    try context.flush()
+                    return (outcomes, context.summary, context.commitStart)
+                }
+                var results: [Result<[WriteOutcome], any Error>] = []
+                for write in writes {
+                    do {
+                        // Alone, a write that fails fails the transaction: it needs no nested one
+                        // (for which LMDB allocates 3 MB of page lists and merges them back). Its
+                        // error aborts the transaction and completes it (see commitQueuedWrites).
+                        let (outcomes, changes, start) =
+                            try writes.count == 1
+                            ? apply(write, in: txn, after: commitStart)
+                            : txn.nested { child in try apply(write, in: child, after: commitStart) }
                         summary.merge(changes)
                         commitStart = start
-                        return .success(outcomes)
+                        results.append(.success(outcomes))
                     } catch let error as StorageError {
                         throw error  // map full or resized: abort the whole group, grow, retry
                     } catch {
-                        return .failure(error)
+                        guard writes.count > 1 else { throw error }
+                        results.append(.failure(error))
                     }
                 }
                 // Told before the commit, so the cross-process monitor never sees it unrecorded.
@@ -289,10 +300,8 @@ public actor Database {
                 return results
             }
             transactionID = nil  // committed: the record stays for the monitor
-            if core.catalog.byNumber != storedCatalog {
-                core.catalog.replace(with: Array(storedCatalog.values))  // stale objects now fail their reads too
-            }
-            if core.configuration.fullSync { try core.environment.syncToDisk() }
+            adoptCatalog(storedCatalog)
+            if core.configuration.fullSync && !core.environment.syncsMetaPage { try core.environment.syncToDisk() }
             statistics.recordCommit(carrying: writes.count)
             for (write, result) in zip(writes, results) { write.complete(result) }
             if recordsIDs {
@@ -303,8 +312,15 @@ public actor Database {
             if let transactionID {  // the commit failed: LMDB reuses its id
                 core.observers.forEachTransactionObserver { $0.commitFailed(transactionID: transactionID) }
             }
+            adoptCatalog(storedCatalog)  // a lone write refused for a deleted collection aborts the transaction
             throw CouchetteError.wrapping(error)
         }
+    }
+
+    /// Makes the catalog a transaction read this instance's, when it differs: objects of
+    /// collections deleted by another instance or process then fail their reads too.
+    private func adoptCatalog(_ stored: [UInt32: CollectionSpec]?) {
+        if let stored, core.catalog.byNumber != stored { core.catalog.replace(with: Array(stored.values)) }
     }
 
     /// Collects writes made in `body` and commits them in one transaction: all or none.

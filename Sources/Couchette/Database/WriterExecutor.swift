@@ -12,6 +12,15 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var isStopped = false
+    /// When the last job was queued (`CLOCK_MONOTONIC` nanoseconds).
+    private var lastEnqueued: UInt64 = 0
+
+    /// How long the thread keeps looking for the next job before it sleeps. A caller saving in a
+    /// loop queues its next write some microseconds after its last one completed (its task is
+    /// resumed on the cooperative pool and encodes the next document); a thread that has gone to
+    /// sleep by then must be woken — a futex call by the caller and a wake-up of this thread,
+    /// tens of microseconds on a virtual machine — on top of each sync.
+    static let spinLimit: UInt64 = 100_000
 
     init(name: String) {
         let thread = Thread { [self] in run() }
@@ -21,8 +30,10 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
+        let now = Self.monotonicNanoseconds()
         condition.lock()
         jobs.append(job)
+        lastEnqueued = now
         condition.signal()
         condition.unlock()
     }
@@ -41,9 +52,23 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
     }
 
     private func run() {
+        /// Whether the previous job came soon enough after the thread ran out of work that waiting
+        /// for the next one without sleeping would have caught it: only then does it spin.
+        var nextJobCameSoon = true
         while true {
             condition.lock()
-            while jobs.isEmpty && !isStopped { condition.wait() }
+            if jobs.isEmpty && !isStopped {
+                let idleSince = Self.monotonicNanoseconds()
+                if nextJobCameSoon {
+                    while jobs.isEmpty && !isStopped && Self.monotonicNanoseconds() - idleSince < Self.spinLimit {
+                        condition.unlock()
+                        sched_yield()
+                        condition.lock()
+                    }
+                }
+                while jobs.isEmpty && !isStopped { condition.wait() }
+                nextJobCameSoon = lastEnqueued &- idleSince < Self.spinLimit
+            }
             if jobs.isEmpty {
                 condition.unlock()
                 return
@@ -53,5 +78,11 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
             condition.unlock()
             for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
         }
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }
