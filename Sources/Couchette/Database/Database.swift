@@ -237,7 +237,23 @@ public actor Database {
 
     /// Commits `writes` in one transaction and completes each with its outcome. Throws (completing
     /// none) when the transaction as a whole fails.
+    ///
+    /// The writes are applied straight into the transaction first: a nested transaction for each
+    /// (so that one failing write does not undo the others) costs LMDB 3 MB of page lists and a
+    /// merge, and writes rarely fail. When one does, the transaction is aborted and the group
+    /// applied again, each write nested — or, alone, the write fails.
     private func commit(_ writes: [PendingWrite]) throws {
+        do {
+            try commit(writes, isolatingEach: false)
+        } catch is GroupNeedsIsolation {
+            try commit(writes, isolatingEach: true)
+        }
+    }
+
+    /// Thrown out of a transaction whose writes were not isolated when one of them failed.
+    private struct GroupNeedsIsolation: Error {}
+
+    private func commit(_ writes: [PendingWrite], isolatingEach: Bool) throws {
         var transactionID: UInt64?
         var storedCatalog: [UInt32: CollectionSpec]?
         do {
@@ -276,20 +292,20 @@ public actor Database {
                 var results: [Result<[WriteOutcome], any Error>] = []
                 for write in writes {
                     do {
-                        // Alone, a write that fails fails the transaction: it needs no nested one
-                        // (for which LMDB allocates 3 MB of page lists and merges them back). Its
-                        // error aborts the transaction and completes it (see commitQueuedWrites).
                         let (outcomes, changes, start) =
-                            try writes.count == 1
-                            ? apply(write, in: txn, after: commitStart)
-                            : txn.nested { child in try apply(write, in: child, after: commitStart) }
+                            try isolatingEach
+                            ? txn.nested { child in try apply(write, in: child, after: commitStart) }
+                            : apply(write, in: txn, after: commitStart)
                         summary.merge(changes)
                         commitStart = start
                         results.append(.success(outcomes))
                     } catch let error as StorageError {
                         throw error  // map full or resized: abort the whole group, grow, retry
                     } catch {
-                        guard writes.count > 1 else { throw error }
+                        // Not isolated, the write may have changed something before it failed:
+                        // abort. Alone, its error then fails it (see commitQueuedWrites); in a
+                        // group, the group is applied again with each write isolated.
+                        guard isolatingEach else { throw writes.count == 1 ? error : GroupNeedsIsolation() }
                         results.append(.failure(error))
                     }
                 }
