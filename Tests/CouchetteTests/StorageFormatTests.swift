@@ -92,18 +92,9 @@ import Testing
         let environment = try StorageEnvironment(path: folder)
         defer { environment.close() }
         let tables = environment.tables
+        let store = DocumentStore(tables: tables, indexes: IndexRegistry(tables: tables))
         try environment.write { txn in
-            for prefix in [StoreLayout.sequenceCounterPrefix, StoreLayout.countPrefix] {
-                var entries: [([UInt8], [UInt8])] = []
-                try txn.scan(tables.counters, prefix: prefix) { key, value in
-                    entries.append((Array(key), Array(value)))
-                    return true
-                }
-                for (key, value) in entries {
-                    try txn.put(tables.meta, key: key, value: value)
-                    try txn.delete(tables.counters, key: key)
-                }
-            }
+            try store.moveCounters(txn, from: tables.counters, to: tables.meta)
             try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(1))
         }
     }

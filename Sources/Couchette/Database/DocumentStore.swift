@@ -374,18 +374,23 @@ struct DocumentStore: Sendable {
         guard version == 1 else {
             throw CouchetteError(.corruption, "storage format \(version) cannot be upgraded to \(StoreLayout.formatVersion)")
         }
+        try moveCounters(txn, from: tables.meta, to: tables.counters)
+        try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(StoreLayout.formatVersion))
+    }
+
+    /// Moves every collection's counters (last sequence, live count) from one table to another.
+    func moveCounters(_ txn: WriteTransaction, from source: Table, to destination: Table) throws {
         for prefix in [StoreLayout.sequenceCounterPrefix, StoreLayout.countPrefix] {
             var counters: [([UInt8], [UInt8])] = []
-            try txn.scan(tables.meta, prefix: prefix) { key, value in
+            try txn.scan(source, prefix: prefix) { key, value in
                 counters.append((Array(key), Array(value)))
                 return true
             }
             for (key, value) in counters {
-                try txn.put(tables.counters, key: key, value: value)
-                try txn.delete(tables.meta, key: key)
+                try txn.put(destination, key: key, value: value)
+                try txn.delete(source, key: key)
             }
         }
-        try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(StoreLayout.formatVersion))
     }
 
     /// The database's UUID (32 hex digits), nil when a database created before replication has none yet.
