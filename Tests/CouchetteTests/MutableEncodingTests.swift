@@ -58,6 +58,31 @@ import Testing
         #expect(try stored.toMutable().encodeBody() == stored.body)
     }
 
+    @Test func sameSizeEditsAreWrittenOverTheStoredBytes() throws {
+        let json = #"{"count":41,"flag":false,"name":"abc","nested":{"n":1},"ratio":0.5,"wide":300}"#
+        let stored = Document(id: "d", revisionID: nil, sequence: 0, body: try JSON.encodeBinary(json))
+        guard case .dictionary(let original) = try JSON.parse(json) else { Issue.record("not an object"); return }
+        func expectFullEncoding(_ edit: MutableDocument, _ changes: [String: Value], patched: Bool) throws {
+            #expect(try edit.encodeBody() == ValueEncoder.encode(.dictionary(original.merging(changes) { $1 })))
+            #expect((edit.root.patchedBody != nil) == patched)
+        }
+        // Same encoded sizes: patched in place.
+        try expectFullEncoding(
+            stored.toMutable().setInt(42, forKey: "count").setBoolean(true, forKey: "flag").setString("xyz", forKey: "name")
+                .setDouble(2.25, forKey: "ratio").setInt(-301, forKey: "wide"),
+            ["count": .int(42), "flag": .bool(true), "name": .string("xyz"), "ratio": .double(2.25), "wide": .int(-301)],
+            patched: true)
+        // A wider integer, a longer string, a new key: the full encoding.
+        try expectFullEncoding(stored.toMutable().setInt(128, forKey: "count"), ["count": .int(128)], patched: false)
+        try expectFullEncoding(stored.toMutable().setString("abcd", forKey: "name"), ["name": .string("abcd")], patched: false)
+        try expectFullEncoding(stored.toMutable().setInt(1, forKey: "added"), ["added": .int(1)], patched: false)
+        // A value that cannot be stored is still reported, naming its key.
+        let bad = stored.toMutable().setDouble(.infinity, forKey: "ratio")
+        #expect(bad.root.patchedBody == nil)
+        let error = try #require(throws: CouchetteError.self) { try bad.encodeBody() }
+        #expect(error.message.contains("ratio"))
+    }
+
     @Test func aContainerCannotContainItself() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

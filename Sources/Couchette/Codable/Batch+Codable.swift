@@ -62,9 +62,19 @@ extension Batch {
         for reference: ModelReference, in collection: Collection,
         requested: ConcurrencyControl
     ) -> ConcurrencyControl {
-        let key = ObjectIdentifier(reference.wrapper)
-        let alreadyWritten = models[key]?.collections.contains(collection.spec) ?? false
-        models[key, default: (reference.id, [])].collections.insert(collection.spec)
+        let number = collection.spec.number
+        var alreadyWritten = false
+        // One hash of the wrapper per save; collections by number (hashing names costs more).
+        withModel(reference) { written in
+            alreadyWritten = written.collections.contains(number)
+            if !alreadyWritten { written.collections.append(number) }
+        }
         return alreadyWritten ? .lastWriteWins : reference.control(requested)
+    }
+
+    /// Runs `body` on the entry of the model `reference` stands for, creating it under the
+    /// reference's id the first time.
+    private func withModel(_ reference: ModelReference, _ body: (inout (id: String, collections: [UInt32])) -> Void) {
+        body(&models[ObjectIdentifier(reference.wrapper), default: (reference.id, [])])
     }
 }

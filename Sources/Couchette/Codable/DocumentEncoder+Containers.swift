@@ -8,7 +8,7 @@ struct ModelKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
     let codingPath: [any CodingKey]
 
     private func store(_ value: Value, _ key: Key) {
-        dictionary.entries[key.stringValue] = .value(value)
+        dictionary.set(.value(value), forKey: key.stringValue)
     }
 
     mutating func encodeNil(forKey key: Key) throws { store(.null, key) }
@@ -35,7 +35,7 @@ struct ModelKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
             encoder.context.noteDocumentID(same(value, as: DocumentID.self))
             return
         }
-        store(try encoder.box(value, at: codingPath, key: key), key)
+        dictionary.set(try encoder.box(value, at: codingPath, key: key), forKey: key.stringValue)
     }
 
     // Couchbase Lite writes nil optionals as explicit nulls: the key is present, its value null.
@@ -65,8 +65,8 @@ struct ModelKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
         keyedBy keyType: NestedKey.Type,
         forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
-        let nested = PendingDictionary()
-        dictionary.entries[key.stringValue] = .dictionary(nested)
+        let nested = PendingDictionary(keyType: ObjectIdentifier(NestedKey.self))
+        dictionary.set(.dictionary(nested), forKey: key.stringValue)
         return KeyedEncodingContainer(
             ModelKeyedEncodingContainer<NestedKey>(
                 encoder: encoder.nested(), dictionary: nested,
@@ -75,7 +75,7 @@ struct ModelKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let nested = PendingArray()
-        dictionary.entries[key.stringValue] = .array(nested)
+        dictionary.set(.array(nested), forKey: key.stringValue)
         return ModelUnkeyedEncodingContainer(encoder: encoder.nested(), array: nested, codingPath: codingPath + [key])
     }
 
@@ -91,7 +91,7 @@ struct ModelKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
 
     private func superEncoder(named key: any CodingKey) -> any Encoder {
         let child = ModelEncoder(codingPath: codingPath + [key], context: encoder.context, isDocumentRoot: encoder.isDocumentRoot)
-        dictionary.entries[key.stringValue] = .encoder(child)
+        dictionary.set(.encoder(child), forKey: key.stringValue)
         return child
     }
 }
@@ -130,12 +130,12 @@ struct ModelUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt128) throws { append(try encoder.integer(value, at: codingPath, key: nextKey)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        append(try encoder.box(value, at: codingPath, key: nextKey))
+        array.elements.append(try encoder.box(value, at: codingPath, key: nextKey))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let key = nextKey
-        let nested = PendingDictionary()
+        let nested = PendingDictionary(keyType: ObjectIdentifier(NestedKey.self))
         array.elements.append(.dictionary(nested))
         return KeyedEncodingContainer(
             ModelKeyedEncodingContainer<NestedKey>(

@@ -27,13 +27,16 @@ import Foundation
 enum DocumentEncoder {
     /// A model encoded on the caller's side.
     struct Output {
-        /// The document properties (always a dictionary).
-        let properties: Value
+        /// The document body in the stored binary format (always a dictionary).
+        let body: [UInt8]
         /// The model's own `@DocumentID` wrappers met while encoding (normally exactly one).
         let documentIDs: [DocumentID]
         /// Digests of the model's blobs, stored and held in the blob store until the caller
         /// releases them after the commit.
         let heldBlobs: [String]
+
+        /// The body decoded (for checks: saving uses ``body`` as it is).
+        var properties: Value { EncodedValue(bytes: body).decode() }
     }
 
     /// Encodes `model` as document properties.
@@ -48,13 +51,20 @@ enum DocumentEncoder {
     ) throws -> Output {
         let context = EncodingContext(blobs: blobs, revisionPosition: revisionPosition)
         do {
-            let properties = try run(model, isDocumentRoot: true, context: context)
-            guard case .dictionary = properties else {
+            let encoder = try run(model, isDocumentRoot: true, context: context)
+            guard encoder.encodedADictionary else {
                 throw CouchetteError(
                     .invalidParameter,
                     "\(T.self) must encode as a keyed container (a dictionary of properties), not a single value or an array")
             }
-            return Output(properties: properties, documentIDs: context.documentIDs, heldBlobs: context.heldBlobs)
+            // Straight from the containers to the binary body: no `Value` dictionary in between.
+            var body = ValueEncoder(capacity: 128)  // most models' bodies fit without regrowing
+            do {
+                try encoder.write(into: &body)
+            } catch let failure as EncodingFailure {
+                throw failure.couchetteError
+            }
+            return Output(body: body.bytes, documentIDs: context.documentIDs, heldBlobs: context.heldBlobs)
         } catch {
             blobs?.release(context.heldBlobs)
             throw error
@@ -63,10 +73,11 @@ enum DocumentEncoder {
 
     /// Encodes any `Encodable` value (no document root: `@DocumentID`s are written as strings).
     static func encodeValue<T: Encodable>(_ value: T) throws -> Value {
-        try run(value, isDocumentRoot: false, context: EncodingContext(blobs: nil, revisionPosition: { nil }))
+        try run(value, isDocumentRoot: false, context: EncodingContext(blobs: nil, revisionPosition: { nil })).finishedValue()
     }
 
-    private static func run<T: Encodable>(_ value: T, isDocumentRoot: Bool, context: EncodingContext) throws -> Value {
+    /// The encoder `value` was encoded into, its containers filled.
+    private static func run<T: Encodable>(_ value: T, isDocumentRoot: Bool, context: EncodingContext) throws -> ModelEncoder {
         let encoder = ModelEncoder(codingPath: [], context: context, isDocumentRoot: isDocumentRoot)
         do {
             try value.encode(to: encoder)
@@ -74,7 +85,7 @@ enum DocumentEncoder {
             throw CouchetteError(.invalidParameter, describe(error))
         }
         if let failure = context.failure { throw failure }
-        return try encoder.finishedValue()
+        return encoder
     }
 
     private static func describe(_ error: EncodingError) -> String {
@@ -139,15 +150,112 @@ enum PendingValue {
     func finished() throws -> Value {
         switch self {
         case .value(let value): value
-        case .dictionary(let dictionary): .dictionary(try dictionary.entries.mapValues { try $0.finished() })
+        case .dictionary(let dictionary): .dictionary(try dictionary.finished())
         case .array(let array): .array(try array.elements.map { try $0.finished() })
         case .encoder(let encoder): try encoder.finishedValue()
         }
     }
+
+    /// Writes the value in the binary format (containers only now: they may be filled until the
+    /// model's `encode(to:)` returns).
+    func write(into encoder: inout ValueEncoder) throws {
+        switch self {
+        case .value(let value): try encoder.write(value)
+        case .dictionary(let dictionary): try dictionary.write(into: &encoder)
+        case .array(let array):
+            let elements = array.elements
+            try encoder.writeArray(count: elements.count) { encoder, index in try elements[index].write(into: &encoder) }
+        case .encoder(let nested): try nested.write(into: &encoder)
+        }
+    }
 }
 
+/// A keyed container's entries in the order they were encoded: appending costs no hashing, and
+/// the stored order (keys sorted by their UTF-8 bytes) is worked out once per coding-key type.
 final class PendingDictionary {
-    var entries: [String: PendingValue] = [:]
+    private(set) var keys: [String] = []
+    private(set) var values: [PendingValue] = []
+    /// The coding-key type of the entries. When two types share the container (a superclass
+    /// encoding into its subclass's container), its order is not cached.
+    private let keyType: ObjectIdentifier
+    private var keyTypeIsMixed = false
+
+    init(keyType: ObjectIdentifier) {
+        self.keyType = keyType
+        // Models have a handful of properties: room for them without regrowing.
+        keys.reserveCapacity(8)
+        values.reserveCapacity(8)
+    }
+
+    /// The container was asked for again, perhaps with another coding-key type.
+    func share(keyType other: ObjectIdentifier) {
+        if keyType != other { keyTypeIsMixed = true }
+    }
+
+    func set(_ value: PendingValue, forKey key: String) {
+        keys.append(key)
+        values.append(value)
+    }
+
+    /// The entries in stored order, each key once (the last value encoded under it wins).
+    private func storedOrder() -> KeyOrder {
+        guard !keyTypeIsMixed else { return KeyOrder(arrival: keys) }
+        if let cached = KeyOrder.cache.withLock({ $0[keyType] }), cached.arrival == keys { return cached }
+        let order = KeyOrder(arrival: keys)
+        KeyOrder.cache.withLock { $0[keyType] = order }
+        return order
+    }
+
+    func write(into encoder: inout ValueEncoder) throws {
+        let order = storedOrder()
+        let values = self.values
+        try encoder.writeDictionary(sortedKeys: order.sorted) { encoder, index in
+            try values[order.positions[index]].write(into: &encoder)
+        }
+    }
+
+    func finished() throws -> [String: Value] {
+        var result: [String: Value] = [:]
+        result.reserveCapacity(keys.count)
+        for (key, value) in zip(keys, values) { result[key] = try value.finished() }
+        return result
+    }
+}
+
+/// How the keys of a keyed container arrived and where each stored entry comes from: a model's
+/// `encode(to:)` encodes the same keys in the same order every time, so this is computed once per
+/// coding-key type (``cache``) and only compared afterwards.
+struct KeyOrder: Sendable {
+    /// The keys in the order they were encoded.
+    let arrival: [String]
+    /// The distinct keys in stored order.
+    let sorted: [String]
+    /// For each of ``sorted``, the position in ``arrival`` of its last occurrence.
+    let positions: [Int]
+
+    init(arrival: [String]) {
+        self.arrival = arrival
+        // Stable by position, so that the last of equal keys is the one kept.
+        let order = arrival.indices.sorted { left, right in
+            let a = arrival[left].utf8, b = arrival[right].utf8
+            if a.elementsEqual(b) { return left < right }
+            return a.lexicographicallyPrecedes(b)
+        }
+        var sorted: [String] = []
+        var positions: [Int] = []
+        sorted.reserveCapacity(order.count)
+        positions.reserveCapacity(order.count)
+        for (index, position) in order.enumerated() {
+            if index + 1 < order.count, arrival[order[index + 1]] == arrival[position] { continue }
+            sorted.append(arrival[position])
+            positions.append(position)
+        }
+        self.sorted = sorted
+        self.positions = positions
+    }
+
+    /// The last order seen per coding-key type.
+    static let cache = Locked<[ObjectIdentifier: KeyOrder]>([:])
 }
 
 final class PendingArray {
@@ -175,15 +283,32 @@ final class ModelEncoder: Encoder {
         try storage?.finished() ?? .dictionary([:])
     }
 
+    /// Whether what was encoded is a dictionary (or nothing, which is an empty one).
+    var encodedADictionary: Bool {
+        switch storage {
+        case nil, .dictionary?: true
+        case .encoder(let nested)?: nested.encodedADictionary
+        case .value?, .array?: false
+        }
+    }
+
+    /// Writes what was encoded in the binary format; an encoder that encoded nothing writes an
+    /// empty dictionary.
+    func write(into encoder: inout ValueEncoder) throws {
+        guard let storage else { return try encoder.write(.dictionary([:])) }
+        try storage.write(into: &encoder)
+    }
+
     // MARK: - Containers
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         let dictionary: PendingDictionary
         if case .dictionary(let existing)? = storage {
             dictionary = existing  // asked again (a superclass sharing its subclass's encoder)
+            dictionary.share(keyType: ObjectIdentifier(Key.self))
         } else {
             if storage != nil { mixedContainers("a keyed container") }
-            dictionary = PendingDictionary()
+            dictionary = PendingDictionary(keyType: ObjectIdentifier(Key.self))
             storage = .dictionary(dictionary)
         }
         return KeyedEncodingContainer(ModelKeyedEncodingContainer<Key>(encoder: self, dictionary: dictionary, codingPath: codingPath))
@@ -217,8 +342,25 @@ final class ModelEncoder: Encoder {
 
     /// The stored form of one value encoded at `path` + `key` (or at `path` itself when `key` is
     /// nil: a single-value container).
-    func box<T: Encodable>(_ value: T, at path: [any CodingKey], key: (any CodingKey)?) throws -> Value {
-        // Fast paths for the common leaves and arrays of them (no encoder per value).
+    /// Nested models and containers stay containers until the whole model is written, so their
+    /// entries go straight to the binary body too.
+    func box<T: Encodable>(_ value: T, at path: [any CodingKey], key: (any CodingKey)?) throws -> PendingValue {
+        if let leaf = try leaf(value, at: path, key: key) { return .value(leaf) }
+        guard path.count < ValueEncoder.maximumDepth else {
+            // A model graph with a cycle would otherwise recurse until the stack overflows.
+            throw CouchetteError(
+                .invalidParameter,
+                "\(T.self) at '\(Self.describe(path, key))' is nested deeper than \(ValueEncoder.maximumDepth) levels "
+                    + "(does an object contain itself?)")
+        }
+        let child = ModelEncoder(codingPath: key.map { path + [$0] } ?? path, context: context, isDocumentRoot: false)
+        try value.encode(to: child)
+        return .encoder(child)
+    }
+
+    /// The stored form of a common leaf (or array of leaves), with no encoder per value; nil for
+    /// any other type.
+    private func leaf<T: Encodable>(_ value: T, at path: [any CodingKey], key: (any CodingKey)?) throws -> Value? {
         if T.self == String.self { return .string(same(value, as: String.self)) }
         if T.self == Int.self { return .int(Int64(same(value, as: Int.self))) }
         if T.self == Double.self { return .double(same(value, as: Double.self)) }
@@ -249,16 +391,7 @@ final class ModelEncoder: Encoder {
                 .invalidParameter,
                 "Data at '\(Self.describe(path, key))' cannot be stored in a document property: use a Blob for binary data")
         }
-        guard path.count < ValueEncoder.maximumDepth else {
-            // A model graph with a cycle would otherwise recurse until the stack overflows.
-            throw CouchetteError(
-                .invalidParameter,
-                "\(T.self) at '\(Self.describe(path, key))' is nested deeper than \(ValueEncoder.maximumDepth) levels "
-                    + "(does an object contain itself?)")
-        }
-        let child = ModelEncoder(codingPath: key.map { path + [$0] } ?? path, context: context, isDocumentRoot: false)
-        try value.encode(to: child)
-        return try child.finishedValue()
+        return nil
     }
 
     /// An integer of any width as a stored 64-bit integer.
@@ -279,11 +412,13 @@ final class ModelEncoder: Encoder {
 // MARK: - Single value container
 
 extension ModelEncoder: SingleValueEncodingContainer {
-    private func store(_ value: Value) {
+    private func store(_ value: Value) { store(pending: .value(value)) }
+
+    private func store(pending value: PendingValue) {
         if storage != nil {
             context.fail("\(CodingPath.describe(codingPath)): encode(to:) encoded two values into one single-value container")
         }
-        storage = .value(value)
+        storage = value
     }
 
     func encodeNil() throws { store(.null) }
@@ -309,6 +444,6 @@ extension ModelEncoder: SingleValueEncodingContainer {
             context.noteDocumentID(same(value, as: DocumentID.self))
             return
         }
-        store(try box(value, at: codingPath, key: nil))
+        store(pending: try box(value, at: codingPath, key: nil))
     }
 }

@@ -66,19 +66,12 @@ struct ModelWrite {
         newID: (DocumentID) -> String = { _ in DocumentIDGenerator.make() }
     ) throws {
         let output: DocumentEncoder.Output
-        let body: [UInt8]
         do {
             // The base revision matters only for new blobs' `revpos`; finding it takes reflection,
             // which would cost more than the encoding itself, so it waits for the first blob.
             output = try DocumentEncoder.encode(model, blobs: blobs) {
                 let base = DocumentIDLocator.wrappers(in: model).first?.binding?.revisionID
                 return base.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1
-            }
-            do {
-                body = try ValueEncoder.encode(output.properties)
-            } catch {
-                blobs?.release(output.heldBlobs)
-                throw error
             }
         } catch let error as CouchetteError {
             let id = DocumentIDLocator.wrappers(in: model).first?.wrappedValue
@@ -97,7 +90,7 @@ struct ModelWrite {
             blobs?.release(output.heldBlobs)
             throw error
         }
-        self.body = body
+        self.body = output.body
         self.heldBlobs = output.heldBlobs
     }
 }

@@ -260,6 +260,7 @@ public actor Database {
             try core.checkOpen()
             let now = core.clock.nowMilliseconds()
             let tables = core.environment.tables
+            let store = core.store  // copied once, not for every operation
             var summary = CommitSummary()
             let freesSpace = writes.allSatisfy { $0.operations.allSatisfy(\.freesSpace) }
             // Registered before these writes were queued, an observer is counted here; with none,
@@ -280,7 +281,7 @@ public actor Database {
                         txn: txn, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs,
                         commitStart: commitStart)
                     let outcomes = try write.operations.map { operation in
-                        let outcome = try core.store.apply(operation, in: context)
+                        let outcome = try store.apply(operation, in: context)
                         if write.isAtomic && outcome == .conflict {
                             throw CouchetteError(.conflict, "batch refused: \(operation.documentDescription) changed since it was read")
                         }

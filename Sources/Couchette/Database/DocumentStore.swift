@@ -198,14 +198,29 @@ struct DocumentStore: Sendable {
             if existing.isDeleted { return .saved(revisionID: existing.revisionID, sequence: existing.sequence) }
         }
 
-        let revisionID = try RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
+        let revision = try RevisionID.makeStored(parent: existing?.revisionID, deleted: deleting, body: body)
+        let revisionID = revision.text
         let sequence = try context.nextSequence(collection)
         guard let existing else {
             // A new document: its whole history is this revision, which the record says alone (no
             // `revisions` entry, see revisionTree), so no tree is built.
-            let record = DocumentRecord(isDeleted: false, sequence: sequence, expiration: 0, revisionID: revisionID, body: body)
+            let record = DocumentRecord(isDeleted: false, sequence: sequence, expiration: 0, revision: revision, body: body)
             try replaceCurrent(context, collection, id, old: nil, new: record)
             context.recordChange(collection, id, replacing: nil)
+            return .saved(revisionID: revisionID, sequence: sequence)
+        }
+        let treeKey = StoreLayout.documentKey(collection.number, id)
+        if let chain = try appendedChain(
+            context.txn, treeKey, existing: existing, revisionID: revisionID, deleting: deleting, sequence: sequence)
+        {
+            // A history without branches gains one node at its end: written without decoding it.
+            // Its only leaf, the new revision, is the winner (what commitTree would find).
+            try context.txn.put(tables.revisions, key: treeKey, value: chain)
+            let record = DocumentRecord(
+                isDeleted: deleting, sequence: sequence, expiration: deleting ? 0 : existing.expiration,
+                revisionID: revisionID, body: deleting ? [] : body)
+            try replaceCurrent(context, collection, id, old: existing, new: record)
+            context.recordChange(collection, id, replacing: existing.sequence)
             return .saved(revisionID: revisionID, sequence: sequence)
         }
         var tree = try revisionTree(context.txn, collection, id, current: existing)
@@ -214,6 +229,27 @@ struct DocumentStore: Sendable {
             keeping: historyLimit)
         try commitTree(&tree, context, collection, id, replacing: existing, sequence: sequence)
         return .saved(revisionID: revisionID, sequence: sequence)
+    }
+
+    /// The stored revision tree of the document whose current record is `existing`, with the
+    /// new revision `revisionID` appended as its child, when the history is one chain of
+    /// packed ids (see ``RevisionTree/appendingToChain(_:current:child:keeping:)``); else nil.
+    private func appendedChain(
+        _ txn: WriteTransaction, _ treeKey: [UInt8], existing: DocumentRecord,
+        revisionID: String, deleting: Bool, sequence: UInt64
+    ) throws -> [UInt8]? {
+        guard case .packed(let generation, let words) = existing.revision, let child = RevisionID.packed(revisionID) else {
+            return nil
+        }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(16)
+        withUnsafeBytes(of: words.0.littleEndian) { digest.append(contentsOf: $0) }
+        withUnsafeBytes(of: words.1.littleEndian) { digest.append(contentsOf: $0) }
+        return try RevisionTree.appendingToChain(
+            try txn.get(tables.revisions, key: treeKey),
+            current: .init(generation: generation, digest: digest, sequence: existing.sequence, isDeleted: existing.isDeleted),
+            child: .init(generation: child.generation, digest: child.digest, sequence: sequence, isDeleted: deleting),
+            keeping: historyLimit)
     }
 
     /// Grafts a replicated revision; an already known revision is a no-op (`.done`).
@@ -324,7 +360,8 @@ struct DocumentStore: Sendable {
         if new.expiration != 0 && new.expiration != old?.expiration {
             try txn.put(tables.expirations, key: StoreLayout.expirationKey(new.expiration, collection.number, id), value: [])
         }
-        try txn.put(tables.documents, key: key, value: new.encoded())
+        let layout = new.layout
+        try txn.put(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
         let wasLive = old.map { !$0.isDeleted } ?? false
         if wasLive != !new.isDeleted { context.adjustCount(collection, by: new.isDeleted ? -1 : 1) }
     }

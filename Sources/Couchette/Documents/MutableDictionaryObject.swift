@@ -94,6 +94,24 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         return pristine.bytes
     }
 
+    /// The whole stored body with each edited value written over the one it replaces, when this
+    /// dictionary is a whole stored body whose edits all replace existing values of the same
+    /// encoded size (a counter incremented, a flag flipped): the offsets then stay as they are,
+    /// and these are exactly the bytes a full encoding gives. Nil otherwise (including an edit
+    /// that cannot be stored, which the full encoding reports).
+    var patchedBody: [UInt8]? {
+        guard storage == nil, !edits.isEmpty, let pristine, pristine.offset == 0, pristine.encodedSize == pristine.bytes.count
+        else { return nil }
+        var body = pristine.bytes
+        for (key, value) in edits {
+            guard let old = pristine.value(forKey: key), let size = old.encodedSize else { return nil }
+            var encoder = ValueEncoder()
+            guard (try? encoder.write(value)) != nil, encoder.bytes.count == size else { return nil }
+            body.replaceSubrange(old.offset..<(old.offset + size), with: encoder.bytes)
+        }
+        return body
+    }
+
     /// Writes this dictionary in the binary format.
     func encode(into encoder: inout ValueEncoder) throws {
         if let pristine {

@@ -135,7 +135,7 @@ public final class MutableDocument: DictionaryProtocol {
 
     /// The body in the stored binary format, or `.invalidParameter` naming the first bad value.
     func encodeBody(lenient: Bool = false) throws -> [UInt8] {
-        if let body = root.pristineBody { return body }
+        if let body = root.pristineBody ?? root.patchedBody { return body }
         var encoder = ValueEncoder()
         encoder.lenient = lenient
         encoder.blobRevisionPosition = revisionID.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1

@@ -271,7 +271,7 @@ struct RevisionTree: Sendable, Equatable {
         return nodes
     }
 
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
         var value = value
         while value >= 0x80 {
             bytes.append(UInt8(value & 0x7F) | 0x80)

@@ -86,6 +86,8 @@ final class IndexRegistry: DocumentIndexing {
         _ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String,
         old: DocumentRecord?, new: DocumentRecord?
     ) throws {
+        // Most databases define no index at all: then no write looks for definitions.
+        if try txn.isEmpty(tables.indexes) { return }
         let indexes = try indexes(txn, collection, readyOnly: false)
         guard !indexes.isEmpty else { return }
         let value = Array(id.utf8)

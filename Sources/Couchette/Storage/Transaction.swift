@@ -48,6 +48,14 @@ class ReadTransaction {
         }
     }
 
+    /// Whether `table` holds no entry in this transaction's view: one look at the table's record,
+    /// no cursor and no search.
+    func isEmpty(_ table: Table) throws -> Bool {
+        var stat = MDB_stat()
+        try StorageError.check(mdb_stat(txn, table.handle, &stat), "reading the size of \(table.name)")
+        return stat.ms_entries == 0
+    }
+
     /// The value stored under `key`, copied out of the map.
     func getBytes(_ table: Table, key: [UInt8]) throws -> [UInt8]? {
         try get(table, key: key).map { Array($0) }
@@ -145,6 +153,22 @@ final class WriteTransaction: ReadTransaction {
                 if rc == MDB_KEYEXIST { rc = mdb_put(txn, table.handle, &keyValue, &dataValue, 0) }
                 try StorageError.check(rc, "writing \(table.name)")
             }
+        }
+    }
+
+    /// Puts `key` with a value of `count` bytes that `write` fills where LMDB will keep them
+    /// (`MDB_RESERVE`): the value is never built and copied first. Not for `MDB_DUPSORT` tables.
+    /// `write` must fill every byte and must not touch the transaction.
+    func put(_ table: Table, key: [UInt8], count: Int, writing write: (UnsafeMutableRawBufferPointer) -> Void) throws {
+        try withValue(key) { keyValue in
+            var dataValue = MDB_val(mv_size: count, mv_data: nil)
+            var rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND | MDB_RESERVE))
+            if rc == MDB_KEYEXIST {
+                dataValue = MDB_val(mv_size: count, mv_data: nil)
+                rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_RESERVE))
+            }
+            try StorageError.check(rc, "writing \(table.name)")
+            write(UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: count))
         }
     }
 
