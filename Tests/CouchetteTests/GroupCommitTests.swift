@@ -36,6 +36,28 @@ import Testing
             #expect(try await collection.count == 2)
         }
     }
+
+    /// A write committed alone is applied without a nested transaction: failing halfway, it must
+    /// still leave nothing behind, and the next write commits normally.
+    @Test func aLoneWriteThatFailsHalfwayLeavesNothing() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            let spec = collection.spec
+            let body = Document.emptyBody
+            let failing = PendingWrite(
+                [
+                    .save(spec, id: "first", body: body, base: nil, control: .lastWriteWins),
+                    .purge(spec, id: "missing"),
+                ], isAtomic: true)
+            database.core.writeQueue.append(failing)
+            await database.commitQueuedWrites()
+            #expect(throws: CouchetteError.self) { try failing.outcomes() }
+            #expect(try await collection.document(id: "first") == nil)
+            #expect(try await collection.count == 0)
+            try await collection.save(document: MutableDocument(id: "second"))
+            #expect(try await collection.document(id: "second")?.sequence == 1)
+        }
+    }
 }
 
 /// How the writer fills its groups and hands results back, and what a commit's summary costs.

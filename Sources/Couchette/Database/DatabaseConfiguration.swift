@@ -4,7 +4,7 @@ import Foundation
 ///
 /// ```swift
 /// var config = DatabaseConfiguration(directory: "/var/lib/myapp")
-/// config.fullSync = true               // survive power loss, at the cost of a second sync per commit
+/// config.fullSync = true               // survive power loss: the meta page is synced at each commit too
 /// config.maximumSize = 512 << 20       // never grow data.mdb beyond 512 MiB
 /// let db = try Database(name: "app", config: config)
 /// ```
@@ -13,7 +13,9 @@ public struct DatabaseConfiguration: Sendable {
     public var directory: String
     /// false (default, as in Couchbase Lite): data pages are synced at every commit but the LMDB
     /// meta page is not (`MDB_NOMETASYNC`); a process crash loses nothing, an OS crash can undo at
-    /// most the last transaction and never corrupts. true: data and meta synced at every commit.
+    /// most the last transaction and never corrupts. true: data and meta synced at every commit
+    /// (the meta page written synchronously after the data's sync), so a commit that returned
+    /// survives power loss.
     public var fullSync: Bool
     /// How many ancestor revision ids each branch of a document's history keeps (CouchDB's
     /// `revs_limit`), default 1,000 as CouchDB and PouchDB. Only ids are kept, about 20 bytes

@@ -27,7 +27,8 @@ final class DatabaseCore: Sendable {
         if let maximum = configuration.maximumSize, maximum < SizeLimit.minimum {
             throw CouchetteError(.invalidParameter, "maximumSize \(maximum) is too small: at least \(SizeLimit.minimum) bytes")
         }
-        environment = try EnvironmentRegistry.shared.acquire(path: path, sizeLimit: SizeLimit(maximum: configuration.maximumSize))
+        environment = try EnvironmentRegistry.shared.acquire(
+            path: path, sizeLimit: SizeLimit(maximum: configuration.maximumSize), syncsMetaPage: configuration.fullSync)
         indexes = IndexRegistry(tables: environment.tables)
         store = DocumentStore(tables: environment.tables, indexes: indexes, historyLimit: configuration.maxRevisionHistory)
         blobs = BlobStore(databasePath: path, fullSync: configuration.fullSync)
@@ -40,7 +41,8 @@ final class DatabaseCore: Sendable {
         }
     }
 
-    /// Writes the format version and the default collection on first open; refuses other formats;
+    /// Writes the format version and the default collection on first open; upgrades older formats
+    /// and refuses newer ones;
     /// loads the catalog. Opening an existing, current database takes one read transaction for all
     /// of it: the first read needs nothing else (index definitions are read by the queries and
     /// writes that use them, see ``IndexRegistry``).
@@ -55,8 +57,16 @@ final class DatabaseCore: Sendable {
             return try reloadCatalog()
         }
         guard stored == StoreLayout.formatVersion else {
-            throw CouchetteError(
-                .corruption, "\(path) has storage format \(stored); this version reads format \(StoreLayout.formatVersion)")
+            guard stored < StoreLayout.formatVersion else {
+                throw CouchetteError(
+                    .corruption, "\(path) has storage format \(stored); this version reads format \(StoreLayout.formatVersion)")
+            }
+            try environment.write { txn in
+                // Another process may have upgraded it meanwhile: read the version again.
+                guard let current = try store.formatVersion(txn), current != StoreLayout.formatVersion else { return }
+                try store.upgradeFormat(txn, from: current)
+            }
+            return try prepareFormatAndLoadCatalog()
         }
         guard opened.hasUUID else {
             // Databases created before replication have no UUID yet: give them one.

@@ -89,7 +89,7 @@ struct DocumentStore: Sendable {
     }
 
     func liveCount(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> UInt64 {
-        StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.countKey(collection.number)))
+        StoreLayout.decodeUInt64(try txn.get(tables.counters, key: StoreLayout.countKey(collection.number)))
     }
 
     /// Tombstones and the bytes of current records (bodies and their metadata) of a collection,
@@ -109,7 +109,7 @@ struct DocumentStore: Sendable {
     }
 
     func lastSequence(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> UInt64 {
-        StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number)))
+        StoreLayout.decodeUInt64(try txn.get(tables.counters, key: StoreLayout.sequenceCounterKey(collection.number)))
     }
 
     /// How many purges (of documents, not of expired ones) `collection` has seen (see ``StoreLayout/purgeCountKey(_:)``).
@@ -416,6 +416,32 @@ struct DocumentStore: Sendable {
         try txn.put(tables.meta, key: StoreLayout.nextCollectionKey, value: StoreLayout.encodeUInt32(1))
     }
 
+    /// Brings a file of an older format to ``StoreLayout/formatVersion``: format 1 kept the
+    /// per-collection counters in `meta`, format 2 in the main database. Throws `.corruption` for
+    /// a format it does not know.
+    func upgradeFormat(_ txn: WriteTransaction, from version: UInt32) throws {
+        guard version == 1 else {
+            throw CouchetteError(.corruption, "storage format \(version) cannot be upgraded to \(StoreLayout.formatVersion)")
+        }
+        try moveCounters(txn, from: tables.meta, to: tables.counters)
+        try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(StoreLayout.formatVersion))
+    }
+
+    /// Moves every collection's counters (last sequence, live count) from one table to another.
+    func moveCounters(_ txn: WriteTransaction, from source: Table, to destination: Table) throws {
+        for prefix in [StoreLayout.sequenceCounterPrefix, StoreLayout.countPrefix] {
+            var counters: [([UInt8], [UInt8])] = []
+            try txn.scan(source, prefix: prefix) { key, value in
+                counters.append((Array(key), Array(value)))
+                return true
+            }
+            for (key, value) in counters {
+                try txn.put(destination, key: key, value: value)
+                try txn.delete(source, key: key)
+            }
+        }
+    }
+
     /// The database's UUID (32 hex digits), nil when a database created before replication has none yet.
     func uuid(_ txn: ReadTransaction) throws -> String? {
         try txn.getBytes(tables.meta, key: StoreLayout.uuidKey).map { String(decoding: $0, as: UTF8.self) }
@@ -470,8 +496,8 @@ struct DocumentStore: Sendable {
         try txn.deleteAll(tables.revisions, prefix: prefix)
         try txn.deleteAll(tables.sequences, prefix: prefix)
         try txn.deleteAll(tables.meta, prefix: StoreLayout.localDocumentPrefix(collection.number))
-        try txn.delete(tables.meta, key: StoreLayout.countKey(collection.number))
-        try txn.delete(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number))
+        try txn.delete(tables.counters, key: StoreLayout.countKey(collection.number))
+        try txn.delete(tables.counters, key: StoreLayout.sequenceCounterKey(collection.number))
         try txn.delete(tables.meta, key: StoreLayout.collectionKey(scope: collection.scope, name: collection.name))
     }
 }

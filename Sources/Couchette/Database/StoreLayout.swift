@@ -7,8 +7,8 @@ import Foundation
 /// | `meta`        | `"format"`                                 | format version (u32)               |
 /// | `meta`        | `"c:" scope "." name`                      | collection number (u32)            |
 /// | `meta`        | `"next-collection"`                        | next collection number (u32)       |
-/// | `meta`        | `"sequence:" collection`                   | last sequence of the collection    |
-/// | `meta`        | `"count:" collection`                      | live documents of the collection   |
+/// | main          | `"sequence:" collection`                   | last sequence of the collection    |
+/// | main          | `"count:" collection`                      | live documents of the collection   |
 /// | `meta`        | `"purges:" collection`                     | purges asked for (not expirations) |
 /// | `meta`        | `"uuid"`                                   | database UUID, 32 hex digits       |
 /// | `meta`        | `"local:" collection, id`                  | `_local` document body (binary)    |
@@ -24,15 +24,20 @@ import Foundation
 /// (\*) Only for documents with more history than their current revision: a document without an
 /// entry has the one-revision tree its record describes (see ``DocumentStore/revisionTree(_:_:_:)``).
 ///
+/// The counters live in LMDB's main database (``StorageEnvironment/Tables/counters``), beside the
+/// records of the tables: every commit rewrites that page anyway, so a save dirties one page
+/// less than with the counters in `meta` (format 1 kept them there; opening such a file moves
+/// them, see ``DocumentStore/upgradeFormat(_:from:)``).
+///
 /// `_local` documents (replication checkpoints) are never replicated and have no sequence, so
-/// they live beside the counters in `meta`. The UUID names this database in replication ids.
+/// they live in `meta`. The UUID names this database in replication ids.
 ///
 /// LMDB keys are at most 511 bytes, which bounds document ids to 480 bytes.
 ///
 /// Collections are numbered (u32, big-endian in keys) so that every table is shared by all
 /// collections, renaming needs no data move and deleting one is a prefix range delete.
 enum StoreLayout {
-    static let formatVersion: UInt32 = 1
+    static let formatVersion: UInt32 = 2
     static let defaultCollectionNumber: UInt32 = 0
     static let formatKey = Array("format".utf8)
     static let nextCollectionKey = Array("next-collection".utf8)
@@ -55,14 +60,17 @@ enum StoreLayout {
     /// Short, because LMDB keys are at most 511 bytes and two names can be 251 bytes each.
     static let collectionKeyPrefix = Array("c:".utf8)
 
+    static let sequenceCounterPrefix = Array("sequence:".utf8)
+    static let countPrefix = Array("count:".utf8)
+
     static func sequenceCounterKey(_ collection: UInt32) -> [UInt8] {
-        var key = Array("sequence:".utf8)
+        var key = sequenceCounterPrefix
         KeyEncoding.appendUInt32(collection, to: &key)
         return key
     }
 
     static func countKey(_ collection: UInt32) -> [UInt8] {
-        var key = Array("count:".utf8)
+        var key = countPrefix
         KeyEncoding.appendUInt32(collection, to: &key)
         return key
     }

@@ -62,7 +62,7 @@ final class WriteContext {
         parkCurrent()
         let last =
             try sequences[collection.number]
-            ?? StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number)))
+            ?? StoreLayout.decodeUInt64(try txn.get(tables.counters, key: StoreLayout.sequenceCounterKey(collection.number)))
         if firstSequences[collection.number] == nil {
             firstSequences[collection.number] = last + 1
             if commitStart[collection.number] == nil { commitStart[collection.number] = last + 1 }
@@ -88,13 +88,13 @@ final class WriteContext {
     func flush() throws {
         parkCurrent()
         for (number, sequence) in sequences {
-            try txn.put(tables.meta, key: StoreLayout.sequenceCounterKey(number), value: StoreLayout.encodeUInt64(sequence))
+            try txn.put(tables.counters, key: StoreLayout.sequenceCounterKey(number), value: StoreLayout.encodeUInt64(sequence))
             if let first = firstSequences[number] { summary.recordSequences(number, first...sequence) }
         }
         for (number, delta) in countDeltas where delta != 0 {
             let key = StoreLayout.countKey(number)
-            let count = Int64(StoreLayout.decodeUInt64(try txn.get(tables.meta, key: key))) + delta
-            try txn.put(tables.meta, key: key, value: StoreLayout.encodeUInt64(UInt64(max(0, count))))
+            let count = Int64(StoreLayout.decodeUInt64(try txn.get(tables.counters, key: key))) + delta
+            try txn.put(tables.counters, key: key, value: StoreLayout.encodeUInt64(UInt64(max(0, count))))
             summary.recordCountChange(number, by: delta)
         }
         for (number, purged) in purges {

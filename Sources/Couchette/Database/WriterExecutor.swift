@@ -7,13 +7,22 @@ import Foundation
 /// of one of Swift's few cooperative threads. While it syncs, writers on the cooperative threads
 /// keep queueing their writes, and the next commit takes them all at once (group commit).
 final class WriterExecutor: SerialExecutor, @unchecked Sendable {
-    // @unchecked: `jobs`, `isStopped` and `isStarted` are only touched while `condition` is
+    // @unchecked: `jobs`, `isStopped`, `isStarted` and `lastEnqueued` are only touched while `condition` is
     // locked; the thread is the only consumer and runs one job at a time, as a serial executor must.
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var isStopped = false
     private var isStarted = false
     private let name: String
+    /// When the last job was queued (`CLOCK_MONOTONIC` nanoseconds).
+    private var lastEnqueued: UInt64 = 0
+
+    /// How long the thread keeps looking for the next job before it sleeps. A caller saving in a
+    /// loop queues its next write some microseconds after its last one completed (its task is
+    /// resumed on the cooperative pool and encodes the next document); a thread that has gone to
+    /// sleep by then must be woken — a futex call by the caller and a wake-up of this thread,
+    /// tens of microseconds on a virtual machine — on top of each sync.
+    static let spinLimit: UInt64 = 100_000
 
     /// The thread starts with the first job: a database opened only to read never starts one
     /// (creating and ending a thread was about a third of opening a database and reading a
@@ -31,10 +40,12 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
+        let now = Self.monotonicNanoseconds()
         condition.lock()
         jobs.append(job)
         let start = !isStarted
         isStarted = true
+        lastEnqueued = now
         condition.signal()
         condition.unlock()
         if start {
@@ -58,9 +69,23 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
     }
 
     private func run() {
+        /// Whether the previous job came soon enough after the thread ran out of work that waiting
+        /// for the next one without sleeping would have caught it: only then does it spin.
+        var nextJobCameSoon = true
         while true {
             condition.lock()
-            while jobs.isEmpty && !isStopped { condition.wait() }
+            if jobs.isEmpty && !isStopped {
+                let idleSince = Self.monotonicNanoseconds()
+                if nextJobCameSoon {
+                    while jobs.isEmpty && !isStopped && Self.monotonicNanoseconds() - idleSince < Self.spinLimit {
+                        condition.unlock()
+                        sched_yield()
+                        condition.lock()
+                    }
+                }
+                while jobs.isEmpty && !isStopped { condition.wait() }
+                nextJobCameSoon = lastEnqueued &- idleSince < Self.spinLimit
+            }
             if jobs.isEmpty {
                 condition.unlock()
                 return
@@ -70,5 +95,11 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
             condition.unlock()
             for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
         }
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

@@ -34,7 +34,7 @@ extension IndexRegistry {
     func startFullText(_ txn: WriteTransaction, _ collection: CollectionSpec, _ definition: IndexDefinition) throws {
         let store = fullTextStore(definition)
         try store.deleteAll(txn)
-        let last = StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number)))
+        let last = StoreLayout.decodeUInt64(try txn.get(tables.counters, key: StoreLayout.sequenceCounterKey(collection.number)))
         try store.write(FullTextStore.Statistics(buildLimit: last), txn)
     }
 

@@ -13,16 +13,16 @@ final class EnvironmentRegistry: Sendable {
 
     private let entries = Locked<[String: Entry]>([:])
 
-    /// The environment at `path`, opened with `sizeLimit` unless this process already has it open
-    /// (then the first opener's limit stays).
-    func acquire(path: String, sizeLimit: SizeLimit = SizeLimit(maximum: nil)) throws -> StorageEnvironment {
+    /// The environment at `path`, opened with `sizeLimit` and `syncsMetaPage` unless this process
+    /// already has it open (then the first opener's settings stay).
+    func acquire(path: String, sizeLimit: SizeLimit = SizeLimit(maximum: nil), syncsMetaPage: Bool = false) throws -> StorageEnvironment {
         try entries.withLock { entries in
             if var entry = entries[path] {
                 entry.openers += 1
                 entries[path] = entry
                 return entry.environment
             }
-            let environment = try StorageEnvironment(path: path, sizeLimit: sizeLimit)
+            let environment = try StorageEnvironment(path: path, sizeLimit: sizeLimit, syncsMetaPage: syncsMetaPage)
             entries[path] = Entry(environment: environment, openers: 1)
             return environment
         }

@@ -32,6 +32,9 @@ final class StorageEnvironment: @unchecked Sendable {
     private let gate = ResizeGate()
     /// How far the map may grow (fixed at creation).
     let sizeLimit: SizeLimit
+    /// Whether each commit syncs LMDB's meta page too (opened without `MDB_NOMETASYNC`): then a
+    /// commit that returns has survived power loss. Fixed by the first opener in the process.
+    let syncsMetaPage: Bool
     private let lockFile: Int32
     /// Reset read transactions kept for reuse (`mdb_txn_renew` is much cheaper than a new
     /// transaction). They hold no snapshot; all are aborted before the map or file changes.
@@ -57,6 +60,10 @@ final class StorageEnvironment: @unchecked Sendable {
         let indexEntries: Table
         /// Full-text indexes: statistics and posting blocks (see ``FullTextStore``).
         let fullText: Table
+        /// LMDB's main database, where the other tables are recorded. Every commit rewrites its
+        /// root page (the changed tables' roots are recorded there), so small values written by
+        /// most commits — the per-collection counters — cost no page of their own here.
+        let counters: Table
 
         static let names = ["meta", "documents", "sequences", "revisions", "expirations", "indexes", "index-entries", "full-text"]
         /// Tables opened with `MDB_DUPSORT`.
@@ -65,9 +72,10 @@ final class StorageEnvironment: @unchecked Sendable {
 
     static let initialMapSize = 64 << 20
 
-    init(path: String, sizeLimit: SizeLimit = SizeLimit(maximum: nil)) throws {
+    init(path: String, sizeLimit: SizeLimit = SizeLimit(maximum: nil), syncsMetaPage: Bool = false) throws {
         self.path = path
         self.sizeLimit = sizeLimit
+        self.syncsMetaPage = syncsMetaPage
         // Plain system calls first: opening an existing database is the common case, and
         // Foundation's versions cost tens of microseconds (a failed removal builds an NSError).
         if mkdir(path, 0o755) != 0 && errno != EEXIST {
@@ -81,7 +89,7 @@ final class StorageEnvironment: @unchecked Sendable {
         flock(lockFile, LOCK_SH)
         do {
             try DataFileCheck.verify(folder: path)  // before LMDB maps a file that could crash it
-            env = try Self.openEnvironment(at: path, mapSize: min(Self.initialMapSize, sizeLimit.forWrites))
+            env = try Self.openEnvironment(at: path, mapSize: min(Self.initialMapSize, sizeLimit.forWrites), syncsMetaPage: syncsMetaPage)
             tables = try Self.openTables(env)
         } catch {
             Glibc.close(lockFile)
@@ -98,7 +106,7 @@ final class StorageEnvironment: @unchecked Sendable {
     }
 
     /// Opens the environment with a map of `mapSize` bytes (LMDB raises it to what the file uses).
-    private static func openEnvironment(at path: String, mapSize: Int) throws -> OpaquePointer {
+    private static func openEnvironment(at path: String, mapSize: Int, syncsMetaPage: Bool) throws -> OpaquePointer {
         var handle: OpaquePointer?
         try StorageError.check(mdb_env_create(&handle), "creating environment")
         guard let handle else { throw StorageError.lmdb(code: ENOMEM, operation: "creating environment") }
@@ -106,9 +114,11 @@ final class StorageEnvironment: @unchecked Sendable {
             try StorageError.check(mdb_env_set_maxdbs(handle, MDB_dbi(Tables.names.count + 2)), "setting maxdbs")
             try StorageError.check(mdb_env_set_maxreaders(handle, 512), "setting maxreaders")
             try StorageError.check(mdb_env_set_mapsize(handle, mapSize), "setting map size")
-            // Durability: data pages are synced at each commit; the meta page is synced only when
-            // the database asks for full sync (see DatabaseConfiguration.fullSync).
-            let flags = UInt32(MDB_NOTLS | MDB_NOMETASYNC | MDB_NORDAHEAD)
+            // Durability: data pages are synced at each commit (one fdatasync); the meta page that
+            // makes them the current state is written after that sync, and synced as well (LMDB
+            // writes it through a second descriptor opened with O_DSYNC) only for full sync (see
+            // DatabaseConfiguration.fullSync) — otherwise the next commit's sync carries it.
+            let flags = UInt32(MDB_NOTLS | MDB_NORDAHEAD) | (syncsMetaPage ? 0 : UInt32(MDB_NOMETASYNC))
             try StorageError.check(mdb_env_open(handle, path, flags, 0o644), "opening \(path)")
             var dead: Int32 = 0
             mdb_reader_check(handle, &dead)  // clear slots of crashed processes
@@ -127,11 +137,11 @@ final class StorageEnvironment: @unchecked Sendable {
         return Tables(
             meta: handles[0], documents: handles[1], sequences: handles[2],
             revisions: handles[3], expirations: handles[4], indexes: handles[5],
-            indexEntries: handles[6], fullText: handles[7])
+            indexEntries: handles[6], fullText: handles[7], counters: handles[8])
     }
 
-    /// The handles of every table, in ``Tables/names`` order; nil when `creating` is false and a
-    /// table does not exist yet.
+    /// The handles of every table, in ``Tables/names`` order, then the main database's; nil when
+    /// `creating` is false and a table does not exist yet.
     private static func openTables(_ env: OpaquePointer, creating: Bool) throws -> [Table]? {
         var txn: OpaquePointer?
         try StorageError.check(mdb_txn_begin(env, nil, creating ? 0 : UInt32(MDB_RDONLY), &txn), "opening tables")
@@ -150,6 +160,13 @@ final class StorageEnvironment: @unchecked Sendable {
             }
             handles.append(Table(handle: dbi, name: name))
         }
+        var main: MDB_dbi = 0
+        let rc = mdb_dbi_open(txn, nil, 0, &main)
+        if rc != MDB_SUCCESS {
+            mdb_txn_abort(txn)
+            try StorageError.check(rc, "opening the main table")
+        }
+        handles.append(Table(handle: main, name: "main"))
         try StorageError.check(mdb_txn_commit(txn), "opening tables")
         return handles
     }
@@ -243,11 +260,22 @@ final class StorageEnvironment: @unchecked Sendable {
         }
     }
 
-    /// Flushes data and meta pages to disk (used after commits when full sync is on).
+    /// Flushes data and meta pages to disk: after a commit when full sync is on but the
+    /// environment does not sync its meta page (another opener in this process opened it first).
     func syncToDisk() throws {
         try gate.withShared {
             try checkOpen()
             try StorageError.check(mdb_env_sync(env, 1), "syncing \(path)")
+        }
+    }
+
+    /// The flags LMDB opened the environment with (`mdb_env_get_flags`); 0 when closed.
+    var lmdbFlags: UInt32 {
+        gate.withShared {
+            guard !isClosed else { return 0 }
+            var flags: UInt32 = 0
+            mdb_env_get_flags(env, &flags)
+            return flags
         }
     }
 
@@ -349,7 +377,7 @@ final class StorageEnvironment: @unchecked Sendable {
             // rename(2) is atomic: after a crash either the old or the compacted file is in place.
             let renamed = rename(temporary + "/data.mdb", path + "/data.mdb")
             try? FileManager.default.removeItem(atPath: temporary)
-            env = try Self.openEnvironment(at: path, mapSize: min(Self.initialMapSize, sizeLimit.forWrites))
+            env = try Self.openEnvironment(at: path, mapSize: min(Self.initialMapSize, sizeLimit.forWrites), syncsMetaPage: syncsMetaPage)
             isClosed = false
             guard try Self.openTables(env) == tables else {
                 throw CouchetteError(.corruption, "table handles changed while compacting \(path)")

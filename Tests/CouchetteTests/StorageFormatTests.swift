@@ -1,0 +1,133 @@
+import CLMDB
+import Foundation
+import Testing
+
+@testable import Couchette
+
+/// Where the per-collection counters live (LMDB's main database, whose page every commit writes
+/// anyway), the upgrade of files that kept them in `meta`, and the LMDB flags of each durability
+/// mode.
+@Suite struct StorageFormatTests {
+    /// Format 1 kept each collection's last sequence and live count in `meta`. Opening such a
+    /// file moves them: the counts stay right and sequences go on from where they were.
+    @Test func aFormatOneFileIsUpgradedWithItsCountersIntact() async throws {
+        let directory = try TemporaryDirectory()
+        var database: Database? = try directory.open("old")
+        let folder = try #require(database?.path)
+        let items = try #require(try await database?.createCollection(name: "items"))
+        for id in ["a", "b", "c"] { try await items.save(document: MutableDocument(id: id).setString(id, forKey: "v")) }
+        try await items.delete(document: try #require(try await items.document(id: "b")))
+        try await database?.defaultCollection().save(document: MutableDocument(id: "d"))
+        try await database?.close()
+        database = nil
+
+        try Self.rewriteAsFormatOne(folder: folder)
+        #expect(try Self.counterKeys(folder: folder, in: \.meta).count == 4)
+
+        let reopened = try directory.open("old")
+        let upgraded = try #require(try reopened.collection(name: "items"))
+        #expect(try await upgraded.count == 2)
+        try await upgraded.save(document: MutableDocument(id: "e"))
+        #expect(try await upgraded.document(id: "e")?.sequence == 5)  // a, b, c, b's deletion, then e
+        #expect(try await reopened.defaultCollection().count == 1)
+        try await reopened.performMaintenance(type: .integrityCheck)
+        try await reopened.close()
+        #expect(try Self.counterKeys(folder: folder, in: \.meta).isEmpty)
+        #expect(try Self.counterKeys(folder: folder, in: \.counters).count == 4)
+        #expect(try Self.storedFormat(folder: folder) == StoreLayout.formatVersion)
+    }
+
+    /// A file written by a newer version is refused, not misread.
+    @Test func aNewerFormatIsRefused() async throws {
+        let directory = try TemporaryDirectory()
+        let database = try directory.open("new")
+        let folder = database.path
+        try await database.close()
+        let environment = try StorageEnvironment(path: folder)
+        try environment.write { txn in
+            try txn.put(environment.tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(StoreLayout.formatVersion + 1))
+        }
+        environment.close()
+        let message = await expectCouchetteError(.corruption) { _ = try directory.open("new") }
+        #expect(message?.contains("storage format \(StoreLayout.formatVersion + 1)") == true)
+    }
+
+    /// A save writes the counters beside the table records in the main database and leaves the
+    /// `meta` table (catalog, UUID, `_local` documents) as it was: its root page is not copied
+    /// (LMDB copies every page it writes to, so an untouched table keeps its record in the main
+    /// database byte for byte), one page less to sync per commit.
+    @Test func aSaveLeavesTheMetaTableUntouched() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            try await collection.save(document: MutableDocument(id: "first"))
+            let before = try Self.tableRecords(database)
+            for index in 0..<20 { try await collection.save(document: MutableDocument(id: "doc-\(index)").setInt(index, forKey: "n")) }
+            let after = try Self.tableRecords(database)
+            #expect(after["meta"] != nil && after["meta"] == before["meta"])
+            #expect(after["documents"] != before["documents"])
+            #expect(try await collection.count == 21)
+        }
+    }
+
+    /// Full sync has LMDB sync the meta page itself (no `MDB_NOMETASYNC`, no second sync after
+    /// the commit); the default leaves it to the next commit's sync.
+    @Test func eachDurabilityModeOpensLMDBWithItsFlags() async throws {
+        let directory = try TemporaryDirectory()
+        var config = DatabaseConfiguration(directory: directory.path)
+        let relaxed = try Database(name: "relaxed", config: config)
+        config.fullSync = true
+        let durable = try Database(name: "durable", config: config)
+        #expect(relaxed.core.environment.lmdbFlags & UInt32(MDB_NOMETASYNC) != 0)
+        #expect(durable.core.environment.lmdbFlags & UInt32(MDB_NOMETASYNC) == 0)
+        #expect(durable.core.environment.syncsMetaPage)
+        try await durable.defaultCollection().save(document: MutableDocument(id: "kept"))
+        #expect(try await durable.defaultCollection().document(id: "kept") != nil)
+        try await relaxed.close()
+        try await durable.close()
+    }
+
+    // MARK: - Helpers
+
+    private static func rewriteAsFormatOne(folder: String) throws {
+        let environment = try StorageEnvironment(path: folder)
+        defer { environment.close() }
+        let tables = environment.tables
+        let store = DocumentStore(tables: tables, indexes: IndexRegistry(tables: tables))
+        try environment.write { txn in
+            try store.moveCounters(txn, from: tables.counters, to: tables.meta)
+            try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(1))
+        }
+    }
+
+    private static func counterKeys(folder: String, in table: KeyPath<StorageEnvironment.Tables, Table>) throws -> [[UInt8]] {
+        let environment = try StorageEnvironment(path: folder)
+        defer { environment.close() }
+        return try environment.read { txn in
+            var keys: [[UInt8]] = []
+            for prefix in [StoreLayout.sequenceCounterPrefix, StoreLayout.countPrefix] {
+                try txn.scan(environment.tables[keyPath: table], prefix: prefix) { key, _ in
+                    keys.append(Array(key))
+                    return true
+                }
+            }
+            return keys
+        }
+    }
+
+    private static func storedFormat(folder: String) throws -> UInt32? {
+        let environment = try StorageEnvironment(path: folder)
+        defer { environment.close() }
+        return try environment.read { try $0.get(environment.tables.meta, key: StoreLayout.formatKey).flatMap(StoreLayout.decodeUInt32) }
+    }
+
+    /// The main database's record (`MDB_db`: root page, depth, entries) of the `meta` and
+    /// `documents` tables.
+    private static func tableRecords(_ database: Database) throws -> [String: [UInt8]] {
+        let environment = database.core.environment
+        return try environment.read { txn in
+            var records: [String: [UInt8]] = [:]
+            for name in ["meta", "documents"] { records[name] = try txn.getBytes(environment.tables.counters, key: Array(name.utf8)) }
+            return records
+        }
+    }
+}
