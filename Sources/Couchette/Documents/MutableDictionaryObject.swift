@@ -60,6 +60,10 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     /// An empty dictionary, to fill with the setters and store with a `setDictionary(_:forKey:)`.
     public init() { storage = [:] }
 
+    /// An empty dictionary with room for `capacity` entries (a new document's properties), so
+    /// the first setters do not regrow it.
+    init(capacity: Int) { storage = Dictionary(minimumCapacity: capacity) }
+
     /// A dictionary holding a copy of `data` (values as accepted by ``setValue(_:forKey:)``).
     public convenience init(data: [String: Any]) {
         self.init()
@@ -122,9 +126,10 @@ public final class MutableDictionaryObject: DictionaryProtocol {
             }
             return
         }
-        let keys = ValueEncoder.sortedKeys(slots.keys)
-        try encoder.writeDictionary(sortedKeys: keys) { encoder, index in
-            try slots[keys[index]]!.encode(into: &encoder)
+        // The entries sorted once, with their slots: no look-up by key while writing.
+        let entries = slots.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        try encoder.writeDictionary(sortedKeys: entries.map(\.key)) { encoder, index in
+            try entries[index].value.encode(into: &encoder)
         }
     }
 
