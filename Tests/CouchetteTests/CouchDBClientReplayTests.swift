@@ -42,10 +42,14 @@ import Testing
                     "1-g1AAAACbeJzLYWBgYMpgTmEQTM4vTc5ISXIwNDLXMwBCwxyQVCJDUv3___-zMpgTGXKBAuwpRqlpaYkp2DTgMSaPBUgyNACp_1DTGMGmWSSmmSUbGWDTlwUAYh8pDQ"
                 ))
         // The peer asked for a continuous feed first; this server ignores `feed` (as one without
-        // continuous feeds may) and answered a long poll's body, so the peer long-polls from then on.
+        // continuous feeds may) and answered a long poll's body, whose first line tells so: the
+        // peer long-polls from then on. (A continuous attempt that got no line at all before its
+        // idle limit — a process starved that long — is tried again on the next call.)
         let sent = server.seen.withLock { $0 }
         #expect(sent.first?.query["feed"] == "continuous")
-        #expect(sent.count >= 3 && sent.dropFirst().allSatisfy { $0.query["feed"] == "longpoll" && $0.query["style"] == "all_docs" })
+        let longPolls = sent.filter { $0.query["feed"] == "longpoll" }
+        #expect(longPolls.count >= 2 && longPolls.allSatisfy { $0.query["style"] == "all_docs" })
+        #expect(sent.allSatisfy { $0.query["feed"] == "continuous" || $0.query["feed"] == "longpoll" })
         await server.stop()
     }
 

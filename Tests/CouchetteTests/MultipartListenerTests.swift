@@ -28,6 +28,8 @@ import Testing
                 // GET serves the stored content back; HEAD says how long it is.
                 let get = try await httpRequest("GET", base + "/dst/att1/note.txt")
                 #expect(get.status == 200 && get.text == String(repeating: "a small text attachment\n", count: 3))
+                // As CouchDB (a13 #3): the length goes ahead, the body is not chunked.
+                #expect(get.headers["content-length"] == "72" && get.headers["transfer-encoding"] == nil, "\(get.headers)")
                 let head = try await httpRequest("HEAD", base + "/dst/att2/pixel.png")
                 #expect(head.status == 200 && head.headers["content-length"] == "70", "\(head.headers)")
             }
@@ -57,6 +59,26 @@ import Testing
                 #expect(try await collection.document(id: "doc1") != nil)
                 #expect(try await collection.document(id: "doc2") == nil)
                 #expect(try await collection.document(id: "doc3") == nil)
+            }
+        }
+    }
+
+    /// An attachment GET sends `Content-Length`, then streams the content: 3 MB (a dozen blob
+    /// chunks) arrive whole, and the connection carries the next request.
+    @Test func attachmentGetsCarryContentLength() async throws {
+        try await withDatabase("src") { db, _ in
+            let collection = try db.defaultCollection()
+            let content = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+            try await collection.save(
+                document: MutableDocument(id: "doc").setBlob(Blob(contentType: "application/x-test", data: content), forKey: "file"))
+            try await withListener([collection]) { _, base in
+                for _ in 0..<2 {
+                    let get = try await HTTPClient.shared.data(for: HTTPClientRequest(method: "GET", url: base + "/src/doc/blob_/file"))
+                    #expect(get.status == 200 && get.headers["content-length"] == "3000000" && get.headers["transfer-encoding"] == nil)
+                    #expect(get.body == content)
+                }
+                let head = try await httpRequest("HEAD", base + "/src/doc/blob_/file")
+                #expect(head.status == 200 && head.headers["content-length"] == "3000000" && head.text.isEmpty)
             }
         }
     }

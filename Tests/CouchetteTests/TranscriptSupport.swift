@@ -99,3 +99,18 @@ func replay(
     let response = try await HTTPClient.shared.data(for: request)
     return HTTPReply(status: response.status, headers: response.headers, text: String(decoding: response.body, as: UTF8.self))
 }
+
+/// `document` without the gzip transfer fields (`encoding`, `encoded_length`) of its
+/// `_attachments` entries: CouchDB sends compressible attachments gzip-encoded, Couchette sends
+/// them as stored, and the rest of an entry must agree.
+func withoutGzipTransferFields(_ document: Value) -> Value {
+    guard case .dictionary(var object) = document, case .dictionary(var entries)? = object["_attachments"] else { return document }
+    for (name, entry) in entries {
+        guard case .dictionary(var fields) = entry else { continue }
+        fields["encoding"] = nil
+        fields["encoded_length"] = nil
+        entries[name] = .dictionary(fields)
+    }
+    object["_attachments"] = .dictionary(entries)
+    return .dictionary(object)
+}

@@ -22,7 +22,24 @@ public final class Batch {
     var models: [ObjectIdentifier: (id: String, collections: [UInt32])] = [:]
     /// Mutable documents written in this batch, with the numbers of the collections they were
     /// written to (numbers: hashing a collection's names for every save would cost more).
-    private var documents: [ObjectIdentifier: [UInt32]] = [:]
+    private var documents: [ObjectIdentifier: WrittenCollections] = [:]
+
+    /// The collections one document was written to: almost always one, kept without an array.
+    private struct WrittenCollections {
+        var first: UInt32?
+        var others: [UInt32] = []
+
+        /// Adds `number`; returns whether it was there already.
+        mutating func insert(_ number: UInt32) -> Bool {
+            guard let first else {
+                first = number
+                return false
+            }
+            if first == number || others.contains(number) { return true }
+            others.append(number)
+            return false
+        }
+    }
     private var isClosed = false
     /// Digests of blobs stored for this batch's documents, held against compaction until the
     /// batch commits (``Database/inBatch(_:)`` releases them).
@@ -42,8 +59,7 @@ public final class Batch {
         try check(collection)
         heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody()
-        let alreadyWritten = documents[ObjectIdentifier(document), default: []].contains(collection.spec.number)
-        if !alreadyWritten { documents[ObjectIdentifier(document), default: []].append(collection.spec.number) }
+        let alreadyWritten = documents[ObjectIdentifier(document), default: WrittenCollections()].insert(collection.spec.number)
         append(
             .save(
                 collection.spec, id: document.id, body: body, base: document.revisionID,

@@ -243,6 +243,7 @@ public actor Database {
             try core.checkOpen()
             let now = core.clock.nowMilliseconds()
             let tables = core.environment.tables
+            let store = core.store  // copied once, not for every operation
             var summary = CommitSummary()
             var storedCatalog: [UInt32: CollectionSpec] = [:]
             let freesSpace = writes.allSatisfy { $0.operations.allSatisfy(\.freesSpace) }
@@ -263,7 +264,7 @@ public actor Database {
                                 txn: child, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs,
                                 commitStart: commitStart)
                             let outcomes = try write.operations.map { operation in
-                                let outcome = try core.store.apply(operation, in: context)
+                                let outcome = try store.apply(operation, in: context)
                                 if write.isAtomic && outcome == .conflict {
                                     throw CouchetteError(
                                         .conflict, "batch refused: \(operation.documentDescription) changed since it was read")

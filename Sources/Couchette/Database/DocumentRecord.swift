@@ -22,24 +22,74 @@ struct DocumentRecord: Sendable {
     /// see ``RevisionID/packed(_:)``, instead of `u16 length` + UTF-8). Records written before the
     /// compact layout (flags 0 or 1) always hold the expiration and the UTF-8 id; both decode.
     func encoded() -> [UInt8] {
-        let packed = RevisionID.packed(revisionID)
+        let layout = self.layout
+        return [UInt8](unsafeUninitializedCapacity: layout.size) { buffer, count in
+            encode(layout, into: UnsafeMutableRawBufferPointer(buffer))
+            count = layout.size
+        }
+    }
+
+    /// How ``encoded()`` lays this record out: its size, and the revision id in the form it takes.
+    struct Layout {
+        let size: Int
+        fileprivate let revision: StoredRevisionID
+    }
+
+    /// The layout of ``encoded()``: a text id this library made is packed (see ``RevisionID/packed(_:)``).
+    var layout: Layout {
+        var revision = self.revision
+        if case .text(let text) = revision, let packed = RevisionID.packed(text) {
+            revision = .packed(generation: packed.generation, digest: Self.words(packed.digest))
+        }
+        switch revision {
+        case .packed:
+            return Layout(size: 9 + (expiration != 0 ? 8 : 0) + 20 + body.count, revision: revision)
+        case .text(let text):
+            return Layout(size: 9 + (expiration != 0 ? 8 : 0) + 2 + text.utf8.count + body.count, revision: revision)
+        }
+    }
+
+    /// Writes ``encoded()`` into `output`, which holds exactly `layout.size` bytes (an LMDB page
+    /// reserved for it, see ``WriteTransaction/put(_:key:count:writing:)``).
+    func encode(_ layout: Layout, into output: UnsafeMutableRawBufferPointer) {
+        var position = 0
+        func append<T: FixedWidthInteger>(_ value: T) {
+            output.storeBytes(of: value.littleEndian, toByteOffset: position, as: T.self)
+            position += MemoryLayout<T>.size
+        }
+        func append(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+            (output.baseAddress! + position).copyMemory(from: base, byteCount: bytes.count)
+            position += bytes.count
+        }
         var flags: UInt8 = (isDeleted ? 1 : 0) | Self.compactLayout
         if expiration != 0 { flags |= Self.hasExpiration }
-        if packed != nil { flags |= Self.packedRevision }
-        var bytes: [UInt8] = [flags]
-        bytes.reserveCapacity(29 + revisionID.utf8.count + body.count)
-        withUnsafeBytes(of: sequence.littleEndian) { bytes.append(contentsOf: $0) }
-        if expiration != 0 { withUnsafeBytes(of: expiration.littleEndian) { bytes.append(contentsOf: $0) } }
-        if let packed {
-            withUnsafeBytes(of: packed.generation.littleEndian) { bytes.append(contentsOf: $0) }
-            bytes.append(contentsOf: packed.digest)
-        } else {
-            let revision = Array(revisionID.utf8)
-            withUnsafeBytes(of: UInt16(revision.count).littleEndian) { bytes.append(contentsOf: $0) }
-            bytes.append(contentsOf: revision)
+        if case .packed = layout.revision { flags |= Self.packedRevision }
+        append(flags)
+        append(sequence)
+        if expiration != 0 { append(expiration) }
+        switch layout.revision {
+        case .packed(let generation, let digest):
+            append(generation)
+            append(digest.0)
+            append(digest.1)
+        case .text(let revisionID):
+            var text = revisionID
+            append(UInt16(text.utf8.count))  // the format holds ids up to 65,535 bytes
+            text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
         }
-        bytes.append(contentsOf: body)
-        return bytes
+        body.withUnsafeBytes { append($0) }
+        precondition(position == layout.size, "a record's layout and its bytes disagree")
+    }
+
+    /// 16 digest bytes as the two little-endian words a packed id keeps.
+    private static func words(_ digest: [UInt8]) -> (UInt64, UInt64) {
+        digest.withUnsafeBytes {
+            (
+                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
+        }
     }
 
     private static let hasExpiration: UInt8 = 2
@@ -51,6 +101,15 @@ struct DocumentRecord: Sendable {
         self.sequence = sequence
         self.expiration = expiration
         self.revision = .text(revisionID)
+        self.body = body
+    }
+
+    /// A record whose revision id is already in stored form (a new revision made here).
+    init(isDeleted: Bool, sequence: UInt64, expiration: UInt64, revision: StoredRevisionID, body: [UInt8]) {
+        self.isDeleted = isDeleted
+        self.sequence = sequence
+        self.expiration = expiration
+        self.revision = revision
         self.body = body
     }
 
@@ -92,11 +151,7 @@ enum StoredRevisionID: Sendable {
         case .text(let text):
             return text
         case .packed(let generation, let digest):
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(16)
-            withUnsafeBytes(of: digest.0.littleEndian) { bytes.append(contentsOf: $0) }
-            withUnsafeBytes(of: digest.1.littleEndian) { bytes.append(contentsOf: $0) }
-            return RevisionID.unpacked(generation: generation, digest: bytes)
+            return RevisionID.text(generation: generation, digest: digest)
         }
     }
 }

@@ -198,12 +198,13 @@ struct DocumentStore: Sendable {
             if existing.isDeleted { return .saved(revisionID: existing.revisionID, sequence: existing.sequence) }
         }
 
-        let revisionID = try RevisionID.make(parent: existing?.revisionID, deleted: deleting, body: body)
+        let revision = try RevisionID.makeStored(parent: existing?.revisionID, deleted: deleting, body: body)
+        let revisionID = revision.text
         let sequence = try context.nextSequence(collection)
         guard let existing else {
             // A new document: its whole history is this revision, which the record says alone (no
             // `revisions` entry, see revisionTree), so no tree is built.
-            let record = DocumentRecord(isDeleted: false, sequence: sequence, expiration: 0, revisionID: revisionID, body: body)
+            let record = DocumentRecord(isDeleted: false, sequence: sequence, expiration: 0, revision: revision, body: body)
             try replaceCurrent(context, collection, id, old: nil, new: record)
             context.recordChange(collection, id, replacing: nil)
             return .saved(revisionID: revisionID, sequence: sequence)
@@ -359,7 +360,8 @@ struct DocumentStore: Sendable {
         if new.expiration != 0 && new.expiration != old?.expiration {
             try txn.put(tables.expirations, key: StoreLayout.expirationKey(new.expiration, collection.number, id), value: [])
         }
-        try txn.put(tables.documents, key: key, value: new.encoded())
+        let layout = new.layout
+        try txn.put(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
         let wasLive = old.map { !$0.isDeleted } ?? false
         if wasLive != !new.isDeleted { context.adjustCount(collection, by: new.isDeleted ? -1 : 1) }
     }

@@ -85,7 +85,9 @@ enum StoreLayout {
     }
 
     static func documentKey(_ collection: UInt32, _ id: String) -> [UInt8] {
-        var key = collectionPrefix(collection)
+        var key: [UInt8] = []
+        key.reserveCapacity(4 + id.utf8.count)  // one allocation: queries build one per document they fetch
+        KeyEncoding.appendUInt32(collection, to: &key)
         key.append(contentsOf: id.utf8)
         return key
     }

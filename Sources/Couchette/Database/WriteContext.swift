@@ -46,15 +46,30 @@ final class WriteContext {
     }
 
     func nextSequence(_ collection: CollectionSpec) throws -> UInt64 {
+        // A batch writes one collection after another: its counter stays out of the dictionary
+        // (two hashed lookups a document) until another collection is written or at flush.
+        if collection.number == current.number {
+            current.sequence += 1
+            return current.sequence
+        }
+        parkCurrent()
         let last =
             try sequences[collection.number]
             ?? StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.sequenceCounterKey(collection.number)))
-        sequences[collection.number] = last + 1
         if firstSequences[collection.number] == nil {
             firstSequences[collection.number] = last + 1
             if commitStart[collection.number] == nil { commitStart[collection.number] = last + 1 }
         }
+        current = (collection.number, last + 1)
         return last + 1
+    }
+
+    /// The collection whose sequence counter ``nextSequence(_:)`` keeps at hand, and its last sequence.
+    private var current: (number: UInt32?, sequence: UInt64) = (nil, 0)
+
+    private func parkCurrent() {
+        if let number = current.number { sequences[number] = current.sequence }
+        current = (nil, 0)
     }
 
     func adjustCount(_ collection: CollectionSpec, by delta: Int64) {
@@ -64,6 +79,7 @@ final class WriteContext {
     /// Writes the counters back and adds them to ``summary``; call once the pending write's
     /// operations have all succeeded.
     func flush() throws {
+        parkCurrent()
         for (number, sequence) in sequences {
             try txn.put(tables.meta, key: StoreLayout.sequenceCounterKey(number), value: StoreLayout.encodeUInt64(sequence))
             if let first = firstSequences[number] { summary.recordSequences(number, first...sequence) }

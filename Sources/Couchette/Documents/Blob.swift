@@ -177,7 +177,7 @@ public final class Blob: Sendable, Hashable, Codable {
             guard let digest else { throw CouchetteError(.invalidParameter, "blob has no digest") }
             // Read from another database (or gone from this one): copy what an open store holds.
             let reader = try openReader()
-            let writer = try store.makeWriter(expecting: digest)
+            let writer = try store.makeWriter(expecting: digest, contentType: contentType)
             try reader.forEachChunk { try writer.append($0) }
             stored = try writer.finish(expecting: digest)
         }

@@ -1,5 +1,3 @@
-import CCrypto
-
 /// Revision ids as the CouchDB replication protocol expects them: `<generation>-<32 hex digits>`.
 ///
 /// The digest is MD5 (as CouchDB uses) over the deleted flag, the parent revision id and the
@@ -13,24 +11,31 @@ enum RevisionID {
     /// The id of a new revision of `parent` (nil: a new document).
     /// - Throws: `.invalidParameter` when `parent` is already at ``maximumGeneration``.
     static func make(parent: String?, deleted: Bool, body: [UInt8]) throws -> String {
+        try makeStored(parent: parent, deleted: deleted, body: body).text
+    }
+
+    /// ``make(parent:deleted:body:)`` in the packed form a record stores, so a save formats the
+    /// id once (for its caller) and never parses it back. The digest is computed over the pieces
+    /// where they lie: no joined copy of the body.
+    static func makeStored(parent: String?, deleted: Bool, body: [UInt8]) throws -> StoredRevisionID {
         let parentGeneration = parent.flatMap(generation(of:)) ?? 0
-        guard parentGeneration < maximumGeneration else {
+        guard parentGeneration < maximumGeneration, let generation = UInt32(exactly: parentGeneration + 1) else {
             throw CouchetteError(
                 .invalidParameter,
                 "revision \(parent ?? "") is at generation \(maximumGeneration), the highest: the document cannot be edited further")
         }
-        let generation = parentGeneration + 1
-        var parent = parent ?? ""
-        let input = parent.withUTF8 { parentBytes in
-            var input: [UInt8] = []
-            input.reserveCapacity(2 + parentBytes.count + body.count)
-            input.append(deleted ? 1 : 0)
-            input.append(UInt8(truncatingIfNeeded: parentBytes.count))
-            input.append(contentsOf: parentBytes)
-            input.append(contentsOf: body)
-            return input
+        var md5 = PortableMD5()
+        md5.update(byte: deleted ? 1 : 0)
+        if var parent {
+            parent.withUTF8 { parentBytes in
+                md5.update(byte: UInt8(truncatingIfNeeded: parentBytes.count))
+                md5.update(UnsafeRawBufferPointer(parentBytes))
+            }
+        } else {
+            md5.update(byte: 0)
         }
-        return String(generation) + "-" + hex(md5(input))
+        body.withUnsafeBytes { md5.update($0) }
+        return .packed(generation: generation, digest: md5.finishWords())
     }
 
     /// The generation number (the part before the dash), or nil when `revisionID` is malformed:
@@ -53,15 +58,7 @@ enum RevisionID {
         return revisionID[revisionID.index(after: dash)...]
     }
 
-    static func md5(_ bytes: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 16)
-        var length: UInt32 = 0
-        let ok = bytes.withUnsafeBytes { input in
-            EVP_Digest(input.baseAddress, input.count, &digest, &length, EVP_md5(), nil)
-        }
-        // OpenSSL can refuse MD5 (a FIPS-only configuration): compute it ourselves then.
-        return ok == 1 && length == 16 ? digest : PortableMD5.digest(bytes)
-    }
+    static func md5(_ bytes: [UInt8]) -> [UInt8] { PortableMD5.digest(bytes) }
 
     static func hex(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { output in
@@ -115,6 +112,30 @@ enum RevisionID {
     /// The id made by ``packed(_:)``.
     static func unpacked(generation: UInt32, digest: [UInt8]) -> String {
         "\(generation)-" + hex(digest)
+    }
+
+    /// ``unpacked(generation:digest:)`` for a digest kept as two little-endian words, written in
+    /// one allocation (reads format the id of every record they return).
+    static func text(generation: UInt32, digest: (UInt64, UInt64)) -> String {
+        var digits = 1
+        var rest = generation / 10
+        while rest > 0 { digits += 1; rest /= 10 }
+        return String(unsafeUninitializedCapacity: digits + 33) { output in
+            var value = generation
+            for index in stride(from: digits - 1, through: 0, by: -1) {
+                output[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+            output[digits] = UInt8(ascii: "-")
+            let hexDigits: StaticString = "0123456789abcdef"
+            withUnsafeBytes(of: (digest.0.littleEndian, digest.1.littleEndian)) { bytes in
+                for (index, byte) in bytes.enumerated() {
+                    output[digits + 1 + 2 * index] = hexDigits.utf8Start[Int(byte >> 4)]
+                    output[digits + 2 + 2 * index] = hexDigits.utf8Start[Int(byte & 0x0F)]
+                }
+            }
+            return digits + 33
+        }
     }
 
     /// Orders revisions the way CouchDB picks a winner among equals: higher generation first, then

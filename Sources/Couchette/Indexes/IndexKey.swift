@@ -71,6 +71,7 @@ enum IndexKey {
     }
 
     private static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        bytes.reserveCapacity(bytes.count + text.utf8.count + 3)  // one allocation for a key probed per query
         bytes.append(string)
         appendEscaped(text, to: &bytes)
         bytes.append(0)
@@ -80,14 +81,17 @@ enum IndexKey {
     /// The string's UTF-8 bytes with `00` escaped, without the type byte or terminator: every
     /// string that starts with `text` encodes to `0x06` + this + more.
     static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
-        let utf8 = text.utf8
-        guard utf8.contains(0) else {
-            bytes.append(contentsOf: utf8)
-            return
-        }
-        for byte in utf8 {
-            bytes.append(byte)
-            if byte == 0 { bytes.append(0xFF) }
+        var text = text
+        text.withUTF8 { utf8 in
+            // Searched as a buffer: `String.UTF8View.contains` goes byte by byte through the view.
+            guard utf8.contains(0) else {
+                bytes.append(contentsOf: utf8)
+                return
+            }
+            for byte in utf8 {
+                bytes.append(byte)
+                if byte == 0 { bytes.append(0xFF) }
+            }
         }
     }
 

@@ -56,6 +56,67 @@ struct IndexPlanner {
         return .union(candidate.ranges)
     }
 
+    // MARK: - Access paths (what a prepared query keeps between executions)
+
+    /// Which index serves the query, without the ranges: what ``choose()`` decides from the
+    /// indexes alone, so that it holds for any parameter values while the indexes stay the same.
+    enum AccessPath: Sendable {
+        case fullScan
+        /// The ranges of the WHERE's one term on the first column of `index`.
+        case term(CompiledIndex)
+        /// One range of the WHERE's one term walked in ORDER BY order.
+        case ordered(CompiledIndex, groupColumns: Int, descending: Bool)
+    }
+
+    /// Whether ``choose()`` picks its index from the indexes alone for `analysis`: a WHERE of at
+    /// most one sargable term, and with ORDER BY a term that is no equality or IN. Every index
+    /// matching one term scores alike (the first wins), and a single non-equality term can only
+    /// bound the first column of an ordered walk, so parameter values change the ranges, never
+    /// the index — except to say that nothing matches, which ``instantiate(_:)`` finds again.
+    /// Equalities and IN lists decide between composite prefixes and ordered walks by their
+    /// values (MISSING, how many values): those queries are planned at every execution.
+    static func pathIsStatic(_ analysis: IndexAnalysis) -> Bool {
+        switch analysis.condition {
+        case nil: return true
+        case .term(let term)?:
+            guard analysis.order != nil else { return true }
+            switch term.predicate {
+            case .equal, .among: return false
+            default: return true
+            }
+        default: return false
+        }
+    }
+
+    /// The access path a choice followed (nil when the ranges alone say nothing matches, which
+    /// values decide: such a choice is not kept).
+    static func path(of choice: Choice?) -> AccessPath? {
+        switch choice {
+        case nil: return .fullScan
+        case .union(let ranges)?: return ranges.first.map { .term($0.index) }
+        case .ordered(let range, let groupColumns, let descending)?:
+            return .ordered(range.index, groupColumns: groupColumns, descending: descending)
+        }
+    }
+
+    /// The choice `path` gives with this execution's values: what ``choose()`` returns for the
+    /// same indexes (see ``pathIsStatic(_:)``).
+    func instantiate(_ path: AccessPath) throws -> Choice? {
+        guard case .term(let term)? = analysis.condition else { return nil }
+        switch path {
+        case .fullScan:
+            return nil
+        case .term(let index):
+            return .union(try ranges(of: term, in: index))
+        case .ordered(let index, let groupColumns, let descending):
+            // The walk of `orderedChoice` from column 0: a non-IN term gives at most one range.
+            guard var ordered = try ranges(of: term, in: index).first else { return .union([]) }
+            ordered.inIndexOrder = true
+            ordered.descending = descending
+            return .ordered(ordered, groupColumns: groupColumns, descending: descending)
+        }
+    }
+
     // MARK: - Ranges
 
     private func matches(_ index: CompiledIndex, _ term: IndexTerm, column: Int) -> Bool {
@@ -162,18 +223,9 @@ struct IndexPlanner {
     private func candidate(_ condition: AccessCondition) throws -> Candidate? {
         switch condition {
         case .term(let term):
-            var best: Candidate?
-            for index in indexes where matches(index, term, column: 0) {
-                let decides = try decidesWhere(term, index)
-                let ranges = try tupleRanges(term, fixed: []).map { tuple in
-                    var found = range(index, tuple, [term.text])
-                    found.decidesWhere = decides
-                    return found
-                }
-                let found = Candidate(ranges: ranges, score: Self.score(term.predicate))
-                if best == nil || found.score > best!.score { best = found }
-            }
-            return best
+            // Every index matching the term scores alike: the first one wins.
+            guard let index = indexes.first(where: { matches($0, term, column: 0) }) else { return nil }
+            return Candidate(ranges: try ranges(of: term, in: index), score: Self.score(term.predicate))
         case .all(let parts):
             var best: Candidate?
             for part in parts {
@@ -193,6 +245,16 @@ struct IndexPlanner {
                 score = min(score, found.score)
             }
             return Candidate(ranges: ranges, score: max(0, score - 1))
+        }
+    }
+
+    /// The ranges of `index`'s first column that `term` selects.
+    private func ranges(of term: IndexTerm, in index: CompiledIndex) throws -> [Range] {
+        let decides = try decidesWhere(term, index)
+        return try tupleRanges(term, fixed: []).map { tuple in
+            var found = range(index, tuple, [term.text])
+            found.decidesWhere = decides
+            return found
         }
     }
 

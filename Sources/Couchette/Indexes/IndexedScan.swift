@@ -8,6 +8,15 @@
 struct IndexedScan: DocumentScan {
     let collection: CollectionSpec
     let analysis: IndexAnalysis
+    /// The index the last execution chose, while the collection's built indexes stay the same:
+    /// a prepared query then plans nothing per execution (see ``IndexPlanner/pathIsStatic(_:)``).
+    private let paths: AccessPathCache?
+
+    init(collection: CollectionSpec, analysis: IndexAnalysis) {
+        self.collection = collection
+        self.analysis = analysis
+        paths = IndexPlanner.pathIsStatic(analysis) ? AccessPathCache() : nil
+    }
 
     var fullScan: CollectionScan { CollectionScan(collection: collection, includeDeleted: false) }
 
@@ -16,7 +25,13 @@ struct IndexedScan: DocumentScan {
     private func choose(_ snapshot: StoreSnapshot, _ context: EvaluationContext) throws -> IndexPlanner.Choice? {
         let indexes = try snapshot.indexes(collection, readyOnly: true)
         guard !indexes.isEmpty else { return nil }
-        return try IndexPlanner(analysis: analysis, indexes: indexes, context: context).choose()
+        guard let paths else { return try IndexPlanner(analysis: analysis, indexes: indexes, context: context).choose() }
+        if let path = paths.path(for: indexes) {
+            return try IndexPlanner(analysis: analysis, indexes: [], context: context).instantiate(path)
+        }
+        let choice = try IndexPlanner(analysis: analysis, indexes: indexes, context: context).choose()
+        if let path = IndexPlanner.path(of: choice) { paths.keep(path, for: indexes) }
+        return choice
     }
 
     func explain(_ snapshot: StoreSnapshot, context: EvaluationContext) throws -> String {
@@ -95,28 +110,56 @@ struct IndexedScan: DocumentScan {
                     end = next
                     if column == 0 { firstEnd = next }
                 }
-                let current = Array(tuple[..<end])
-                if current != group {
-                    if !pending.isEmpty { try flush() }
-                    if stopped { return false }
-                    // Every later entry sorts after every row kept so far when all groups so far
-                    // were exact, or when the first column changes (its bytes then differ, so
-                    // its values do); otherwise an inexact earlier column could still hide a
-                    // smaller row further on.
-                    if let previous = group, isSatisfied(),
-                        order.exact || !previous[..<firstColumnEnd].elementsEqual(current[..<min(firstEnd, current.count)])
-                    {
-                        return false
-                    }
-                    if order.exact && !IndexKey.isExact(current, values: groupColumns) { order.exact = false }
-                    group = current
-                    firstColumnEnd = min(firstEnd, current.count)
+                // An entry of the current group (equal values) is compared in place; the group's
+                // bytes are copied only when a new one starts.
+                if let group, group.elementsEqual(tuple[..<end]) {
+                    pending.append(Array(id))
+                    return true
                 }
+                let current = Array(tuple[..<end])
+                if !pending.isEmpty { try flush() }
+                if stopped { return false }
+                // Every later entry sorts after every row kept so far when all groups so far
+                // were exact, or when the first column changes (its bytes then differ, so
+                // its values do); otherwise an inexact earlier column could still hide a
+                // smaller row further on.
+                if let previous = group, isSatisfied(),
+                    order.exact || !previous[..<firstColumnEnd].elementsEqual(current[..<min(firstEnd, current.count)])
+                {
+                    return false
+                }
+                if order.exact && !IndexKey.isExact(current, values: groupColumns) { order.exact = false }
+                group = current
+                firstColumnEnd = min(firstEnd, current.count)
                 pending.append(Array(id))
                 return true
             }
             try snapshot.forEachIndexEntry(from: range.lower, to: range.upper, descending: descending, visit)
             if !stopped && !pending.isEmpty { try flush() }
         }
+    }
+}
+
+/// The access path of one prepared query's last planning, and the indexes it was planned for.
+///
+/// The key is the identity of the ready indexes: the registry hands out one ``CompiledIndex``
+/// per stored definition (its bytes include the index number, which a re-created index never
+/// reuses), and a ready list without the same objects in the same order is another set of
+/// indexes — created, deleted, rebuilding or rebuilt — so the path is planned again.
+final class AccessPathCache: Sendable {
+    private let entry = Locked<(indexes: [CompiledIndex], path: IndexPlanner.AccessPath)?>(nil)
+
+    /// The path kept for exactly these indexes, else nil.
+    func path(for indexes: [CompiledIndex]) -> IndexPlanner.AccessPath? {
+        entry.withLock { entry in
+            guard let entry, entry.indexes.count == indexes.count,
+                zip(entry.indexes, indexes).allSatisfy({ $0 === $1 })
+            else { return nil }
+            return entry.path
+        }
+    }
+
+    func keep(_ path: IndexPlanner.AccessPath, for indexes: [CompiledIndex]) {
+        entry.withLock { $0 = (indexes, path) }
     }
 }

@@ -7,6 +7,11 @@ struct HTTPResponse: Sendable {
         /// worker writes what it yields. It should return when ``ResponseStream/write(_:)`` returns
         /// false (the client went away) or its task is cancelled (the listener stops).
         case stream(@Sendable (ResponseStream) async -> Void)
+        /// Exactly `length` bytes from a producer, sent with `Content-Length` instead of chunked
+        /// (an attachment, whose size is known before it is read). A HEAD request gets the
+        /// header without running the producer. Should the producer end early or run over, the
+        /// connection is closed after the response, since the client cannot find the next one.
+        case sized(length: UInt64, @Sendable (ResponseStream) async -> Void)
     }
 
     var status: Int
@@ -43,6 +48,8 @@ struct HTTPResponse: Sendable {
         guard let failure = failure as? CouchetteError else {
             return failure is CancellationError ? (503, "service_unavailable") : (500, "internal_server_error")
         }
+        // CouchDB's answer to attachment data that does not match its digest.
+        if BlobWriter.isDigestMismatch(failure) { return (400, "content_md5_mismatch") }
         switch failure.code {
         case .notFound: return (404, "not_found")
         case .conflict: return (409, "conflict")

@@ -271,10 +271,7 @@ final class HTTPServer: Sendable {
         if closing { mg_response_header_add(connection, "Connection", "close", -1) }
         switch response.body {
         case .bytes(let bytes):
-            // A HEAD answer may carry the length its GET would have (an attachment's).
-            if !(method == "HEAD" && response.headers.contains { $0.0 == "Content-Length" }) {
-                mg_response_header_add(connection, "Content-Length", String(bytes.count), -1)
-            }
+            mg_response_header_add(connection, "Content-Length", String(bytes.count), -1)
             mg_response_header_send(connection)
             if method != "HEAD", !bytes.isEmpty {
                 _ = bytes.withUnsafeBytes { mg_write(connection, $0.baseAddress, $0.count) }
@@ -282,25 +279,47 @@ final class HTTPServer: Sendable {
         case .stream(let producer):
             mg_response_header_add(connection, "Transfer-Encoding", "chunked", -1)
             mg_response_header_send(connection)
-            let stream = ResponseStream()
-            let task = Task {
-                await producer(stream)
-                stream.finish()
-            }
-            let id = register(task)
-            defer { unregister(id) }
-            while let chunk = stream.next() {
-                let sent = chunk.withUnsafeBufferPointer { buffer in
-                    buffer.withMemoryRebound(to: CChar.self) { mg_send_chunk(connection, $0.baseAddress, UInt32($0.count)) }
-                }
-                if sent < 0 {
-                    stream.cancel()
-                    task.cancel()
-                    return
+            let complete = pump(producer) { chunk in
+                chunk.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { mg_send_chunk(connection, $0.baseAddress, UInt32($0.count)) >= 0 }
                 }
             }
-            mg_send_chunk(connection, "", 0)
+            if complete { mg_send_chunk(connection, "", 0) }
+        case .sized(let length, let producer):
+            mg_response_header_add(connection, "Content-Length", String(length), -1)
+            mg_response_header_send(connection)
+            guard method != "HEAD" else { return }
+            var left = length
+            let complete = pump(producer) { chunk in
+                // Never more than announced: the client would read the excess as the next response.
+                let count = Int(min(UInt64(chunk.count), left))
+                left -= UInt64(count)
+                let written = chunk.withUnsafeBytes { mg_write(connection, $0.baseAddress, count) }
+                return written == count && count == chunk.count
+            }
+            if !complete || left > 0 { mg_disable_connection_keep_alive(connection) }
         }
+    }
+
+    /// Runs `producer` in a task registered for cancellation by ``stop()`` and hands each chunk
+    /// it queues to `send` on this worker thread; false when `send` failed (the producer is
+    /// then cancelled).
+    private func pump(_ producer: @escaping @Sendable (ResponseStream) async -> Void, send: ([UInt8]) -> Bool) -> Bool {
+        let stream = ResponseStream()
+        let task = Task {
+            await producer(stream)
+            stream.finish()
+        }
+        let id = register(task)
+        defer { unregister(id) }
+        while let chunk = stream.next() {
+            if !send(chunk) {
+                stream.cancel()
+                task.cancel()
+                return false
+            }
+        }
+        return true
     }
 
     private enum ReadOutcome {

@@ -172,10 +172,16 @@ extension ListenerRouter {
     /// answers it whenever `Accept` lists `multipart/mixed`. So: JSON only when `Accept` names
     /// `application/json` and not `multipart/mixed`.
     static func prefersMultipart(_ request: HTTPRequest) -> Bool {
-        let types = (request.header("accept") ?? "").lowercased().split(separator: ",").map {
+        acceptsMultipartMixed(request) || !acceptedTypes(request).contains("application/json")
+    }
+
+    /// Whether `Accept` names `multipart/mixed` (how `_bulk_get` is asked for multipart).
+    static func acceptsMultipartMixed(_ request: HTTPRequest) -> Bool { acceptedTypes(request).contains("multipart/mixed") }
+
+    private static func acceptedTypes(_ request: HTTPRequest) -> [String] {
+        (request.header("accept") ?? "").lowercased().split(separator: ",").map {
             $0.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         }
-        return types.contains("multipart/mixed") || !types.contains("application/json")
     }
 
     // MARK: - Attachments
@@ -222,7 +228,7 @@ extension ListenerRouter {
             object["_id"] = .string(id)
             if let rev = request.query["rev"], object["_rev"] == nil { object["_rev"] = .string(rev) }
             revision = try reader.revision(object: .dictionary(object))
-        } catch let error as CouchetteError where error.code == .invalidParameter {
+        } catch let error as CouchetteError where error.code == .invalidParameter && !BlobWriter.isDigestMismatch(error) {
             throw ListenerError.badRequest(error.message)
         }
         if let failure = try await keyspace.peer.bulkDocs([revision]).first { throw failure.error }

@@ -33,7 +33,9 @@ extension ListenerRouter {
     /// `latest=true` a superseded revision is answered with the leaves that descend from it.
     /// Blob and attachment content newer than the entry's `atts_since` comes inline as base64
     /// when `attachments=true` or the entry has `atts_since` (as CouchDB 3.5 answers, transcript
-    /// b02); otherwise every attachment is a stub.
+    /// b02); otherwise every attachment is a stub. With `Accept: multipart/mixed` the same
+    /// revisions come as the parts of a `multipart/mixed` body (transcript a10), content as
+    /// `"follows": true` attachment parts streamed from the blob store.
     func bulkGet(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> HTTPResponse {
         guard case .array(let docs)? = try ListenerRouter.jsonBody(request)["docs"] else {
             throw ListenerError.badRequest("_bulk_get expects {\"docs\": [{\"id\": …, \"rev\": …}]}")
@@ -56,25 +58,48 @@ extension ListenerRouter {
         }
         let includeHistory = request.query["revs"] == "true"
         let allContent = request.query["attachments"] == "true"
-        let fetched = try await keyspace.peer.bulkGetGrouped(requests)
+        let fetched = try await keyspace.peer.bulkGetGrouped(requests).enumerated().map { index, fetches in
+            fetches.map { fetch -> RevisionFetch in
+                guard case .found(var revision) = fetch, !allContent, requests[index].knownAncestors.isEmpty else { return fetch }
+                revision.attachments = [:]
+                return .found(revision)
+            }
+        }
+        if ListenerRouter.acceptsMultipartMixed(request) {
+            // CouchDB 3.x: the revisions of every entry in order, as the parts of one
+            // multipart/mixed body (see ``MultipartDocumentWriter/writeMixed``); content streams
+            // from the blob files as the client takes it.
+            let boundary = MultipartDocumentWriter.makeBoundary()
+            let all = fetched.flatMap { $0 }
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", MultipartDocumentWriter.contentType("mixed", boundary: boundary))],
+                body: .stream { stream in
+                    try? await MultipartDocumentWriter.writeMixed(
+                        all, includeHistory: includeHistory, style: .bulkGet(errorBody: ListenerRouter.bulkGetError), boundary: boundary
+                    ) { bytes in
+                        guard await stream.send(bytes) else { throw CancellationError() }
+                    }
+                    stream.finish()
+                })
+        }
         let results: [Value] = zip(requests, fetched).map { request, fetches in
             let entries: [Value] = fetches.map { fetch in
                 switch fetch {
-                case .found(var revision):
-                    if !allContent && request.knownAncestors.isEmpty { revision.attachments = [:] }
-                    return .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
-                case .failed(let id, let rev, let error):
-                    return .dictionary([
-                        "error": .dictionary([
-                            "id": .string(id), "rev": .string(rev), "error": .string(HTTPResponse.couchDBError(for: error).name),
-                            "reason": .string(error.code == .notFound ? "missing" : error.message),
-                        ])
-                    ])
+                case .found(let revision): .dictionary(["ok": CouchDBDocument.json(revision, includeHistory: includeHistory)])
+                case .failed(let id, let rev, let error): .dictionary(["error": ListenerRouter.bulkGetError(id: id, rev: rev, error)])
                 }
             }
             return .dictionary(["id": .string(request.id), "docs": .array(entries)])
         }
         return .json(.dictionary(["results": .array(results)]))
+    }
+
+    /// A revision `_bulk_get` cannot return, as CouchDB names it: `{"id", "rev", "error", "reason"}`.
+    private static func bulkGetError(id: String, rev: String, _ error: CouchetteError) -> Value {
+        .dictionary([
+            "id": .string(id), "rev": .string(rev), "error": .string(HTTPResponse.couchDBError(for: error).name),
+            "reason": .string(error.code == .notFound ? "missing" : error.message),
+        ])
     }
 
     /// `POST /{db}/_bulk_docs`: with `"new_edits": false` revisions are grafted with their

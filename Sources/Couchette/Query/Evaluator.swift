@@ -32,15 +32,32 @@ final class EvaluationContext {
     var variables: [Datum?]
     var aggregates: [Datum?] = []
     let parameters: [String: Datum]
+    /// The values of ``QueryPlan/parameterOrder``, looked up by name once per execution instead
+    /// of hashing the name at every row.
+    let parameterValues: [Datum?]
     /// Set by a ``FullTextScan`` for the rows it delivers: every MATCH of the WHERE holds for
     /// them, and `fullTextRanks[slot]` is the BM25 score of MATCH number `slot`.
     var fullTextMatched = false
     var fullTextRanks: [Double] = []
 
-    init(sourceCount: Int, variableCount: Int, parameters: [String: Datum]) {
+    init(sourceCount: Int, variableCount: Int, parameters: [String: Datum], parameterOrder: [String] = []) {
         sources = Array(repeating: nil, count: sourceCount)
         variables = Array(repeating: nil, count: variableCount)
         self.parameters = parameters
+        parameterValues = parameterOrder.map { parameters[$0] }
+    }
+
+    /// A context for one execution of `plan`.
+    convenience init(_ plan: QueryPlan, parameters: [String: Datum]) {
+        self.init(
+            sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters,
+            parameterOrder: plan.parameterOrder)
+    }
+
+    /// The parameter in `slot`, else (a constant compiled apart from the plan, whose slots the
+    /// plan does not list) by `name`.
+    func parameter(_ slot: Int, _ name: String) -> Datum? {
+        slot < parameterValues.count ? parameterValues[slot] : parameters[name]
     }
 }
 

@@ -40,7 +40,7 @@ struct Executor {
         for source in plan.sources {
             if case .collection(let spec) = source.kind { try reader.checkUsable(spec) }
         }
-        let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
+        let context = EvaluationContext(plan, parameters: parameters)
         let limit = try plan.limit.map { try count($0, context, "LIMIT") }
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
         let now = reader.clock.nowMilliseconds()
@@ -187,33 +187,27 @@ struct Executor {
             }
             context.sources[source] = nil
         case .join(let kind, let source, _, let on, let hash):
-            var side = joined[index]
-            let candidates: [Int]
-            if let hash, let lookup = side.lookup {
-                // The hash key of a document id is its string: other outer values match nothing.
-                if case .string(let id)? = try hash.outer(context), let binding = try lookup(id) {
-                    side.bindings = [binding]
-                    candidates = [0]
-                } else {
-                    candidates = []
-                }
-            } else if let hash, let probe = side.probe {
-                side.bindings = try probe(try hash.outer(context))
-                candidates = Array(side.bindings.indices)
-            } else if let hash, let buckets = side.buckets {
-                candidates = try hash.outer(context).flatMap { buckets[HashKey($0)] } ?? []
-            } else {
-                candidates = Array(side.bindings.indices)
-            }
             var matched = false
-            for candidate in candidates where !sink.isFull {
+            func consider(_ binding: SourceBinding) throws {
+                guard !sink.isFull else { return }
                 try sink.interruption.check()
-                context.sources[source] = side.bindings[candidate]
+                context.sources[source] = binding
                 if let on {
-                    guard let result = try on(context), !result.isNull, result.isTruthy else { continue }
+                    guard let result = try on(context), !result.isNull, result.isTruthy else { return }
                 }
                 matched = true
                 try emit(stage: index + 1, joined, context, sink)
+            }
+            let side = joined[index]
+            if let hash, let lookup = side.lookup {
+                // The hash key of a document id is its string: other outer values match nothing.
+                if case .string(let id)? = try hash.outer(context), let binding = try lookup(id) { try consider(binding) }
+            } else if let hash, let probe = side.probe {
+                for binding in try probe(try hash.outer(context)) { try consider(binding) }
+            } else if let hash, let buckets = side.buckets {
+                for candidate in try hash.outer(context).flatMap({ buckets[HashKey($0)] }) ?? [] { try consider(side.bindings[candidate]) }
+            } else {
+                for binding in side.bindings { try consider(binding) }
             }
             if kind == .left && !matched {
                 context.sources[source] = nil

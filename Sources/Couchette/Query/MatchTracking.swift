@@ -37,7 +37,7 @@ extension Executor {
     /// on the FROM document, then the rest): both must pass.
     func anyMatches(_ ids: some Sequence<String>, in reader: StoreReader, parameters: [String: Datum]) throws -> Bool {
         guard case .collection(let spec) = plan.sources.first?.kind else { return true }
-        let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
+        let context = EvaluationContext(plan, parameters: parameters)
         let includeDeleted = plan.sources[0].includeDeleted
         let now = reader.clock.nowMilliseconds()
         return try reader.read { snapshot in

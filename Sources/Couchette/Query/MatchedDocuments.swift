@@ -94,7 +94,7 @@ extension Executor {
     ) throws -> IncrementalOutcome {
         guard case .collection(let spec) = plan.sources.first?.kind else { return .tooMany }
         try reader.checkUsable(spec)
-        let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters)
+        let context = EvaluationContext(plan, parameters: parameters)
         let includeDeleted = plan.sources[0].includeDeleted
         let now = reader.clock.nowMilliseconds()
         return try reader.read { snapshot -> IncrementalOutcome in

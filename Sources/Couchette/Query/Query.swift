@@ -114,7 +114,7 @@ public final class Query: Sendable {
     public func explain() async throws -> String {
         try reader.checkOpen()
         let values = (try? storedParameters.withLock { $0.resolved }.get()) ?? [:]
-        let context = EvaluationContext(sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: values)
+        let context = EvaluationContext(plan, parameters: values)
         return try reader.read { snapshot in
             try plan.mainScan.explain(snapshot, context: context) + plan.explanationTail(snapshot)
         }

@@ -18,6 +18,8 @@ struct QueryCompiler {
     private var variableCount = 0
     private var aggregates: [AggregatePlan] = []
     private var parameterNames: Set<String> = []
+    /// Each parameter's slot in ``EvaluationContext/parameterValues``, in order of first use.
+    private var parameterOrder: [String] = []
     private var resultAliases: [(String, Expression)] = []
     /// Sources referenced while compiling the current expression (for hash-join analysis).
     private var referencedSources: Set<Int> = []
@@ -51,9 +53,8 @@ struct QueryCompiler {
     ) throws -> QueryPlan {
         var compiler = QueryCompiler(databaseName: databaseName, lookup: lookup)
         compiler.fullText.lookup = fullTextLookup
-        var plan = try compiler.compileStatement(statement)
-        try compiler.planMainScan(statement, &plan)
-        return plan
+        let plan = try compiler.compileStatement(statement)
+        return try compiler.planMainScan(statement, plan)
     }
 
     /// The clauses of a statement, as far as the rule "aggregates only in the result list, HAVING
@@ -222,21 +223,20 @@ struct QueryCompiler {
             stages: stages, mainFilter: mainFilter, filter: filter, groupKeys: groupKeys,
             aggregates: aggregates, isAggregating: aggregating, having: having, columns: columns,
             columnNames: columnNames, order: order, distinct: statement.distinct, limit: limit,
-            offset: offset, parameterNames: parameterNames, variableCount: variableCount)
+            offset: offset, parameterNames: parameterNames, parameterOrder: parameterOrder, variableCount: variableCount)
     }
 
     /// Step 2: lets indexes find the main collection's documents when the statement allows it (no
     /// deleted documents read); the ranges themselves are chosen at each execution
     /// (``IndexedScan``), when the parameters are known.
-    private mutating func planMainScan(_ statement: SelectStatement, _ plan: inout QueryPlan) throws {
-        guard !plan.sources[0].includeDeleted, case .collection(let spec) = plan.sources[0].kind else { return }
+    private mutating func planMainScan(_ statement: SelectStatement, _ plan: QueryPlan) throws -> QueryPlan {
+        guard !plan.sources[0].includeDeleted, case .collection(let spec) = plan.sources[0].kind else { return plan }
         if let scan = fullTextScan(statement, collection: spec, aggregating: plan.isAggregating) {
-            plan.mainScan = scan
-            return
+            return plan.replacingMainScan(scan)
         }
         let orderUsable = statement.joins.isEmpty && !plan.isAggregating && !statement.distinct && statement.limit != nil
         let analysis = try analyzeIndexUse(statement, orderUsable: orderUsable)
-        if !analysis.isEmpty { plan.mainScan = IndexedScan(collection: spec, analysis: analysis) }
+        return analysis.isEmpty ? plan : plan.replacingMainScan(IndexedScan(collection: spec, analysis: analysis))
     }
 
     /// The sargable parts of WHERE and ORDER BY, with names resolved as ``compilePath`` does.
@@ -509,7 +509,9 @@ struct QueryCompiler {
             return { _ in nil }
         case .parameter(let name):
             parameterNames.insert(name)
-            return { context in context.parameters[name] }
+            let slot = parameterOrder.firstIndex(of: name) ?? parameterOrder.count
+            if slot == parameterOrder.count { parameterOrder.append(name) }
+            return { context in context.parameter(slot, name) }
         case .identifier, .member, .subscripted, .meta:
             return try compilePath(value)
         case .allProperties(let base):

@@ -1,29 +1,70 @@
 /// A compiled query: everything ``Executor`` needs, built once by ``QueryCompiler`` and reused by
 /// every execution.
-struct QueryPlan: Sendable {
+///
+/// A class, not a struct: every execution, its sink and its closures share the one plan by
+/// reference. As a struct of some twenty arrays and closures, each copy retained every field and
+/// released it again: about an eighth of the time of a prepared point lookup.
+final class QueryPlan: Sendable {
     /// FROM, JOIN and UNNEST sources in order; index 0 is the main (FROM) collection.
-    var sources: [SourcePlan]
+    let sources: [SourcePlan]
     /// How the main collection's documents are found (a full scan, or indexes chosen at run time).
-    var mainScan: any DocumentScan
+    let mainScan: any DocumentScan
     /// JOINs and UNNESTs, applied in order to each row of the main scan.
-    var stages: [Stage]
+    let stages: [Stage]
     /// The WHERE conjuncts that read only the main document, applied before the stages (with
     /// JOINs or UNNESTs only); ``filter`` holds the others.
-    var mainFilter: Evaluator?
-    var filter: Evaluator?
-    var groupKeys: [Evaluator]
-    var aggregates: [AggregatePlan]
+    let mainFilter: Evaluator?
+    let filter: Evaluator?
+    let groupKeys: [Evaluator]
+    let aggregates: [AggregatePlan]
     /// True with GROUP BY or any aggregate: rows are folded into groups before projection.
-    var isAggregating: Bool
-    var having: Evaluator?
-    var columns: [Evaluator]
-    var columnNames: [String]
-    var order: [OrderKey]
-    var distinct: Bool
-    var limit: Evaluator?
-    var offset: Evaluator?
-    var parameterNames: Set<String>
-    var variableCount: Int
+    let isAggregating: Bool
+    let having: Evaluator?
+    let columns: [Evaluator]
+    let columnNames: [String]
+    let order: [OrderKey]
+    let distinct: Bool
+    let limit: Evaluator?
+    let offset: Evaluator?
+    let parameterNames: Set<String>
+    /// The parameters by slot (``EvaluationContext/parameterValues``).
+    let parameterOrder: [String]
+    let variableCount: Int
+
+    init(
+        sources: [SourcePlan], mainScan: any DocumentScan, stages: [Stage], mainFilter: Evaluator?, filter: Evaluator?,
+        groupKeys: [Evaluator], aggregates: [AggregatePlan], isAggregating: Bool, having: Evaluator?, columns: [Evaluator],
+        columnNames: [String], order: [OrderKey], distinct: Bool, limit: Evaluator?, offset: Evaluator?,
+        parameterNames: Set<String>, parameterOrder: [String], variableCount: Int
+    ) {
+        self.sources = sources
+        self.mainScan = mainScan
+        self.stages = stages
+        self.mainFilter = mainFilter
+        self.filter = filter
+        self.groupKeys = groupKeys
+        self.aggregates = aggregates
+        self.isAggregating = isAggregating
+        self.having = having
+        self.columns = columns
+        self.columnNames = columnNames
+        self.order = order
+        self.distinct = distinct
+        self.limit = limit
+        self.offset = offset
+        self.parameterNames = parameterNames
+        self.parameterOrder = parameterOrder
+        self.variableCount = variableCount
+    }
+
+    /// The same plan reading the main collection through `scan` (the compiler's second step).
+    func replacingMainScan(_ scan: any DocumentScan) -> QueryPlan {
+        QueryPlan(
+            sources: sources, mainScan: scan, stages: stages, mainFilter: mainFilter, filter: filter, groupKeys: groupKeys,
+            aggregates: aggregates, isAggregating: isAggregating, having: having, columns: columns, columnNames: columnNames,
+            order: order, distinct: distinct, limit: limit, offset: offset, parameterNames: parameterNames,
+            parameterOrder: parameterOrder, variableCount: variableCount)
+    }
 }
 
 struct SourcePlan: Sendable {

@@ -60,12 +60,13 @@ enum AttachmentContent: Sendable {
         }
     }
 
-    /// Stores the content in `store` under `digest` (verified: content that does not match its
-    /// digest is refused, except a CouchDB `md5-` name of the declared `length`, see
-    /// ``BlobWriter/finish(expecting:couchDBLength:)``). The digest is held until the caller
-    /// releases it.
-    func install(into store: BlobStore, digest: String, length: UInt64?) throws {
-        let writer = try store.makeWriter(expecting: digest)
+    /// Stores the content in `store` under `digest`, verified: content that does not match its
+    /// digest is refused and not kept (see ``BlobWriter/finish(expecting:encodedMD5:)``; staged
+    /// content that arrived gzip-encoded also matches by the MD5 of those bytes, content of a
+    /// type CouchDB compresses (`contentType`) by CouchDB's name for it compressed). The digest
+    /// is held until the caller releases it.
+    func install(into store: BlobStore, digest: String, contentType: String?) throws {
+        let writer = try store.makeWriter(expecting: digest, contentType: contentType)
         switch self {
         case .data(let data):
             try writer.append(data)
@@ -73,7 +74,8 @@ enum AttachmentContent: Sendable {
             let path = filePath
             try BlobReader(path: path).forEachChunk { try writer.append($0) }
         }
-        _ = try writer.finish(expecting: digest, couchDBLength: length)
+        let encodedMD5: String? = if case .staged(let file) = self { file.encodedMD5 } else { nil }
+        _ = try writer.finish(expecting: digest, encodedMD5: encodedMD5)
     }
 }
 

@@ -34,6 +34,9 @@ final class ContinuousChangesFeed: Sendable {
         var position: Value?
         var endSequence: Value?
         var isClosed = false
+        /// A whole line (a row, `last_seq` or a heartbeat) arrived: the server streams a
+        /// continuous feed. Until then, silence does not end a wait at its deadline.
+        var isConfirmed = false
         var failure: (any Error)?
         var stream: HTTPClientStream?
     }
@@ -90,6 +93,13 @@ final class ContinuousChangesFeed: Sendable {
 
     /// Up to `limit` buffered rows as soon as there are any; otherwise reads until there are
     /// rows, the feed ends, or `timeout` passed.
+    ///
+    /// Until the feed's first line arrived, the wait goes on past `timeout` (up to
+    /// ``idleLimit`` of silence): a server that ignores `feed=continuous` answers a long poll,
+    /// whose first line (`{"results":[`) tells so, and a busy process may take the whole
+    /// `timeout` to get to bytes that arrived in time — a `.quiet` then would stand for the
+    /// long poll's rows. A continuous feed sends its first heartbeat within half the wait.
+    /// Bytes already received are always read before the deadline is looked at.
     /// - Throws: ``Unsupported``; `.unauthorized` for 401/403; `.http` for other error statuses;
     ///   `.io` when the connection failed or stayed silent past ``idleLimit``; `CancellationError`.
     func next(limit: Int, timeout: Duration) async throws -> Outcome {
@@ -100,10 +110,12 @@ final class ContinuousChangesFeed: Sendable {
             if let outcome = try take(limit) { return outcome }
             let stream = try await openedStream()
             let now = clock.now
-            if now >= deadline { return .quiet }
+            let confirmed = state.withLock { $0.isConfirmed }
+            if confirmed, now >= deadline, stream.unreadByteCount == 0 { return .quiet }
             let read: HTTPClientStream.Read
             do {
-                read = try await stream.read(waitingAtMost: deadline - now)
+                // Unconfirmed: wait for the first line; the transfer's idle timeout bounds it.
+                read = try await stream.read(waitingAtMost: confirmed ? max(deadline - now, .zero) : idleLimit)
             } catch is CancellationError where !Task.isCancelled {
                 return .closed  // ``close()`` ended the transfer
             } catch let error as CouchetteError {
@@ -113,7 +125,7 @@ final class ContinuousChangesFeed: Sendable {
             switch read {
             case .bytes(let bytes): try parse(bytes)
             case .end: close()
-            case .quiet: return .quiet
+            case .quiet: if confirmed { return .quiet }
             }
         }
     }
@@ -181,7 +193,10 @@ final class ContinuousChangesFeed: Sendable {
                 let line = String(decoding: state.partialLine[start..<newline], as: UTF8.self).trimmingCharacters(
                     in: .whitespacesAndNewlines)
                 start = newline + 1
-                guard !line.isEmpty else { continue }  // a heartbeat
+                guard !line.isEmpty else {
+                    state.isConfirmed = true  // a heartbeat
+                    continue
+                }
                 do {
                     let row = try JSON.parse(line)
                     if row["results"] != nil {
@@ -191,6 +206,7 @@ final class ContinuousChangesFeed: Sendable {
                         return true
                     } else {
                         state.rows.append(try PeerChange(couchDBRow: row, from: identifier))
+                        state.isConfirmed = true
                     }
                 } catch let error as CouchetteError where error.code == .invalidParameter {
                     problem = Unsupported(reason: "a line that is not JSON: \(line.prefix(100))")

@@ -195,8 +195,13 @@ struct LocalPeer: ReplicationPeer {
         do {
             let referenced = BlobSearch.references(in: EncodedValue(bytes: body))
             for (digest, content) in revision.attachments.sorted(by: { $0.key < $1.key }) {
-                let declared = referenced.first { $0.digest == digest && $0.isAttachment }?.length
-                try content.install(into: store, digest: digest, length: declared)
+                let reference = referenced.first { $0.digest == digest }
+                do {
+                    try content.install(into: store, digest: digest, contentType: reference?.contentType)
+                } catch let error as CouchetteError where BlobWriter.isDigestMismatch(error) {
+                    let name = reference.map { "\($0.isAttachment ? "attachment" : "blob") '\($0.path)'" } ?? "content"
+                    throw CouchetteError(error.code, "document '\(revision.id)' revision \(revision.revisionID): \(name): \(error.message)")
+                }
                 held.append(digest)
             }
             store.hold(referenced.map(\.digest))

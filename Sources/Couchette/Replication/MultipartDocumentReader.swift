@@ -7,7 +7,9 @@ import Foundation
 ///
 /// Each attachment's content streams as it arrives, decoded first when the part is gzip
 /// (`Content-Encoding: gzip` or the entry's `"encoding": "gzip"`), and is checked against the
-/// entry's length (CouchDB's "attachment shorter/longer than expected"). It goes either into a
+/// entry's length (CouchDB's "attachment shorter/longer than expected") and its digest — the MD5
+/// of the bytes as they arrived, gzip-encoded ones included, as CouchDB checks it (or the
+/// SHA-1/MD5 of the decoded content). It goes either into a
 /// ``BlobWriter`` of a store (the listener: the digest is checked there and held, see
 /// ``BlobStore/hold(_:)``, until the caller releases ``held``), or into ``StagedFile``s in a
 /// directory (a pulling replicator: the revision then carries them, checked when stored).
@@ -25,6 +27,7 @@ final class MultipartDocumentReader {
     private struct Following {
         let name: String
         let digest: String
+        let contentType: String?
         let length: UInt64?
         let encodedLength: UInt64?
         let gzip: Bool
@@ -60,6 +63,8 @@ final class MultipartDocumentReader {
         let entry: Following
         let sink: Sink
         let decoder: GzipDecoder?
+        /// The MD5 of gzip-encoded bytes as they arrive: CouchDB names such content by it.
+        let encodedDigest: ContentDigest?
         var received: UInt64 = 0
     }
 
@@ -173,7 +178,9 @@ final class MultipartDocumentReader {
             }
             following.append(
                 Following(
-                    name: name, digest: digest, length: Self.count(entry[Blob.Key.length]),
+                    name: name, digest: digest,
+                    contentType: entry[Blob.Key.contentType].flatMap { if case .string(let type) = $0 { type } else { nil } },
+                    length: Self.count(entry[Blob.Key.length]),
                     encodedLength: Self.count(entry["encoded_length"]),
                     gzip: entry["encoding"] == .string("gzip")))
         }
@@ -203,10 +210,12 @@ final class MultipartDocumentReader {
         let gzip = entry.gzip || headers["content-encoding"]?.lowercased() == "gzip"
         let sink: Sink =
             switch destination {
-            case .store(let store): .blob(try store.makeWriter(expecting: entry.digest))
+            case .store(let store): .blob(try store.makeWriter(expecting: entry.digest, contentType: entry.contentType))
             case .staging(let directory): .staged(try StagedFile.Writer(directory: directory))
             }
-        current = Current(entry: entry, sink: sink, decoder: gzip ? try GzipDecoder(maximumOutput: entry.length ?? UInt64.max) : nil)
+        current = Current(
+            entry: entry, sink: sink, decoder: gzip ? try GzipDecoder(maximumOutput: entry.length ?? UInt64.max) : nil,
+            encodedDigest: gzip ? try ContentDigest() : nil)
     }
 
     /// `attachment; filename="one.txt"` → `one.txt`.
@@ -232,6 +241,7 @@ final class MultipartDocumentReader {
             throw CouchetteError(.invalidParameter, "attachment longer than expected: '\(part.entry.name)' has more than \(limit) bytes")
         }
         if let decoder = part.decoder {
+            chunk.withUnsafeBytes { part.encodedDigest?.update($0) }
             try decoder.decode(chunk) { try part.sink.append($0) }
         } else {
             try part.sink.append(chunk)
@@ -249,14 +259,21 @@ final class MultipartDocumentReader {
                 .invalidParameter, "attachment shorter than expected: '\(part.entry.name)' has \(part.received) of \(expected) bytes")
         }
         let length: UInt64
+        let encodedMD5 = part.encodedDigest?.finish().md5
         switch part.sink {
         case .blob(let writer):
-            let stored = try writer.finish(expecting: part.entry.digest, couchDBLength: part.entry.length)
+            let stored: BlobWriter.Stored
+            do {
+                stored = try writer.finish(expecting: part.entry.digest, encodedMD5: encodedMD5)
+            } catch let error as CouchetteError where BlobWriter.isDigestMismatch(error) {
+                throw CouchetteError(error.code, "attachment '\(part.entry.name)': \(error.message)")
+            }
             held.append(stored.digest)
             length = stored.length
         case .staged(let writer):
+            // Checked when stored (``AttachmentContent/install``), by this MD5 if it arrived gzip-encoded.
             length = writer.length
-            staged[part.entry.digest] = .staged(try writer.finish())
+            staged[part.entry.digest] = .staged(try writer.finish(encodedMD5: encodedMD5))
         }
         if let declared = part.entry.length, length != declared {
             throw CouchetteError(

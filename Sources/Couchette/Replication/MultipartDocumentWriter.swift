@@ -64,11 +64,20 @@ enum MultipartDocumentWriter {
         return total + UInt64("\r\n--\(boundary)--".utf8.count)
     }
 
-    /// `open_revs` as `multipart/mixed`: each fetched revision one part, `application/json` when
-    /// no content travels with it, a nested `multipart/related` when some does, and a missing
-    /// revision as `application/json; error="true"` `{"missing": rev}`.
+    /// How a `multipart/mixed` answer marks its parts. `open_revs` (one document): a missing
+    /// revision is `{"missing": rev}`. `_bulk_get` (many documents, CouchDB 3.x): a nested
+    /// `multipart/related` part also names its document and revision (`X-Doc-Id`, `X-Rev-Id`),
+    /// and a failed fetch carries the error object `errorBody` makes, as in the JSON answer.
+    enum MixedStyle {
+        case openRevisions
+        case bulkGet(errorBody: (_ id: String, _ revisionID: String, _ error: CouchetteError) -> Value)
+    }
+
+    /// `open_revs` or `_bulk_get` as `multipart/mixed`: each fetched revision one part,
+    /// `application/json` when no content travels with it, a nested `multipart/related` when
+    /// some does, and a failed fetch as `application/json; error="true"`.
     static func writeMixed(
-        _ fetched: [RevisionFetch], includeHistory: Bool, boundary: String,
+        _ fetched: [RevisionFetch], includeHistory: Bool, style: MixedStyle = .openRevisions, boundary: String,
         _ write: ([UInt8]) async throws -> Void
     ) async throws {
         for fetch in fetched {
@@ -79,15 +88,33 @@ enum MultipartDocumentWriter {
                     try await write(Array("--\(boundary)\r\nContent-Type: application/json\r\n\r\n\(JSON.string(from: json))\r\n".utf8))
                 } else {
                     let inner = makeBoundary()
-                    try await write(Array("--\(boundary)\r\nContent-Type: \(contentType("related", boundary: inner))\r\n\r\n".utf8))
+                    var headers = ""
+                    if case .bulkGet = style {
+                        headers = "X-Doc-Id: \(headerSafe(revision.id))\r\nX-Rev-Id: \(headerSafe(revision.revisionID))\r\n"
+                    }
+                    try await write(
+                        Array("--\(boundary)\r\n\(headers)Content-Type: \(contentType("related", boundary: inner))\r\n\r\n".utf8))
                     try await writeRelated(json: json, following: following, boundary: inner, write)
                     try await write(Array("\r\n".utf8))
                 }
-            case .failed(_, let rev, _):
-                let missing = JSON.string(from: .dictionary(["missing": .string(rev)]))
-                try await write(Array("--\(boundary)\r\nContent-Type: application/json; error=\"true\"\r\n\r\n\(missing)\r\n".utf8))
+            case .failed(let id, let rev, let error):
+                let body: Value =
+                    switch style {
+                    case .openRevisions: .dictionary(["missing": .string(rev)])
+                    case .bulkGet(let errorBody): errorBody(id, rev, error)
+                    }
+                try await write(
+                    Array("--\(boundary)\r\nContent-Type: application/json; error=\"true\"\r\n\r\n\(JSON.string(from: body))\r\n".utf8))
             }
         }
         try await write(Array("--\(boundary)--".utf8))
+    }
+
+    /// A document id or revision as a header value: CR and LF (which would end the header and
+    /// let an id forge parts) become `%0D` and `%0A`, and `%` itself `%25`.
+    static func headerSafe(_ text: String) -> String {
+        guard text.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "%" || $0 == "\r\n" }) else { return text }
+        return text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r\n", with: "%0D%0A")
+            .replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
     }
 }

@@ -42,17 +42,7 @@ extension RemotePeer {
             query.append(("atts_since", JSON.string(from: .array(request.knownAncestors.map(Value.string)))))
         }
         let path = "/" + RemotePeer.encodeDocumentID(request.id)
-        let server = selection.current
-        var httpRequest = HTTPClientRequest(
-            method: "GET", url: url(path, query: query, on: server),
-            headers: [("Accept", "multipart/mixed, application/json")] + requestHeaders(on: server))
-        httpRequest.idleTimeout = readTimeout
-        let stream: HTTPClientStream
-        do {
-            stream = try await client.stream(for: httpRequest, bufferLimit: 1 << 20)
-        } catch let error as HTTPConnectError {
-            throw CouchetteError(.io, "cannot reach \(base) (GET \(path)): \(error.message)")
-        }
+        let stream = try await openStream("GET", path, query: query, accept: "multipart/mixed, application/json")
         let type = stream.headers["content-type"] ?? ""
         guard (200..<300).contains(stream.status) else {
             let text = try await Self.collect(stream, limit: 1 << 16)
@@ -78,14 +68,64 @@ extension RemotePeer {
                     id: request.id, revisionID: rev, error: CouchetteError(.notFound, "\(base) has no revision \(rev) of '\(request.id)'"))
             }
         }
-        return try await readOpenRevisions(stream, contentType: type, request: request)
+        return try await readMixed(stream, contentType: type, requests: [request])
     }
 
-    /// Reads a `multipart/mixed` `open_revs` answer: `application/json` parts (a revision
-    /// without content, or `error="true"` `{"missing": rev}`) and `multipart/related` parts.
-    private func readOpenRevisions(_ stream: HTTPClientStream, contentType: String, request: RevisionRequest) async throws
+    /// `POST /{db}/_bulk_get?revs=true&attachments=true` with `Accept: multipart/mixed`: the
+    /// requested revisions and the content newer than each one's `atts_since`, in one response
+    /// whose attachment parts stream into staged files (as ``fetchAsMultipart(_:)`` reads
+    /// `open_revs`, with one request for many documents). Nil when the server cannot answer so
+    /// (no `_bulk_get`, or an answer that is not multipart: its body is not read, and the
+    /// server is not asked again).
+    func bulkGetMultipart(_ requests: [RevisionRequest]) async throws -> [RevisionFetch]? {
+        guard answersBulkGetAsMultipart.withLock({ $0 }) else { return nil }
+        let docs: [Value] = requests.map { request in
+            var entry: [String: Value] = ["id": .string(request.id), "rev": .string(request.revisionID)]
+            if !request.knownAncestors.isEmpty { entry["atts_since"] = .array(request.knownAncestors.map(Value.string)) }
+            return .dictionary(entry)
+        }
+        var query = [("revs", "true"), ("attachments", "true")]
+        if requests.contains(where: \.latest) { query.append(("latest", "true")) }
+        let stream = try await openStream(
+            "POST", "/_bulk_get", query: query, accept: "multipart/mixed", body: .dictionary(["docs": .array(docs)]))
+        let type = stream.headers["content-type"] ?? ""
+        guard (200..<300).contains(stream.status), type.lowercased().hasPrefix("multipart/mixed") else {
+            // An older server answers JSON with the content inline as base64: not read.
+            stream.cancel()
+            answersBulkGetAsMultipart.withLock { $0 = false }
+            return nil
+        }
+        return try await readMixed(stream, contentType: type, requests: requests)
+    }
+
+    /// A request to the server in use whose answer is read as it arrives (at most 1 MiB held).
+    /// - Throws: `.io` naming the server when it cannot be reached.
+    private func openStream(_ method: String, _ path: String, query: [(String, String)], accept: String, body: Value? = nil)
+        async throws -> HTTPClientStream
+    {
+        let server = selection.current
+        var request = HTTPClientRequest(
+            method: method, url: url(path, query: query, on: server), headers: [("Accept", accept)] + requestHeaders(on: server))
+        if let body {
+            request.headers.append(("Content-Type", "application/json"))
+            request.body = Data(JSON.string(from: body).utf8)
+        }
+        request.idleTimeout = readTimeout
+        do {
+            return try await client.stream(for: request, bufferLimit: 1 << 20)
+        } catch let error as HTTPConnectError {
+            throw CouchetteError(.io, "cannot reach \(base) (\(method) \(path)): \(error.message)")
+        }
+    }
+
+    /// Reads a `multipart/mixed` answer of `open_revs` or `_bulk_get`: `application/json` parts
+    /// (a revision without content, or `error="true"`: `{"missing": rev}` from `open_revs`,
+    /// `{"id", "rev", "error", "reason"}` from `_bulk_get`) and `multipart/related` parts.
+    private func readMixed(_ stream: HTTPClientStream, contentType: String, requests: [RevisionRequest]) async throws
         -> [RevisionFetch]
     {
+        guard let first = requests.first else { return [] }
+        func requested(_ id: String?) -> RevisionRequest { requests.first { $0.id == id } ?? first }
         var outer = try MultipartReader(contentType: contentType)
         var fetched: [RevisionFetch] = []
         var json: [UInt8]?
@@ -114,7 +154,7 @@ extension RemotePeer {
                         json!.append(contentsOf: bytes)
                         guard json!.count <= 64 << 20 else {
                             throw CouchetteError(
-                                .invalidParameter, "\(base): a JSON part of open_revs for '\(request.id)' is larger than 64 MiB")
+                                .invalidParameter, "\(base): a JSON part of a multipart answer for '\(first.id)' is larger than 64 MiB")
                         }
                     }
                 case .partEnd:
@@ -124,12 +164,16 @@ extension RemotePeer {
                         inner = nil
                     } else if let bytes = json {
                         let value = try JSON.parse(String(decoding: bytes, as: UTF8.self))
+                        let id: String? = if case .string(let given)? = value["_id"] ?? value["id"] { given } else { nil }
+                        let request = requested(id)
                         if jsonIsError || value["missing"] != nil {
-                            let rev: String = if case .string(let missing)? = value["missing"] { missing } else { request.revisionID }
-                            fetched.append(
-                                .failed(
-                                    id: request.id, revisionID: rev,
-                                    error: CouchetteError(.notFound, "\(base) has no revision \(rev) of '\(request.id)'")))
+                            var rev = request.revisionID
+                            if case .string(let named)? = value["missing"] ?? value["rev"] { rev = named }
+                            let error =
+                                value["error"] == nil || value["error"] == .string("not_found")
+                                ? CouchetteError(.notFound, "\(base) has no revision \(rev) of '\(request.id)'")
+                                : RemotePeer.documentError(value, id: request.id)
+                            fetched.append(.failed(id: request.id, revisionID: rev, error: error))
                         } else {
                             fetched.append(RemotePeer.revision(value, requested: request))
                         }

@@ -41,6 +41,9 @@ final class RemotePeer: ReplicationPeer {
     /// Whether continuous waits read a `feed=continuous` stream; false once the server showed
     /// it cannot stream `_changes`: long polls from then on.
     let streamsChanges = Locked(true)
+    /// False once the server answered a `_bulk_get` that asked for `multipart/mixed` with
+    /// something else: large content is then fetched per document from `open_revs`.
+    let answersBulkGetAsMultipart = Locked(true)
     /// True after a request found no server to connect to, until one is answered again.
     let isUnreachable = Locked(false)
     /// How often ``awaitRetry(within:)`` probes an unreachable server.
@@ -204,18 +207,19 @@ final class RemotePeer: ReplicationPeer {
         if !small.isEmpty, let withContent = try await bulkGetJSON(small.map(\.request), withContent: true) {
             // Matched by id and revision, not position: a server may answer in its own order.
             for entry in small {
-                let again = withContent.first {
-                    switch $0 {
-                    case .found(let revision): revision.id == entry.request.id && revision.revisionID == entry.request.revisionID
-                    case .failed(let id, let rev, _): id == entry.request.id && rev == entry.request.revisionID
-                    }
-                }
-                if let again { fetched[entry.index] = again }
+                if let again = withContent.first(where: { Self.answers($0, entry.request) }) { fetched[entry.index] = again }
             }
         }
-        for entry in large {
-            let found = try await fetchAsMultipart(entry.request)
-            fetched[entry.index] = found.first ?? notReturned(entry.request)
+        if !large.isEmpty {
+            // One multipart `_bulk_get` for all of them (CouchDB 3.x), else one `open_revs` each.
+            let together = try await bulkGetMultipart(large.map(\.request))
+            for entry in large {
+                if let found = together?.first(where: { Self.answers($0, entry.request) }) {
+                    fetched[entry.index] = found
+                } else {
+                    fetched[entry.index] = try await fetchAsMultipart(entry.request).first ?? notReturned(entry.request)
+                }
+            }
         }
         return fetched
     }
@@ -259,6 +263,14 @@ final class RemotePeer: ReplicationPeer {
         }
         fetched += requests.dropFirst(results.count).map(notReturned)
         return fetched
+    }
+
+    /// Whether `fetch` is the answer to `request` (same document and revision).
+    static func answers(_ fetch: RevisionFetch, _ request: RevisionRequest) -> Bool {
+        switch fetch {
+        case .found(let revision): revision.id == request.id && revision.revisionID == request.revisionID
+        case .failed(let id, let rev, _): id == request.id && rev == request.revisionID
+        }
     }
 
     /// A requested revision the server's `_bulk_get` answer left out.

@@ -18,8 +18,14 @@ import Darwin
 /// ```
 final class StagedFile: Sendable {
     let path: String
+    /// The MD5 (`md5-<base64>`) of the bytes as they arrived, when they arrived gzip-encoded and
+    /// were staged decoded: CouchDB may name such content by it.
+    let encodedMD5: String?
 
-    private init(path: String) { self.path = path }
+    private init(path: String, encodedMD5: String?) {
+        self.path = path
+        self.encodedMD5 = encodedMD5
+    }
 
     deinit { unlink(path) }
 
@@ -49,11 +55,12 @@ final class StagedFile: Sendable {
         }
 
         /// Closes the file and hands it over (deleted when the returned object goes).
-        func finish() throws -> StagedFile {
+        /// `encodedMD5`: see ``StagedFile/encodedMD5``.
+        func finish(encodedMD5: String? = nil) throws -> StagedFile {
             guard descriptor >= 0 else { throw CouchetteError(.io, "staged file \(path) is closed") }
             close(descriptor)
             descriptor = -1
-            return StagedFile(path: path)
+            return StagedFile(path: path, encodedMD5: encodedMD5)
         }
 
         func abandon() {

@@ -116,15 +116,19 @@ final class BlobStore: Sendable {
 
     // MARK: - Writing
 
-    /// A writer for new content; ``BlobWriter/finish(expecting:couchDBLength:)`` moves it into
+    /// A writer for new content; ``BlobWriter/finish(expecting:encodedMD5:)`` moves it into
     /// place. `expecting`: the digest the content will be checked against, if known (an `md5-`
-    /// one makes the writer compute MD5 as well as SHA-1).
-    func makeWriter(expecting expected: String? = nil) throws -> BlobWriter {
+    /// one makes the writer compute MD5 as well as SHA-1, and, for content of a type CouchDB
+    /// compresses (`contentType`), the MD5 CouchDB names it by compressed).
+    func makeWriter(expecting expected: String? = nil, contentType: String? = nil) throws -> BlobWriter {
         try ensureDirectory()
         let name = Self.temporaryPrefix + UUID().uuidString
         inFlight.withLock { _ = $0.temporaries.insert(name) }
+        let md5 = expected?.hasPrefix("md5-") == true
         do {
-            return try BlobWriter(store: self, temporaryPath: directory + "/" + name, computingMD5: expected?.hasPrefix("md5-") == true)
+            return try BlobWriter(
+                store: self, temporaryPath: directory + "/" + name, computingMD5: md5,
+                couchDBGzip: md5 && CouchDBGzipDigest.isCompressible(contentType))
         } catch {
             inFlight.withLock { _ = $0.temporaries.remove(name) }
             throw error

@@ -156,6 +156,22 @@ final class WriteTransaction: ReadTransaction {
         }
     }
 
+    /// Puts `key` with a value of `count` bytes that `write` fills where LMDB will keep them
+    /// (`MDB_RESERVE`): the value is never built and copied first. Not for `MDB_DUPSORT` tables.
+    /// `write` must fill every byte and must not touch the transaction.
+    func put(_ table: Table, key: [UInt8], count: Int, writing write: (UnsafeMutableRawBufferPointer) -> Void) throws {
+        try withValue(key) { keyValue in
+            var dataValue = MDB_val(mv_size: count, mv_data: nil)
+            var rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND | MDB_RESERVE))
+            if rc == MDB_KEYEXIST {
+                dataValue = MDB_val(mv_size: count, mv_data: nil)
+                rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_RESERVE))
+            }
+            try StorageError.check(rc, "writing \(table.name)")
+            write(UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: count))
+        }
+    }
+
     /// Removes `key`; returns false when it was not there.
     @discardableResult
     func delete(_ table: Table, key: [UInt8]) throws -> Bool {

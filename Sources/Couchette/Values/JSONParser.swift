@@ -143,6 +143,23 @@ struct JSONParser<Sink: JSONSink> {
     private mutating func parseString(_ deliver: (UnsafeBufferPointer<UInt8>) -> Void) throws {
         position += 1
         let start = position
+        // The common case, a string without escapes, scanned with a local index (the loop below
+        // keeps `position` in memory and checks bounds on every byte).
+        if let base = bytes.baseAddress {
+            var index = start
+            let end = bytes.count
+            while index < end {
+                let byte = base[index]
+                if byte == UInt8(ascii: "\"") {
+                    deliver(UnsafeBufferPointer(start: base + start, count: index - start))
+                    position = index + 1
+                    return
+                }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                index += 1
+            }
+            position = index
+        }
         while position < bytes.count {
             let byte = bytes[position]
             switch byte {

@@ -276,10 +276,10 @@ struct ValueEncoder {
         let narrow = ValueTag.headerSize(narrow: true) + slots.count * 2 + contentSize <= Int(UInt16.max)
         let width = ValueTag.fieldWidth(narrow: narrow)
         let header = ValueTag.headerSize(narrow: narrow) + slots.count * width
-        bytes.append(contentsOf: repeatElement(0, count: header))
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            let base = UnsafeMutableRawPointer(buffer.baseAddress! + start)
-            (base + header).copyMemory(from: base, byteCount: contentSize)  // regions may overlap
+        if header <= Self.zeros.count {
+            bytes.append(contentsOf: Self.zeros[..<header])
+        } else {
+            bytes.append(contentsOf: repeatElement(0, count: header))
         }
         let tag =
             switch (dictionary, narrow) {
@@ -288,15 +288,31 @@ struct ValueEncoder {
             case (false, true): ValueTag.narrowArray
             case (false, false): ValueTag.array
             }
-        bytes[start] = tag
-        patch(UInt32(header + contentSize), at: start + 1, width: width)
-        patch(UInt32(dictionary ? slots.count / 2 : slots.count), at: start + 1 + width, width: width)
-        var position = start + ValueTag.headerSize(narrow: narrow)
-        for target in slots {
-            patch(UInt32(target - start + header), at: position, width: width)
-            position += width
+        // The header is written through one pointer: every field fits its width (the contents
+        // were bounded above, narrow fields only when the whole container is under 64 KiB).
+        bytes.withUnsafeMutableBytes { buffer in
+            let base = buffer.baseAddress! + start
+            (base + header).copyMemory(from: base, byteCount: contentSize)  // regions may overlap
+            func field(_ number: Int, at offset: Int) {
+                if narrow {
+                    base.storeBytes(of: UInt16(number).littleEndian, toByteOffset: offset, as: UInt16.self)
+                } else {
+                    base.storeBytes(of: UInt32(number).littleEndian, toByteOffset: offset, as: UInt32.self)
+                }
+            }
+            base.storeBytes(of: tag, as: UInt8.self)
+            field(header + contentSize, at: 1)
+            field(dictionary ? slots.count / 2 : slots.count, at: 1 + width)
+            var position = ValueTag.headerSize(narrow: narrow)
+            for target in slots {
+                field(target - start + header, at: position)
+                position += width
+            }
         }
     }
+
+    /// Room for the header of a container of up to ~60 slots, appended in one copy.
+    private static let zeros = [UInt8](repeating: 0, count: 256)
 
     /// Like ``closeWrittenContainer(start:slots:dictionary:)`` for dictionary entries that arrived
     /// in any order: sorts them by key bytes and, of a repeated key, keeps only the last one (as
@@ -363,9 +379,5 @@ struct ValueEncoder {
 
     private mutating func appendLittleEndian<T: FixedWidthInteger>(_ number: T) {
         withUnsafeBytes(of: number.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    private mutating func patch(_ number: UInt32, at offset: Int, width: Int) {
-        for index in 0..<width { bytes[offset + index] = UInt8(truncatingIfNeeded: number >> (8 * index)) }
     }
 }
