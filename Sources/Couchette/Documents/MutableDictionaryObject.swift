@@ -127,10 +127,26 @@ public final class MutableDictionaryObject: DictionaryProtocol {
             return
         }
         // The entries sorted once, with their slots: no look-up by key while writing.
-        let entries = slots.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        let entries = slots.sorted { Self.precedes($0.key, $1.key) }
         try encoder.writeDictionary(sortedKeys: entries.map(\.key)) { encoder, index in
             try entries[index].value.encode(into: &encoder)
         }
+    }
+
+    /// Whether key `a` sorts before `b` in the stored order (by UTF-8 bytes), comparing the bytes
+    /// where they lie (a property name is almost always stored in the string itself).
+    private static func precedes(_ a: String, _ b: String) -> Bool {
+        let order = a.utf8.withContiguousStorageIfAvailable { left in
+            b.utf8.withContiguousStorageIfAvailable { right -> Bool in
+                let common = min(left.count, right.count)
+                if common > 0 {
+                    let difference = memcmp(left.baseAddress!, right.baseAddress!, common)
+                    if difference != 0 { return difference < 0 }
+                }
+                return left.count < right.count
+            }
+        }
+        return (order ?? nil) ?? a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     /// Writes the stored entries as they are, in their stored (sorted) order, with the edited
