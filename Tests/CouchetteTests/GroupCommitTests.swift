@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Couchette
@@ -49,11 +50,16 @@ import Testing
         try await withDatabase { database, _ in
             let spec = try database.defaultCollection().spec
             let queue = WriteQueue()
-            let appender = Task.detached {
+            // The appender is a thread of its own: `take` below blocks this test's pool thread,
+            // and on a loaded 2-core machine an appender task could wait behind it (and behind
+            // every other test) for the whole 30 s limit, starving the suite meanwhile.
+            let appended = AsyncStream<Void>.makeStream()
+            Thread.detachNewThread {
                 for i in 0..<3 {
-                    try await Task.sleep(for: .milliseconds(5))
+                    usleep(5_000)
                     queue.append(Self.save(spec, "late-\(i)"))
                 }
+                appended.continuation.finish()
             }
             // Woken by the third append, long before the limit.
             let started = ContinuousClock.now
@@ -62,7 +68,7 @@ import Testing
                 gathered += queue.take(atLeast: 3 - gathered.count, waitingAtMost: .seconds(30))
             }
             #expect(gathered.count == 3)
-            try await appender.value
+            for await _ in appended.stream {}
             // Nobody arriving: the wait ends at its limit with what is there.
             #expect(queue.take(atLeast: 1, waitingAtMost: .milliseconds(1)).isEmpty)
         }

@@ -179,7 +179,15 @@ func startProcess(_ process: Process) async throws {
     while openDescriptorCount() >= 1000, ContinuousClock.now < deadline {
         try await Task.sleep(for: .milliseconds(20))
     }
-    try processLaunchLock.withLock { try process.run() }
+    // Launching takes the lock and `posix_spawn`, which under load was seen to take seconds:
+    // on one of the cooperative pool's two threads that stalled every other test (listener
+    // tests then failed with "no data for 30 s"). So the launch runs on a thread of its own.
+    let launching = process
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        Thread.detachNewThread {
+            continuation.resume(with: Result { try processLaunchLock.withLock { try launching.run() } })
+        }
+    }
 }
 
 /// How many file descriptors this process has open.

@@ -114,6 +114,14 @@ struct DocumentRecord: Sendable {
     }
 
     init(decoding bytes: UnsafeRawBufferPointer) throws {
+        var bodyStart = 0
+        try self.init(decodingHeaderOf: bytes, bodyStart: &bodyStart)
+        body = Array(bytes[bodyStart...])
+    }
+
+    /// The record `bytes` holds with its body left empty, and where the body begins: scans check
+    /// a record's visibility (and their WHERE, in place) before copying its body out of the map.
+    init(decodingHeaderOf bytes: UnsafeRawBufferPointer, bodyStart: inout Int) throws {
         var reader = ByteReader(bytes: bytes)
         let flags = try reader.read(UInt8.self)
         let compact = flags & Self.compactLayout != 0
@@ -126,7 +134,8 @@ struct DocumentRecord: Sendable {
         } else {
             revision = .text(try reader.string(length: Int(try reader.read(UInt16.self))))
         }
-        body = reader.rest()
+        body = []
+        bodyStart = reader.position
     }
 
     /// True when the document's expiration time has passed: it reads as absent until purged.

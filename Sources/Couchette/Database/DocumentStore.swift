@@ -37,15 +37,21 @@ struct DocumentStore: Sendable {
     }
 
     /// Calls `body` with every visible record of `collection` in document-id order, until it
-    /// returns false.
+    /// returns false. Visibility is checked, and `skipping` shown the encoded body where it lies,
+    /// before a body is copied out of the map: records it rejects are passed over.
     func forEachVisibleRecord(
         _ txn: ReadTransaction, _ collection: CollectionSpec, now: UInt64, includingDeleted: Bool,
+        skipping rejects: ((UnsafeRawBufferPointer) -> Bool)? = nil,
         _ body: (String, DocumentRecord) throws -> Bool
     ) throws {
         let prefix = StoreLayout.collectionPrefix(collection.number)
         try txn.scan(tables.documents, prefix: prefix) { key, value in
-            let record = try DocumentRecord(decoding: value)
+            var bodyStart = 0
+            var record = try DocumentRecord(decodingHeaderOf: value, bodyStart: &bodyStart)
             guard record.isVisible(now: now, includingDeleted: includingDeleted) else { return true }
+            let stored = UnsafeRawBufferPointer(rebasing: value[bodyStart...])
+            if let rejects, rejects(stored) { return true }
+            record.body = Array(stored)
             return try body(String(decoding: key[prefix.count...], as: UTF8.self), record)
         }
     }

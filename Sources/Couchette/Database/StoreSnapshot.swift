@@ -50,12 +50,14 @@ struct StoreSnapshot {
     }
 
     /// Calls `body` with every visible record of `collection` in document-id order, until it
-    /// returns false.
+    /// returns false; records whose encoded body `skipping` rejects (read in place) are passed over
+    /// without being copied.
     func forEachVisibleRecord(
         _ collection: CollectionSpec, now: UInt64, includingDeleted: Bool,
+        skipping rejects: ((UnsafeRawBufferPointer) -> Bool)? = nil,
         _ body: (String, DocumentRecord) throws -> Bool
     ) throws {
-        try store.forEachVisibleRecord(txn, collection, now: now, includingDeleted: includingDeleted, body)
+        try store.forEachVisibleRecord(txn, collection, now: now, includingDeleted: includingDeleted, skipping: rejects, body)
     }
 
     /// The revision tree of `id` (empty when the document does not exist).

@@ -82,7 +82,7 @@ struct FullTextScan: DocumentScan {
 
     func forEach(
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
-        order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool
+        order: ScanOrder, isSatisfied: () -> Bool, filter: BodyFilter?, _ body: (SourceBinding) throws -> Bool
     ) throws {
         let (documents, scores) = try hits(snapshot, context)
         func binding(_ index: Int) throws -> SourceBinding? {

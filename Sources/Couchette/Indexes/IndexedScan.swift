@@ -76,14 +76,14 @@ struct IndexedScan: DocumentScan {
 
     func forEach(
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
-        order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool
+        order: ScanOrder, isSatisfied: () -> Bool, filter: BodyFilter?, _ body: (SourceBinding) throws -> Bool
     ) throws {
         func fetch(_ id: [UInt8]) throws -> SourceBinding? {
             try CollectionScan.lookup(snapshot, collection, String(decoding: id, as: UTF8.self), now: now, includeDeleted: false)
         }
         switch try choose(snapshot, context) {
         case nil:
-            try fullScan.forEach(snapshot, now: now, context: context, order: order, isSatisfied: isSatisfied, body)
+            try fullScan.forEach(snapshot, now: now, context: context, order: order, isSatisfied: isSatisfied, filter: filter, body)
         case .union(let ranges):
             order.passesWhere = ranges.count == 1 && ranges[0].decidesWhere
             try Self.forEachDocument(in: ranges.map { ($0.lower, $0.upper) }, snapshot, collection, now: now, body)
@@ -102,7 +102,9 @@ struct IndexedScan: DocumentScan {
                 }
                 pending.removeAll(keepingCapacity: true)
             }
-            let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool = { key, id in
+            // The walk's closure is passed straight in (not stored in a `let` of function type,
+            // which made every variable it captures a box checked for exclusive access at each use).
+            try snapshot.forEachIndexEntry(from: range.lower, to: range.upper, descending: descending) { key, id in
                 let tuple = UnsafeRawBufferPointer(rebasing: key[4...])
                 var end = 0, firstEnd = tuple.count
                 for column in 0..<groupColumns {
@@ -134,7 +136,6 @@ struct IndexedScan: DocumentScan {
                 pending.append(Array(id))
                 return true
             }
-            try snapshot.forEachIndexEntry(from: range.lower, to: range.upper, descending: descending, visit)
             if !stopped && !pending.isEmpty { try flush() }
         }
     }

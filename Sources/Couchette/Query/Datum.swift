@@ -19,14 +19,23 @@ enum Datum: Sendable {
 
     /// Wraps an encoded value: scalars are read out, containers stay encoded.
     init(_ encoded: EncodedValue) {
-        switch encoded.tag {
+        let scalar = encoded.bytes.withUnsafeBytes { buffer in
+            Datum(scalar: BorrowedValue(buffer: buffer, offset: encoded.offset, depth: encoded.depth))
+        }
+        self = scalar ?? .stored(encoded)
+    }
+
+    /// A scalar read where it lies; nil for an array or a dictionary (which a ``Datum`` keeps in
+    /// an owned ``EncodedValue``). Damaged bytes read as null.
+    init?(scalar value: BorrowedValue) {
+        switch value.tag {
         case ValueTag.falseValue: self = .bool(false)
         case ValueTag.trueValue: self = .bool(true)
-        case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: self = encoded.integer.map(Datum.int) ?? .null
-        case ValueTag.double: self = encoded.double.map(Datum.double) ?? .null
-        case ValueTag.largeInteger: self = encoded.largeInteger.map(Datum.largeInteger) ?? .null
-        case ValueTag.string: self = encoded.string.map(Datum.string) ?? .null
-        case ValueTag.array, ValueTag.narrowArray, ValueTag.dictionary, ValueTag.narrowDictionary: self = .stored(encoded)
+        case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: self = value.integer.map(Datum.int) ?? .null
+        case ValueTag.double: self = value.double.map(Datum.double) ?? .null
+        case ValueTag.largeInteger: self = value.largeInteger.map(Datum.largeInteger) ?? .null
+        case ValueTag.string: self = value.string.map(Datum.string) ?? .null
+        case ValueTag.array, ValueTag.narrowArray, ValueTag.dictionary, ValueTag.narrowDictionary: return nil
         default: self = .null
         }
     }

@@ -6,10 +6,11 @@
 protocol DocumentScan: Sendable, CustomStringConvertible {
     /// Calls `body` for every visible document in `snapshot`, until it returns false.
     /// A scan that delivers rows in ORDER BY order says so in `order`, and stops at the end of a
-    /// tie group once `isSatisfied()` (the executor has all the rows it needs).
+    /// tie group once `isSatisfied()` (the executor has all the rows it needs). A scan may pass
+    /// over documents whose stored body `filter` rejects (``BodyFilter``); it need not.
     func forEach(
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
-        order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool) throws
+        order: ScanOrder, isSatisfied: () -> Bool, filter: BodyFilter?, _ body: (SourceBinding) throws -> Bool) throws
 
     /// What this execution would do (explain()).
     func explain(_ snapshot: StoreSnapshot, context: EvaluationContext) throws -> String
@@ -46,9 +47,10 @@ struct CollectionScan: DocumentScan {
 
     func forEach(
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
-        order: ScanOrder, isSatisfied: () -> Bool, _ body: (SourceBinding) throws -> Bool
+        order: ScanOrder, isSatisfied: () -> Bool, filter: BodyFilter?, _ body: (SourceBinding) throws -> Bool
     ) throws {
-        try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: includeDeleted) { id, record in
+        let rejects = filter.map { filter in { (body: UnsafeRawBufferPointer) in filter.rejects(body) } }
+        try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: includeDeleted, skipping: rejects) { id, record in
             guard let binding = Self.binding(id, record) else { return true }
             return try body(binding)
         }

@@ -198,13 +198,21 @@ enum LikePattern {
         }
 
         func matches(_ text: String) -> Bool {
-            if let asciiTokens {
+            if asciiTokens != nil {
                 var text = text
-                if let result = text.withUTF8({ bytes in LikePattern.isPlain(bytes) ? LikePattern.match(bytes, asciiTokens) : nil }) {
-                    return result
-                }
+                if let result = text.withUTF8({ matchesBytes(UnsafeRawBufferPointer($0)) }) { return result }
             }
             return LikePattern.characterMatch(text, pattern, collation)
+        }
+
+        /// Whether ``matchesBytes(_:)`` can answer at all: binary collation, a plain ASCII pattern.
+        var matchesPlainBytes: Bool { asciiTokens != nil }
+
+        /// Matches text given as its UTF-8 bytes (a stored string, read in place); nil when the
+        /// pattern or the text is not plain ASCII, where only ``matches(_:)`` is right.
+        func matchesBytes(_ bytes: UnsafeRawBufferPointer) -> Bool? {
+            guard let asciiTokens, LikePattern.isPlain(bytes) else { return nil }
+            return LikePattern.match(bytes, asciiTokens)
         }
     }
 

@@ -60,7 +60,7 @@ struct Executor {
             let joined = try plan.stages.map { try prepare($0, snapshot, now, context, sink.interruption) }
             try plan.mainScan.forEach(
                 snapshot, now: now, context: context, order: scanOrder,
-                isSatisfied: { sink.hasAllRows }
+                isSatisfied: { sink.hasAllRows }, filter: try plan.precheck?.bind(context)
             ) { binding in
                 try sink.interruption.check()
                 context.sources[0] = binding
@@ -155,7 +155,7 @@ struct Executor {
             }
             return joined
         }
-        try scan.forEach(snapshot, now: now, context: context, order: ScanOrder(), isSatisfied: { false }) { binding in
+        try scan.forEach(snapshot, now: now, context: context, order: ScanOrder(), isSatisfied: { false }, filter: nil) { binding in
             try interruption.check()
             joined.bindings.append(binding)
             return true

@@ -126,6 +126,7 @@ struct QueryCompiler {
                 filter = Self.conjunction(late)
             }
         }
+        let precheck = try bodyPrecheck(statement.whereClause)
         clause = .groupBy
         let groupKeys = try statement.groupBy.map { try compileExpression($0) }
         clause = .results
@@ -220,7 +221,7 @@ struct QueryCompiler {
 
         return QueryPlan(
             sources: sources, mainScan: CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted),
-            stages: stages, mainFilter: mainFilter, filter: filter, groupKeys: groupKeys,
+            stages: stages, mainFilter: mainFilter, filter: filter, precheck: precheck, groupKeys: groupKeys,
             aggregates: aggregates, isAggregating: aggregating, having: having, columns: columns,
             columnNames: columnNames, order: order, distinct: statement.distinct, limit: limit,
             offset: offset, parameterNames: parameterNames, parameterOrder: parameterOrder, variableCount: variableCount)
@@ -281,6 +282,87 @@ struct QueryCompiler {
         case .subscripted(let base, .literal(.int(let index))): return pathSteps(base).map { $0 + ["n\(index)"] }
         case .subscripted(let base, .literal(.string(let key))): return pathSteps(base).map { $0 + ["k" + key] }
         default: return nil
+        }
+    }
+
+    /// The conjuncts of `condition` a scan can try on stored bodies in place (``BodyPrecheck``):
+    /// LIKE with a constant pattern and comparisons with a literal or a parameter, on fixed paths
+    /// of the main document, under binary collation.
+    private mutating func bodyPrecheck(_ condition: Expression?) throws -> BodyPrecheck? {
+        guard let condition, case .collection = sources[0].kind else { return nil }
+        var terms: [BodyPrecheck.Term] = []
+        for conjunct in CompiledIndex.conjuncts(condition) {
+            switch conjunct {
+            case .like(let subject, .literal(.string(let text)), let negated):
+                let pattern = LikePattern.Compiled(text, collationOf(subject, .literal(.string(text))))
+                guard pattern.matchesPlainBytes, let path = bodyPath(subject) else { continue }
+                terms.append(BodyPrecheck.Term(path: path, test: .like(pattern, negated: negated)))
+            case .binary(let op, let lhs, let rhs):
+                guard collationOf(lhs, rhs).isBinary else { continue }
+                // `constant op path` is `path op' constant`, op' the mirrored comparison.
+                let mirrored = !Self.isConstant(rhs)
+                let (subject, constant) = mirrored ? (rhs, lhs) : (lhs, rhs)
+                guard Self.isConstant(constant), let path = bodyPath(subject), let accept = Self.outcomes(op, mirrored: mirrored) else {
+                    continue
+                }
+                terms.append(BodyPrecheck.Term(path: path, test: .compare(try compileExpression(constant), accept)))
+            default:
+                continue
+            }
+        }
+        return terms.isEmpty ? nil : BodyPrecheck(terms: terms)
+    }
+
+    private static func isConstant(_ value: Expression) -> Bool {
+        switch value {
+        case .literal, .parameter: true
+        default: false
+        }
+    }
+
+    /// Which orders of `path` against the constant make `path op constant` true (`constant op
+    /// path` when `mirrored`).
+    private static func outcomes(_ op: Expression.BinaryOperator, mirrored: Bool) -> BodyPrecheck.Outcomes? {
+        var outcomes = BodyPrecheck.Outcomes()
+        switch op {
+        case .equal: outcomes.equal = true
+        case .less, .lessOrEqual:
+            outcomes.equal = op == .lessOrEqual
+            if mirrored { outcomes.greater = true } else { outcomes.less = true }
+        case .greater, .greaterOrEqual:
+            outcomes.equal = op == .greaterOrEqual
+            if mirrored { outcomes.less = true } else { outcomes.greater = true }
+        default: return nil
+        }
+        return outcomes
+    }
+
+    /// The steps of a fixed path of the main document as ``compilePath(_:)`` resolves it, nil for
+    /// anything else: a root that names another source, a result alias, a scope (`scope.collection.path`)
+    /// or a variable is not one.
+    private func bodyPath(_ value: Expression) -> [BodyPrecheck.Step]? {
+        switch value {
+        case .identifier(let name):
+            let lowered = name.lowercased()
+            if lowered == sources[0].alias.lowercased() { return [] }
+            if source(named: name) != nil || variables.contains(where: { $0.name == name })
+                || resultAliases.contains(where: { $0.0.lowercased() == lowered })
+                || sources.contains(where: { source in
+                    guard case .collection(let spec) = source.kind else { return false }
+                    return spec.scope.lowercased() == lowered
+                })
+            {
+                return nil
+            }
+            return [.key(Array(name.utf8))]
+        case .member(let base, let key):
+            return bodyPath(base).map { $0 + [.key(Array(key.utf8))] }
+        case .subscripted(let base, .literal(.int(let index))):
+            return bodyPath(base).map { $0 + [.index(Int(clamping: index))] }
+        case .subscripted(let base, .literal(.string(let key))):
+            return bodyPath(base).map { $0 + [.key(Array(key.utf8))] }
+        default:
+            return nil
         }
     }
 
@@ -759,26 +841,58 @@ struct QueryCompiler {
             }
         }
         if compiledSteps.allSatisfy({ if case .dynamic = $0 { false } else { true } }) {
-            // Static steps walk a stored document in its encoding, with no value made per level.
+            // Static steps walk a stored document where it lies, keys compared as UTF-8 made once
+            // here: no value is made per level, and a scalar at the end is read from the bytes.
+            let keys = compiledSteps.map { step -> [UInt8] in if case .key(let key) = step { Array(key.utf8) } else { [] } }
             return { context in
                 guard let start = try base(context) else { return nil }
-                guard case .stored(var encoded) = start else { return try Self.follow(start, compiledSteps, context) }
-                for step in compiledSteps {
-                    let next: EncodedValue?
-                    switch step {
-                    case .key(let key): next = encoded.value(forKey: key)
-                    case .index(let position): next = encoded.element(at: position < 0 ? encoded.count + position : position)
-                    case .dynamic: next = nil
-                    }
-                    guard let next else { return nil }
-                    encoded = next
-                }
-                return Datum(encoded)
+                guard case .stored(let encoded) = start else { return try Self.follow(start, compiledSteps, context) }
+                return Self.walk(encoded, compiledSteps, keys)
             }
         }
         return { context in
             guard let start = try base(context) else { return nil }
             return try Self.follow(start, compiledSteps, context)
+        }
+    }
+
+    /// Follows static `steps` (`keys[i]`: step i's key as UTF-8) through a stored value; MISSING as
+    /// soon as one finds nothing. A container at the end stays in its owned encoding.
+    private static func walk(_ encoded: EncodedValue, _ steps: [CompiledStep], _ keys: [[UInt8]]) -> Datum? {
+        enum Found {
+            case missing, scalar(Datum), container
+        }
+        let found = encoded.bytes.withUnsafeBytes { buffer -> Found in
+            var value = BorrowedValue(buffer: buffer, offset: encoded.offset, depth: encoded.depth)
+            for (index, step) in steps.enumerated() {
+                let next: BorrowedValue?
+                switch step {
+                case .key: next = keys[index].withUnsafeBufferPointer { value.value(forKey: $0) }
+                case .index(let position): next = value.element(at: position < 0 ? value.count + position : position)
+                case .dynamic: next = nil
+                }
+                guard let next else { return .missing }
+                value = next
+            }
+            return Datum(scalar: value).map(Found.scalar) ?? .container
+        }
+        switch found {
+        case .missing: return nil
+        case .scalar(let datum): return datum
+        case .container:
+            // Walked again to own it (rare in a WHERE: paths mostly end at scalars).
+            var value = encoded
+            for step in steps {
+                let next: EncodedValue?
+                switch step {
+                case .key(let key): next = value.value(forKey: key)
+                case .index(let position): next = value.element(at: position < 0 ? value.count + position : position)
+                case .dynamic: next = nil
+                }
+                guard let next else { return nil }
+                value = next
+            }
+            return Datum(value)
         }
     }
 

@@ -15,6 +15,9 @@ final class QueryPlan: Sendable {
     /// JOINs or UNNESTs only); ``filter`` holds the others.
     let mainFilter: Evaluator?
     let filter: Evaluator?
+    /// Conjuncts of the WHERE a full scan of the main collection tries on each stored body in
+    /// place, before copying the record (``BodyPrecheck``).
+    let precheck: BodyPrecheck?
     let groupKeys: [Evaluator]
     let aggregates: [AggregatePlan]
     /// True with GROUP BY or any aggregate: rows are folded into groups before projection.
@@ -33,7 +36,8 @@ final class QueryPlan: Sendable {
 
     init(
         sources: [SourcePlan], mainScan: any DocumentScan, stages: [Stage], mainFilter: Evaluator?, filter: Evaluator?,
-        groupKeys: [Evaluator], aggregates: [AggregatePlan], isAggregating: Bool, having: Evaluator?, columns: [Evaluator],
+        precheck: BodyPrecheck?, groupKeys: [Evaluator], aggregates: [AggregatePlan], isAggregating: Bool, having: Evaluator?,
+        columns: [Evaluator],
         columnNames: [String], order: [OrderKey], distinct: Bool, limit: Evaluator?, offset: Evaluator?,
         parameterNames: Set<String>, parameterOrder: [String], variableCount: Int
     ) {
@@ -42,6 +46,7 @@ final class QueryPlan: Sendable {
         self.stages = stages
         self.mainFilter = mainFilter
         self.filter = filter
+        self.precheck = precheck
         self.groupKeys = groupKeys
         self.aggregates = aggregates
         self.isAggregating = isAggregating
@@ -60,8 +65,9 @@ final class QueryPlan: Sendable {
     /// The same plan reading the main collection through `scan` (the compiler's second step).
     func replacingMainScan(_ scan: any DocumentScan) -> QueryPlan {
         QueryPlan(
-            sources: sources, mainScan: scan, stages: stages, mainFilter: mainFilter, filter: filter, groupKeys: groupKeys,
-            aggregates: aggregates, isAggregating: isAggregating, having: having, columns: columns, columnNames: columnNames,
+            sources: sources, mainScan: scan, stages: stages, mainFilter: mainFilter, filter: filter, precheck: precheck,
+            groupKeys: groupKeys, aggregates: aggregates, isAggregating: isAggregating, having: having, columns: columns,
+            columnNames: columnNames,
             order: order, distinct: distinct, limit: limit, offset: offset, parameterNames: parameterNames,
             parameterOrder: parameterOrder, variableCount: variableCount)
     }
