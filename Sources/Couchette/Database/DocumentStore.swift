@@ -223,14 +223,14 @@ struct DocumentStore: Sendable {
         }
         let treeKey = StoreLayout.documentKey(collection.number, id)
         if let chain = try appendedChain(
-            context.txn, treeKey, existing: existing, revisionID: revisionID, deleting: deleting, sequence: sequence)
+            context.txn, treeKey, existing: existing, revision: revision, deleting: deleting, sequence: sequence)
         {
             // A history without branches gains one node at its end: written without decoding it.
             // Its only leaf, the new revision, is the winner (what commitTree would find).
             try context.txn.put(tables.revisions, key: treeKey, value: chain)
             let record = DocumentRecord(
                 isDeleted: deleting, sequence: sequence, expiration: deleting ? 0 : existing.expiration,
-                revisionID: revisionID, body: deleting ? [] : body)
+                revision: revision, body: deleting ? [] : body)
             try replaceCurrent(context, collection, id, old: existing, new: record)
             context.recordChange(collection, id, replacing: existing.sequence)
             return .saved(revisionID: revisionID, sequence: sequence)
@@ -244,24 +244,25 @@ struct DocumentStore: Sendable {
     }
 
     /// The stored revision tree of the document whose current record is `existing`, with the
-    /// new revision `revisionID` appended as its child, when the history is one chain of
-    /// packed ids (see ``RevisionTree/appendingToChain(_:current:child:keeping:)``); else nil.
+    /// new revision appended as its child, when the history is one chain of packed ids (see
+    /// ``RevisionTree/appendingToChain(_:current:child:keeping:)``); else nil.
     private func appendedChain(
         _ txn: WriteTransaction, _ treeKey: [UInt8], existing: DocumentRecord,
-        revisionID: String, deleting: Bool, sequence: UInt64
+        revision: StoredRevisionID, deleting: Bool, sequence: UInt64
     ) throws -> [UInt8]? {
-        guard case .packed(let generation, let words) = existing.revision, let child = RevisionID.packed(revisionID) else {
-            return nil
-        }
-        var digest: [UInt8] = []
-        digest.reserveCapacity(16)
-        withUnsafeBytes(of: words.0.littleEndian) { digest.append(contentsOf: $0) }
-        withUnsafeBytes(of: words.1.littleEndian) { digest.append(contentsOf: $0) }
+        guard case .packed(let generation, let words) = existing.revision, case .packed(let childGeneration, let childWords) = revision
+        else { return nil }
         return try RevisionTree.appendingToChain(
             try txn.get(tables.revisions, key: treeKey),
-            current: .init(generation: generation, digest: digest, sequence: existing.sequence, isDeleted: existing.isDeleted),
-            child: .init(generation: child.generation, digest: child.digest, sequence: sequence, isDeleted: deleting),
+            current: .init(
+                generation: generation, digest: Self.digestBytes(words), sequence: existing.sequence, isDeleted: existing.isDeleted),
+            child: .init(generation: childGeneration, digest: Self.digestBytes(childWords), sequence: sequence, isDeleted: deleting),
             keeping: historyLimit)
+    }
+
+    /// The 16 digest bytes of a packed revision id (kept as two little-endian words).
+    private static func digestBytes(_ words: (UInt64, UInt64)) -> [UInt8] {
+        withUnsafeBytes(of: (words.0.littleEndian, words.1.littleEndian)) { Array($0) }
     }
 
     /// Grafts a replicated revision; an already known revision is a no-op (`.done`).

@@ -50,19 +50,21 @@ enum BlobSearch {
 
     private static func collect(_ container: AnyObject, into found: inout [Blob], depth: Int) {
         guard depth <= ValueEncoder.maximumDepth else { return }
-        let slots: [MutableSlot] =
-            switch container {
-            case let dictionary as MutableDictionaryObject: dictionary.materializedSlots.map { Array($0.values) } ?? []
-            case let array as MutableArrayObject: array.slots
-            default: []
-            }
-        for slot in slots {
+        // Every save walks its document: the slots are visited where they lie, not copied first.
+        func visit(_ slot: MutableSlot) {
             switch slot {
             case .blob(let blob): found.append(blob)
             case .dictionary(let child): collect(child, into: &found, depth: depth + 1)
             case .array(let child): collect(child, into: &found, depth: depth + 1)
             case .value, .encoded, .invalid: break
             }
+        }
+        switch container {
+        case let dictionary as MutableDictionaryObject:
+            for slot in dictionary.materializedSlots?.values ?? [:].values { visit(slot) }
+        case let array as MutableArrayObject:
+            for slot in array.slots { visit(slot) }
+        default: break
         }
     }
 

@@ -60,6 +60,10 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     /// An empty dictionary, to fill with the setters and store with a `setDictionary(_:forKey:)`.
     public init() { storage = [:] }
 
+    /// An empty dictionary with room for `capacity` entries (a new document's properties), so
+    /// the first setters do not regrow it.
+    init(capacity: Int) { storage = Dictionary(minimumCapacity: capacity) }
+
     /// A dictionary holding a copy of `data` (values as accepted by ``setValue(_:forKey:)``).
     public convenience init(data: [String: Any]) {
         self.init()
@@ -122,10 +126,27 @@ public final class MutableDictionaryObject: DictionaryProtocol {
             }
             return
         }
-        let keys = ValueEncoder.sortedKeys(slots.keys)
-        try encoder.writeDictionary(sortedKeys: keys) { encoder, index in
-            try slots[keys[index]]!.encode(into: &encoder)
+        // The entries sorted once, with their slots: no look-up by key while writing.
+        let entries = slots.sorted { Self.precedes($0.key, $1.key) }
+        try encoder.writeDictionary(sortedKeys: entries.map(\.key)) { encoder, index in
+            try entries[index].value.encode(into: &encoder)
         }
+    }
+
+    /// Whether key `a` sorts before `b` in the stored order (by UTF-8 bytes), comparing the bytes
+    /// where they lie (a property name is almost always stored in the string itself).
+    private static func precedes(_ a: String, _ b: String) -> Bool {
+        let order = a.utf8.withContiguousStorageIfAvailable { left in
+            b.utf8.withContiguousStorageIfAvailable { right -> Bool in
+                let common = min(left.count, right.count)
+                if common > 0 {
+                    let difference = memcmp(left.baseAddress!, right.baseAddress!, common)
+                    if difference != 0 { return difference < 0 }
+                }
+                return left.count < right.count
+            }
+        }
+        return (order ?? nil) ?? a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     /// Writes the stored entries as they are, in their stored (sorted) order, with the edited

@@ -26,7 +26,7 @@ public final class MutableDocument: DictionaryProtocol {
         self.id = id ?? DocumentIDGenerator.make()
         self.revisionID = nil
         self.sequence = 0
-        self.root = MutableDictionaryObject()
+        self.root = MutableDictionaryObject(capacity: 8)
     }
 
     /// A new document holding `data`.
@@ -136,7 +136,7 @@ public final class MutableDocument: DictionaryProtocol {
     /// The body in the stored binary format, or `.invalidParameter` naming the first bad value.
     func encodeBody(lenient: Bool = false) throws -> [UInt8] {
         if let body = root.pristineBody ?? root.patchedBody { return body }
-        var encoder = ValueEncoder()
+        var encoder = ValueEncoder(capacity: 128)  // a typical document's body without regrowing
         encoder.lenient = lenient
         encoder.blobRevisionPosition = revisionID.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1
         do {
