@@ -122,6 +122,25 @@ import Testing
         try await harness.close()
     }
 
+    /// A peer's revision id longer than a record can hold (its length is stored in 16 bits) used
+    /// to trap when written; now it is refused at the door like any malformed id.
+    @Test func overlongPeerRevisionIdsAreRefusedAtTheDoor() async throws {
+        let long = "2-" + String(repeating: "a", count: 70_000)
+        #expect(RevisionID.generation(of: long) == nil)
+        #expect(RevisionID.generation(of: "2-" + String(repeating: "a", count: RevisionID.maximumLength - 2)) == 2)
+        let input = #"{"_id":"long","_rev":"\#(long)","type":"item"}"#
+        await expectCouchetteError(.invalidParameter) { _ = try CouchDBDocument.revision(from: try JSON.parse(input)) }
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            let peer = try LocalPeer(collection: collection)
+            let errors = try await peer.bulkDocs([
+                PeerRevision(id: "long", revisionID: long, deleted: false, body: .dictionary(["n": .int(1)]), history: [long])
+            ])
+            #expect(!errors.isEmpty)
+            #expect(try await collection.document(id: "long") == nil)
+        }
+    }
+
     /// A revision at the highest generation can arrive, but nothing can follow it: a local edit
     /// is refused with a clear error and the replicated revision stays as it was.
     @Test func editAfterTheHighestGenerationThrowsAndKeepsTheDocument() async throws {

@@ -38,10 +38,16 @@ enum RevisionID {
         return .packed(generation: generation, digest: md5.finishWords())
     }
 
+    /// The longest revision id accepted from a peer, in UTF-8 bytes. Ids made here are at most 43
+    /// bytes (CouchDB's and Couchbase Lite's are as short); a stored record holds an id's length
+    /// in 16 bits, and a peer must not be able to make the store trap or hold megabyte ids.
+    static let maximumLength = 1_024
+
     /// The generation number (the part before the dash), or nil when `revisionID` is malformed:
-    /// not decimal digits, 0, or above ``maximumGeneration``. Every revision id received from a
-    /// peer passes through here before it is stored.
+    /// not decimal digits, 0, above ``maximumGeneration``, or longer than ``maximumLength``.
+    /// Every revision id received from a peer passes through here before it is stored.
     static func generation(of revisionID: String) -> Int? {
+        guard revisionID.utf8.count <= maximumLength else { return nil }
         guard let dash = revisionID.utf8.firstIndex(of: UInt8(ascii: "-")) else { return nil }
         let digits = revisionID.utf8[..<dash]
         // At most 10 digits (UInt32.max has 10), so the sum below cannot overflow.
