@@ -112,7 +112,7 @@ struct DocumentStore: Sendable {
         StoreLayout.decodeUInt64(try txn.get(tables.counters, key: StoreLayout.sequenceCounterKey(collection.number)))
     }
 
-    /// How many purges (of documents, not of expired ones) `collection` has seen (see ``StoreLayout/purgeCountKey(_:)``).
+    /// How many purges (expired documents' included) `collection` has seen (see ``StoreLayout/purgeCountKey(_:)``).
     func purgeCount(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> UInt64 {
         StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.purgeCountKey(collection.number)))
     }
@@ -397,6 +397,7 @@ struct DocumentStore: Sendable {
             guard let record = try record(context.txn, collection, id), record.isExpired(now: now) else { continue }
             try purge(context, collection, id, record)
             context.recordPurge(collection, id, replacing: record.sequence)
+            context.countPurge(collection)
         }
     }
 
