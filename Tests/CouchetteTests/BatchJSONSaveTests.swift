@@ -197,6 +197,27 @@ import Testing
         }
     }
 
+    @Test func aBatchLargerThanOneBufferKeepsEveryDocumentInOrder() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            let filler = String(repeating: "x", count: 4000)
+            let count = JSONDocumentBatch.Builder.bufferLimit / 4000 * 2 + 10  // a little over two buffers
+            try await database.inBatch { batch in
+                for number in 0..<count {
+                    try batch.save(id: "big-\(number)", json: #"{"n":\#(number),"fill":"\#(filler)"}"#, in: collection)
+                }
+                // Written again in a later buffer: a second revision, after the first.
+                try batch.save(id: "big-0", json: #"{"n":-1}"#, in: collection)
+            }
+            #expect(try await collection.count == UInt64(count))
+            let first = try #require(try await collection.document(id: "big-0"))
+            #expect(first.int(forKey: "n") == -1 && first.revisionID?.hasPrefix("2-") == true)
+            #expect(first.sequence == UInt64(count + 1))
+            let last = try #require(try await collection.document(id: "big-\(count - 1)"))
+            #expect(last.sequence == UInt64(count) && last.string(forKey: "fill") == filler)
+        }
+    }
+
     @Test func aClosedBatchRefusesJSON() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

@@ -40,7 +40,19 @@ extension Batch {
         let id = id ?? DocumentIDGenerator.make()
         try DocumentStore.validate(id: id)
         try jsonDocuments?.append(id: id, json: json)
+        startNextBufferIfFull()
         return id
+    }
+
+    /// Ends the current run of JSON documents when its buffer is full: the next save starts a
+    /// new one, with room for a full buffer from the start.
+    private func startNextBufferIfFull() {
+        guard jsonDocuments?.isFull == true, let documents = jsonDocuments else { return }
+        let collection = jsonCollection
+        finishJSONDocuments()
+        jsonCollection = collection
+        jsonDocuments = JSONDocumentBatch.Builder(
+            collection: documents.collection, control: documents.control, capacity: JSONDocumentBatch.Builder.bufferLimit + (1 << 16))
     }
 
     /// ``save(id:json:in:concurrencyControl:)`` for `couchette import`: the id is the first
@@ -54,6 +66,7 @@ extension Batch {
         guard let id = try jsonDocuments?.append(json: json, idKeys: idKeys, removing: removedKeys) else {
             throw CouchetteError(.invalidParameter, "a Batch can only be used inside its inBatch body")
         }
+        startNextBufferIfFull()
         return id
     }
 

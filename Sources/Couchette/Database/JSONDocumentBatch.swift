@@ -49,15 +49,26 @@ struct JSONDocumentBatch: Sendable {
         let collection: CollectionSpec
         let control: ConcurrencyControl
         private var ids: [UInt8] = []
-        private var sink = BinarySink(capacity: 1 << 16)
+        private var sink: BinarySink
         private var entries: [Entry] = []
 
-        init(collection: CollectionSpec, control: ConcurrencyControl) {
+        /// Bodies kept in one buffer before a new one is started: a large import then neither
+        /// copies its buffer as it doubles nor touches twice the memory it needs (each full
+        /// buffer becomes one operation; the next starts at this capacity).
+        static let bufferLimit = 8 << 20
+
+        /// A builder whose body buffer starts with room for `capacity` bytes: a little for the
+        /// first documents of a batch, ``bufferLimit`` once a batch has filled a buffer.
+        init(collection: CollectionSpec, control: ConcurrencyControl, capacity: Int = 1 << 16) {
             self.collection = collection
             self.control = control
+            sink = BinarySink(capacity: capacity)
         }
 
         var isEmpty: Bool { entries.isEmpty }
+
+        /// Whether the body buffer has reached ``bufferLimit``.
+        var isFull: Bool { sink.encoder.bytes.count >= Self.bufferLimit }
 
         /// Transcodes `json` after the bodies collected so far. A bad text throws
         /// `.invalidParameter` naming `id` and leaves the builder as it was.
