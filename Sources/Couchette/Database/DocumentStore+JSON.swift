@@ -35,9 +35,10 @@ extension DocumentStore {
             DocumentRecord.encodeLive(sequence: sequence, generation: 1, digest: newDigest, body: body, into: reserved)
             added += 1
             sequenceKey.withUnsafeMutableBytes { $0.storeBytes(of: sequence.bigEndian, toByteOffset: prefixLength, as: UInt64.self) }
-            let entry = try sequenceKey.withUnsafeBytes { try txn.reserve(tables.sequences, key: $0, count: 1 + id.count) }
-            entry[0] = 0  // not deleted
-            UnsafeMutableRawBufferPointer(rebasing: entry[1...]).copyMemory(from: id)
+            try txn.put(tables.sequences, key: sequenceKey, count: 1 + id.count) { entry in
+                entry[0] = 0  // not deleted
+                UnsafeMutableRawBufferPointer(rebasing: entry[1...]).copyMemory(from: id)
+            }
             guard indexed || context.recordsIDs else { return }
             let idText = String(decoding: id, as: UTF8.self)
             if indexed {

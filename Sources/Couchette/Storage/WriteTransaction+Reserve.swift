@@ -20,18 +20,4 @@ extension WriteTransaction {
         try StorageError.check(rc, "writing \(table.name)")
         return UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: count)
     }
-
-    /// Reserves `count` bytes under `key`, replacing any value, for the caller to fill (see
-    /// ``put(_:key:count:writing:)``, which this is for keys that lie in a reused buffer).
-    func reserve(_ table: Table, key: UnsafeRawBufferPointer, count: Int) throws -> UnsafeMutableRawBufferPointer {
-        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var dataValue = MDB_val(mv_size: count, mv_data: nil)
-        var rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND | MDB_RESERVE))
-        if rc == MDB_KEYEXIST {
-            dataValue = MDB_val(mv_size: count, mv_data: nil)
-            rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_RESERVE))
-        }
-        try StorageError.check(rc, "writing \(table.name)")
-        return UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: count)
-    }
 }
