@@ -140,6 +140,10 @@ struct DocumentStore: Sendable {
         case .save(let collection, let id, let body, let base, let control):
             try checkExists(collection)
             return try writeRevision(context, collection, id, body: body, deleting: false, base: base, control: control)
+        case .saveJSON(let documents):
+            try checkExists(documents.collection)
+            try saveJSON(context, documents)
+            return .done
         case .delete(let collection, let id, let base, let control):
             try checkExists(collection)
             return try writeRevision(context, collection, id, body: Document.emptyBody, deleting: true, base: base, control: control)
@@ -192,7 +196,7 @@ struct DocumentStore: Sendable {
         }
     }
 
-    private func writeRevision(
+    func writeRevision(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
         body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl
     ) throws -> WriteOutcome {
