@@ -50,7 +50,7 @@ struct DocumentRecord: Sendable {
     }
 
     /// Writes ``encoded()`` into `output`, which holds exactly `layout.size` bytes (an LMDB page
-    /// reserved for it, see ``WriteTransaction/put(_:key:count:writing:)``).
+    /// reserved for it, see ``WriteTransaction/put(_:key:count:replacing:writing:)``).
     func encode(_ layout: Layout, into output: UnsafeMutableRawBufferPointer) {
         body.withUnsafeBytes { body in
             Self.encode(

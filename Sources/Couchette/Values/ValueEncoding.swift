@@ -235,9 +235,11 @@ struct ValueEncoder {
 
     init() {}
 
-    /// An encoder whose buffer already holds room for about `capacity` bytes.
+    /// An encoder whose buffer already holds room for about `capacity` bytes (and its slot list
+    /// for a document's worth of containers, which would otherwise regrow four times).
     init(capacity: Int) {
         bytes.reserveCapacity(capacity)
+        pendingSlots.reserveCapacity(32)
     }
 
     /// Drops every byte from `count` on: what a failed value left behind when the buffer holds
