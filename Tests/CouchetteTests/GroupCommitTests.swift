@@ -157,7 +157,6 @@ import Testing
             #expect(failing.isCompleted)
             #expect(throws: CouchetteError.self) { try failing.outcomes() }
             #expect(database.statistics.totals == (commits: 1, writes: 3), "the latecomers joined the open transaction")
-            #expect(database.writer.spinsWhenIdle == false, "groups are expected: the writer sleeps between them")
             #expect(try await database.defaultCollection().document(id: "late") != nil)
         }
     }

@@ -226,12 +226,7 @@ public actor Database {
             stragglers = nil
         }
         var gathered = ContinuousClock.now
-        defer {
-            groupCommit.committed(writes.count, arrivedMeanwhile: core.writeQueue.count, took: .now - gathered)
-            // Spinning for the next job only pays for a lone writer: with a group expected, the
-            // writer waits for it anyway, and a spinning thread takes a core from the callers.
-            writer.spinsWhenIdle = groupCommit.expectedWriters == 1
-        }
+        defer { groupCommit.committed(writes.count, arrivedMeanwhile: core.writeQueue.count, took: .now - gathered) }
         do {
             try commit(&writes) {
                 if let more = stragglers?.next() { return more }

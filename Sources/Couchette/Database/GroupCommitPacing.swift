@@ -36,13 +36,13 @@ struct GroupCommitPacing {
     }
 }
 
-/// Takes the writes that join a commit while its transaction is open: the writer applies those
-/// it has while the others are still being encoded by their callers, instead of applying all of
-/// them after the last one arrived. Runs on the writer thread, which may block.
+/// Takes the writes that join a commit while its transaction is open: the writer applies the
+/// writes it has (usually the first caller's) before it sleeps until the others are there,
+/// instead of applying all of them after the last one arrived. Runs on the writer thread, which
+/// may block.
 struct StragglerGathering {
     private let queue: WriteQueue
     private var missing: Int
-    private var isFirst = true
     private let deadline: ContinuousClock.Instant
 
     init(queue: WriteQueue, missing: Int, wait: Duration) {
@@ -51,16 +51,14 @@ struct StragglerGathering {
         deadline = .now + wait
     }
 
-    /// Blocks until half the missing writes (rounded up; the first time) or all of them are
-    /// queued, or the wait runs out, and takes what is queued; nil once all came, or the wait ran
-    /// out with none. The writer wakes twice per group: once with the first half to apply while
-    /// the second is on its way, once with the rest.
+    /// Blocks until the missing writes are queued or the wait runs out, and takes what is
+    /// queued; nil once all came, or the wait ran out. One wake-up per group: waking the writer
+    /// for part of a group cost more on a loaded machine (a woken thread waits for a core) than
+    /// applying that part early saved.
     mutating func next() -> [PendingWrite]? {
         let remaining = deadline - .now
         guard missing > 0, remaining > .zero else { return nil }
-        let wanted = isFirst ? (missing + 1) / 2 : missing
-        isFirst = false
-        let taken = queue.take(atLeast: wanted, waitingAtMost: remaining)
+        let taken = queue.take(atLeast: missing, waitingAtMost: remaining)
         guard !taken.isEmpty else { return nil }
         missing -= taken.count
         return taken

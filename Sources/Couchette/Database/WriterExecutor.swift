@@ -7,7 +7,7 @@ import Foundation
 /// of one of Swift's few cooperative threads. While it syncs, writers on the cooperative threads
 /// keep queueing their writes, and the next commit takes them all at once (group commit).
 final class WriterExecutor: SerialExecutor, @unchecked Sendable {
-    // @unchecked: `jobs`, `isStopped`, `isStarted`, `lastEnqueued` and `spins` are only touched while `condition` is
+    // @unchecked: `jobs`, `isStopped`, `isStarted` and `lastEnqueued` are only touched while `condition` is
     // locked; the thread is the only consumer and runs one job at a time, as a serial executor must.
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
@@ -16,7 +16,6 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
     private let name: String
     /// When the last job was queued (`CLOCK_MONOTONIC` nanoseconds).
     private var lastEnqueued: UInt64 = 0
-    private var spins = true
 
     /// How long the thread keeps looking for the next job before it sleeps. A caller saving in a
     /// loop queues its next write some microseconds after its last one completed (its task is
@@ -24,23 +23,6 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
     /// sleep by then must be woken — a futex call by the caller and a wake-up of this thread,
     /// tens of microseconds on a virtual machine — on top of each sync.
     static let spinLimit: UInt64 = 100_000
-
-    /// Whether the thread looks for the next job before sleeping (see ``spinLimit``). Turned off
-    /// while commits gather groups of writers: the commit then waits for its group anyway, and on
-    /// a machine with few cores a spinning thread takes one from the callers encoding their next
-    /// writes.
-    var spinsWhenIdle: Bool {
-        get {
-            condition.lock()
-            defer { condition.unlock() }
-            return spins
-        }
-        set {
-            condition.lock()
-            spins = newValue
-            condition.unlock()
-        }
-    }
 
     /// The thread starts with the first job: a database opened only to read never starts one
     /// (creating and ending a thread was about a third of opening a database and reading a
@@ -94,7 +76,7 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
             condition.lock()
             if jobs.isEmpty && !isStopped {
                 let idleSince = Self.monotonicNanoseconds()
-                if nextJobCameSoon && spins {
+                if nextJobCameSoon {
                     while jobs.isEmpty && !isStopped && Self.monotonicNanoseconds() - idleSince < Self.spinLimit {
                         condition.unlock()
                         sched_yield()
