@@ -292,23 +292,23 @@ public actor Database {
                 // instance or process may have deleted (and re-created) a collection meanwhile.
                 let collections = Dictionary(uniqueKeysWithValues: try Catalog.load(txn, tables: tables).map { ($0.number, $0) })
                 storedCatalog = collections
-                // The outcomes of one pending write, the ids it changed and where its sequences began.
-                func apply(_ write: PendingWrite, in txn: WriteTransaction, after commitStart: [UInt32: UInt64]) throws -> (
-                    [WriteOutcome], CommitSummary, [UInt32: UInt64]
-                ) {
-                    let context = WriteContext(
-                        txn: txn, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs,
-                        commitStart: commitStart)
-                    let outcomes = try write.operations.map { operation in
+                // The outcomes of one pending write's operations, applied in `context`.
+                func apply(_ write: PendingWrite, in context: WriteContext) throws -> [WriteOutcome] {
+                    try write.operations.map { operation in
                         let outcome = try store.apply(operation, in: context)
                         if write.isAtomic && outcome == .conflict {
                             throw CouchetteError(.conflict, "batch refused: \(operation.documentDescription) changed since it was read")
                         }
                         return outcome
                     }
-                    try context.flush()
-                    return (outcomes, context.summary, context.commitStart)
                 }
+                // Not isolated, the writes share one context, as the operations of one batch do: the
+                // collection counters are read and written once per commit, not once per write
+                // (four lookups in the main database each, for a group of single saves).
+                let shared =
+                    isolatingEach
+                    ? nil
+                    : WriteContext(txn: txn, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs)
                 var results: [Result<[WriteOutcome], any Error>] = []
                 var next = 0
                 while true {
@@ -316,10 +316,18 @@ public actor Database {
                         let write = writes[next]
                         next += 1
                         do {
-                            let (outcomes, changes, start) =
-                                try isolatingEach
-                                ? txn.nested { child in try apply(write, in: child, after: commitStart) }
-                                : apply(write, in: txn, after: commitStart)
+                            if let shared {
+                                results.append(.success(try apply(write, in: shared)))
+                                continue
+                            }
+                            let (outcomes, changes, start) = try txn.nested { child in
+                                let context = WriteContext(
+                                    txn: child, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs,
+                                    commitStart: commitStart)
+                                let outcomes = try apply(write, in: context)
+                                try context.flush()
+                                return (outcomes, context.summary, context.commitStart)
+                            }
                             summary.merge(changes)
                             commitStart = start
                             results.append(.success(outcomes))
@@ -335,6 +343,10 @@ public actor Database {
                     }
                     guard let more = gathering?(), !more.isEmpty else { break }
                     writes += more
+                }
+                if let shared {
+                    try shared.flush()
+                    summary = shared.summary
                 }
                 gathering = nil
                 // Told before the commit, so the cross-process monitor never sees it unrecorded.
