@@ -103,13 +103,14 @@ struct IndexedScan: DocumentScan {
     }
 
     /// ``forEach(_:now:context:order:isSatisfied:filter:_:)`` with each document as it lies in
-    /// the map (``StoredDocument``), valid only inside `body`.
+    /// the map (``StoredDocument``), valid only inside `body`. The filter is made only for a full
+    /// scan, the one place it is used.
     func forEachStored(
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
-        order: ScanOrder, isSatisfied: () -> Bool, filter: BodyFilter?, _ body: (StoredDocument) throws -> Bool
+        order: ScanOrder, isSatisfied: () -> Bool, filter: () throws -> BodyFilter?, _ body: (StoredDocument) throws -> Bool
     ) throws {
         guard let choice = try choose(snapshot, context) else {
-            let rejects = filter.map { filter in { (body: UnsafeRawBufferPointer) in filter.rejects(body) } }
+            let rejects = try filter().map { filter in { (body: UnsafeRawBufferPointer) in filter.rejects(body) } }
             try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: false, skipping: rejects) { id, record in
                 try record.body.withUnsafeBytes { try StoredDocument.visit(id, record, $0, body) }
             }

@@ -30,7 +30,9 @@ struct Executor {
         _ reader: StoreReader, parameters: [String: Datum],
         trackingMatches: Bool
     ) throws -> (rows: [[Datum?]], matches: Set<String>?, documents: MatchedDocuments?) {
-        if !plan.parameterNames.allSatisfy({ parameters[$0] != nil }) {
+        let context = EvaluationContext(plan, parameters: parameters)
+        // Every parameter the query uses has a slot: a nil slot is an unset parameter.
+        if context.parameterValues.contains(where: { $0 == nil }) {
             let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
             throw CouchetteError(
                 .invalidQuery,
@@ -40,7 +42,6 @@ struct Executor {
         for source in plan.sources {
             if case .collection(let spec) = source.kind { try reader.checkUsable(spec) }
         }
-        let context = EvaluationContext(plan, parameters: parameters)
         let limit = try plan.limit.map { try count($0, context, "LIMIT") }
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
         let now = reader.clock.nowMilliseconds()
@@ -65,7 +66,7 @@ struct Executor {
                 // be evaluated on them (the index range did not decide it).
                 try scan.forEachStored(
                     snapshot, now: now, context: context, order: scanOrder,
-                    isSatisfied: { sink.hasAllRows }, filter: try plan.precheck?.bind(context)
+                    isSatisfied: { sink.hasAllRows }, filter: { try plan.precheck?.bind(context) }
                 ) { document in
                     try sink.interruption.check()
                     if plan.filter == nil || scanOrder.passesWhere {
