@@ -36,7 +36,8 @@ import Testing
             let collection = try database.defaultCollection()
             try await database.inBatch { batch in
                 for number in 0..<300 {
-                    try batch.save(document: MutableDocument(id: "doc-\(String(format: "%03d", number))", data: Self.body(number)), in: collection)
+                    try batch.save(
+                        document: MutableDocument(id: "doc-\(String(format: "%03d", number))", data: Self.body(number)), in: collection)
                 }
                 try batch.save(document: MutableDocument(id: "empty", data: [:]), in: collection)
             }
@@ -57,7 +58,8 @@ import Testing
                 #expect(inPlace.plan.inPlace != nil, "\(condition)")
                 #expect(owned.plan.inPlace == nil)
                 for number in [0, 4, 16, 40] {
-                    let parameters = Parameters().setString("person-\(number)@example.com", forName: "value").setInt(number, forName: "number")
+                    let parameters = Parameters().setString("person-\(number)@example.com", forName: "value").setInt(
+                        number, forName: "number")
                     inPlace.parameters = parameters
                     owned.parameters = parameters
                     let expected = try await Self.rows(owned)
@@ -91,7 +93,8 @@ import Testing
         let collection = try database.defaultCollection()
         try await database.inBatch { batch in
             for number in 0..<200 {
-                try batch.save(document: MutableDocument(id: "doc-\(String(format: "%03d", number))", data: Self.body(number)), in: collection)
+                try batch.save(
+                    document: MutableDocument(id: "doc-\(String(format: "%03d", number))", data: Self.body(number)), in: collection)
             }
         }
         try await collection.createIndex(withName: "by-rank", config: ValueIndexConfiguration(["rank"]))
@@ -108,7 +111,8 @@ import Testing
                 for number in 0..<200 {
                     try batch.save(
                         document: MutableDocument(
-                            id: "doc-\(String(format: "%03d", number))", data: ["round": round, "filler": String(repeating: "y", count: 300)]),
+                            id: "doc-\(String(format: "%03d", number))",
+                            data: ["round": round, "filler": String(repeating: "y", count: 300)]),
                         in: collection)
                 }
             }

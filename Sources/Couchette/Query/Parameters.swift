@@ -61,7 +61,9 @@ public final class Parameters: Sendable {
     /// Sets a double parameter, kept as a double as a document property would be.
     @discardableResult public func setDouble(_ value: Double, forName name: String) -> Parameters { set(.double(value), forName: name) }
     /// Sets a float parameter, widened to a double.
-    @discardableResult public func setFloat(_ value: Float, forName name: String) -> Parameters { set(.double(Double(value)), forName: name) }
+    @discardableResult public func setFloat(_ value: Float, forName name: String) -> Parameters {
+        set(.double(Double(value)), forName: name)
+    }
     /// Sets a boolean parameter.
     @discardableResult public func setBoolean(_ value: Bool, forName name: String) -> Parameters { set(.bool(value), forName: name) }
 

@@ -39,7 +39,8 @@ final class QueryPlan: Sendable {
 
     init(
         sources: [SourcePlan], mainScan: any DocumentScan, stages: [Stage], mainFilter: Evaluator?, filter: Evaluator?,
-        precheck: BodyPrecheck?, inPlace: InPlaceProjection?, groupKeys: [Evaluator], aggregates: [AggregatePlan], isAggregating: Bool, having: Evaluator?,
+        precheck: BodyPrecheck?, inPlace: InPlaceProjection?, groupKeys: [Evaluator], aggregates: [AggregatePlan], isAggregating: Bool,
+        having: Evaluator?,
         columns: [Evaluator],
         columnNames: [String], order: [OrderKey], distinct: Bool, limit: Evaluator?, offset: Evaluator?,
         parameterNames: Set<String>, parameterOrder: [String], variableCount: Int
