@@ -51,7 +51,7 @@ public actor Database {
         observation = DatabaseObservation(reader: reader, observers: core.observers)
         writer = WriterExecutor(name: name)
         sweeper = ExpirationSweeper(clock: clock)
-        sweeper.start(for: self)
+        if core.hadExpirationsAtOpen { sweeper.start(for: self) }
     }
 
     deinit {
