@@ -113,7 +113,9 @@ enum StoreLayout {
     }
 
     static func sequenceKey(_ collection: UInt32, _ sequence: UInt64) -> [UInt8] {
-        var key = collectionPrefix(collection)
+        var key: [UInt8] = []
+        key.reserveCapacity(12)  // one allocation: every write builds one or two
+        KeyEncoding.appendUInt32(collection, to: &key)
         KeyEncoding.appendUInt64(sequence, to: &key)
         return key
     }

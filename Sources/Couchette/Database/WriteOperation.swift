@@ -2,6 +2,8 @@
 /// encoded on the caller's side.
 enum WriteOperation: Sendable {
     case save(CollectionSpec, id: String, body: [UInt8], base: String?, control: ConcurrencyControl)
+    /// Saves of documents given as JSON, in one buffer (``Batch/save(id:json:in:concurrencyControl:)``).
+    case saveJSON(JSONDocumentBatch)
     case delete(CollectionSpec, id: String, base: String?, control: ConcurrencyControl)
     case purge(CollectionSpec, id: String)
     /// 0 milliseconds removes the expiration.
@@ -20,7 +22,7 @@ enum WriteOperation: Sendable {
     var freesSpace: Bool {
         switch self {
         case .delete, .purge, .purgeExpired: true
-        case .save, .setExpiration, .graft, .resolveConflict, .putLocal: false
+        case .save, .saveJSON, .setExpiration, .graft, .resolveConflict, .putLocal: false
         }
     }
 }
