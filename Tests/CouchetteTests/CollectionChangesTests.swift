@@ -210,4 +210,45 @@ import Testing
             #expect(database.observerCount == 0)
         }
     }
+
+    /// A stream opened while a commit runs — after the commit, with nobody observing, chose to
+    /// collect no ids, before it became visible — still gets that commit's event. A `_changes`
+    /// long poll subscribes, reads (too early to see the commit), then waits: it must be woken,
+    /// not left to its timeout (this made the continuous replication tests miss a save by 30 s).
+    @Test func aStreamOpenedWhileACommitRunsGetsItsEvent() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            let opener = StreamOpener(collection)
+            database.observation.observers.add(transactionObserver: opener)
+            try await collection.save(document: MutableDocument(id: "during"))
+            let stream = try #require(opener.stream.withLock { $0 })
+            #expect(await stream.next(timeout: .seconds(5))?.documentIDs == ["during"])
+            try await collection.save(document: MutableDocument(id: "after"))
+            #expect(await stream.next(timeout: .seconds(5))?.documentIDs == ["after"])
+        }
+    }
+}
+
+/// Opens a change stream from inside the first write transaction it is told about, as a reader
+/// on another thread would at that moment (the writer thread waits for it).
+private final class StreamOpener: TransactionObserver {
+    let collection: Collection
+    let stream = Locked<ChangeStream<CollectionChange>?>(nil)
+
+    init(_ collection: Collection) { self.collection = collection }
+
+    func willCommit(transactionID: UInt64, _ writes: OwnWrites) {
+        guard stream.withLock({ $0 == nil }) else { return }
+        let opened = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [self] in
+            let changes = collection.changes()
+            stream.withLock { $0 = changes }
+            opened.signal()
+        }
+        opened.wait()
+    }
+
+    func commitFailed(transactionID: UInt64) {}
+    func willCompact() {}
+    func didCompact() {}
 }

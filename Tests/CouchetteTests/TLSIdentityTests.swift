@@ -28,31 +28,31 @@ import Testing
         #expect(loaded.expiration == created.expiration)
     }
 
-    @Test func opensslCommandLineAgrees() throws {
+    @Test func opensslCommandLineAgrees() async throws {
         // The `openssl` tool (from the same libssl) reads our certificate and computes the same fingerprint.
         let identity = try TLSIdentity.createIdentity(commonName: "couchette.test")
         let directory = try TemporaryDirectory()
         let file = URL(fileURLWithPath: directory.path + "/" + "cert.pem")
         try identity.certificatePEM.write(to: file)
-        let output = try runCommand(
+        let output = try await runCommand(
             "/usr/bin/openssl", ["x509", "-in", file.path, "-noout", "-fingerprint", "-sha256", "-subject", "-ext", "subjectAltName"])
         let colonless = output.lowercased().replacingOccurrences(of: ":", with: "")
         #expect(colonless.contains(identity.sha256Fingerprint))
         #expect(output.contains("CN = couchette.test") && output.contains("DNS:couchette.test"))
     }
 
-    @Test func loadsTraditionalKeysAndChains() throws {
+    @Test func loadsTraditionalKeysAndChains() async throws {
         let directory = try TemporaryDirectory()
         let key = (directory.path + "/" + "key.pem")
         let cert = (directory.path + "/" + "cert.pem")
         // A traditional ("BEGIN RSA PRIVATE KEY") RSA key from the openssl tool.
-        _ = try runCommand(
+        _ = try await runCommand(
             "/usr/bin/openssl",
             [
                 "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
                 "-days", "2", "-subj", "/CN=rsa.test",
             ])
-        _ = try runCommand("/usr/bin/openssl", ["rsa", "-in", key, "-out", key + ".trad", "-traditional"])
+        _ = try await runCommand("/usr/bin/openssl", ["rsa", "-in", key, "-out", key + ".trad", "-traditional"])
         let traditional = try Data(contentsOf: URL(fileURLWithPath: key + ".trad"))
         #expect(String(decoding: traditional, as: UTF8.self).hasPrefix("-----BEGIN RSA PRIVATE KEY-----"))
         let certificatePEM = try Data(contentsOf: URL(fileURLWithPath: cert))
@@ -86,7 +86,7 @@ import Testing
         let plain = URL(fileURLWithPath: directory.path + "/" + "plain.pem")
         try identity.privateKeyPEM.write(to: plain)
         let encrypted = (directory.path + "/" + "encrypted.pem")
-        _ = try runCommand("/usr/bin/openssl", ["pkey", "-in", plain.path, "-out", encrypted, "-aes256", "-passout", "pass:secret"])
+        _ = try await runCommand("/usr/bin/openssl", ["pkey", "-in", plain.path, "-out", encrypted, "-aes256", "-passout", "pass:secret"])
         await expectCouchetteError(.invalidParameter) {
             _ = try TLSIdentity.identity(
                 certificatePEM: identity.certificatePEM, privateKeyPEM: try Data(contentsOf: URL(fileURLWithPath: encrypted)))
@@ -101,16 +101,18 @@ import Testing
 }
 
 /// Runs a command to completion and returns its standard output (standard error is discarded).
-func runCommand(_ path: String, _ arguments: [String]) throws -> String {
+/// Started through ``startProcess(_:)``: `Process.run()` itself crashed here once the parallel
+/// suite held more than about 1,350 descriptors (see there).
+func runCommand(_ path: String, _ arguments: [String]) async throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
-    try process.run()
+    try await startProcess(process)
     let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    await waitForExit(process)
     guard process.terminationStatus == 0 else {
         throw CouchetteError(.io, "\(path) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
     }

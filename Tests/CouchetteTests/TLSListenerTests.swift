@@ -103,20 +103,20 @@ import Testing
         // A CA and a server certificate it issued, made with the openssl tool.
         let directory = try TemporaryDirectory()
         let path = { (name: String) in directory.path + "/" + name }
-        _ = try runCommand(
+        _ = try await runCommand(
             "/usr/bin/openssl",
             [
                 "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                 "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2", "-subj", "/CN=Test CA",
             ])
-        _ = try runCommand(
+        _ = try await runCommand(
             "/usr/bin/openssl",
             [
                 "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                 "-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=127.0.0.1",
             ])
         try Data("subjectAltName=IP:127.0.0.1\n".utf8).write(to: URL(fileURLWithPath: path("ext.cnf")))
-        _ = try runCommand(
+        _ = try await runCommand(
             "/usr/bin/openssl",
             [
                 "x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),

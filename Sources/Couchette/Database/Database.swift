@@ -363,6 +363,9 @@ public actor Database {
             if recordsIDs {
                 summary.deduplicate()
                 core.observers.publish(summary)
+            } else if core.observers.count > 0, let storedCatalog {
+                // Observers registered while this commit ran: it collected no ids for them.
+                core.observers.publish((try? summaryForLateObservers(summary.ownWrites, catalog: storedCatalog)) ?? CommitSummary())
             }
         } catch {
             if let transactionID {  // the commit failed: LMDB reuses its id
