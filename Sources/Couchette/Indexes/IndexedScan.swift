@@ -52,7 +52,7 @@ struct IndexedScan: DocumentScan {
     /// Calls `body` with each visible document that has an entry in one of the key `ranges`,
     /// once, in id order (the order of a full scan), until it returns false.
     static func forEachDocument(
-        in ranges: [([UInt8], [UInt8])], _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64,
+        in ranges: some Sequence<([UInt8], [UInt8])>, _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64,
         _ body: (SourceBinding) throws -> Bool
     ) throws {
         try forEachStoredDocument(in: ranges, snapshot, collection, now: now) { try body($0.binding()) }
@@ -60,21 +60,33 @@ struct IndexedScan: DocumentScan {
 
     /// ``forEachDocument(in:_:_:now:_:)`` with each document as it lies in the map.
     static func forEachStoredDocument(
-        in ranges: [([UInt8], [UInt8])], _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64,
+        in ranges: some Sequence<([UInt8], [UInt8])>, _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64,
         _ body: (StoredDocument) throws -> Bool
     ) throws {
-        var ids: [[UInt8]] = []
+        // The first id apart: a point lookup's one document needs no list (ids up to 15 bytes
+        // are Strings without storage of their own).
+        var first: String?
+        var more: [String] = []
         for (lower, upper) in ranges {
             try snapshot.forEachIndexEntry(from: lower, to: upper) { _, id in
-                ids.append(Array(id))
+                let text = String(decoding: id, as: UTF8.self)
+                if first == nil { first = text } else { more.append(text) }
                 return true
             }
         }
+        guard let first else { return }
+        if more.isEmpty {
+            _ = try fetch(first, snapshot, collection, now: now, body)
+            return
+        }
         // One key's ids come sorted; several keys (a range, an array index's members, an OR's
-        // ranges) mix them, and may list a document more than once.
-        if ids.count > 1 { ids.sort { $0.lexicographicallyPrecedes($1) } }
-        var previous: [UInt8]?
-        for id in ids where id != previous {
+        // ranges) mix them, and may list a document more than once. Ids sort by their bytes,
+        // as the documents table does (not by String's canonical equivalence).
+        more.append(first)
+        more.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        var previous: String?
+        for id in more {
+            if let previous, previous.utf8.elementsEqual(id.utf8) { continue }
             previous = id
             if try !fetch(id, snapshot, collection, now: now, body) { return }
         }
@@ -83,11 +95,10 @@ struct IndexedScan: DocumentScan {
     /// Calls `body` with the visible document `id` in place; the result of `body`, or true (go
     /// on) when the document is not visible or is a design document.
     private static func fetch(
-        _ id: [UInt8], _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64, _ body: (StoredDocument) throws -> Bool
+        _ id: String, _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64, _ body: (StoredDocument) throws -> Bool
     ) throws -> Bool {
-        let text = String(decoding: id, as: UTF8.self)
-        return try snapshot.withVisibleRecord(collection, text, now: now) { record, stored in
-            try StoredDocument.visit(text, record, stored, body)
+        try snapshot.withVisibleRecord(collection, id, now: now) { record, stored in
+            try StoredDocument.visit(id, record, stored, body)
         } ?? true
     }
 
@@ -127,7 +138,7 @@ struct IndexedScan: DocumentScan {
         switch choice {
         case .union(let ranges):
             order.passesWhere = ranges.count == 1 && ranges[0].decidesWhere
-            try Self.forEachStoredDocument(in: ranges.map { ($0.lower, $0.upper) }, snapshot, collection, now: now, body)
+            try Self.forEachStoredDocument(in: ranges.lazy.map { ($0.lower, $0.upper) }, snapshot, collection, now: now, body)
         case .ordered(let range, let groupColumns, let descending):
             order.inOrder = true
             order.passesWhere = range.decidesWhere
@@ -137,7 +148,7 @@ struct IndexedScan: DocumentScan {
             var stopped = false
             func flush() throws {
                 pending.sort { $0.lexicographicallyPrecedes($1) }
-                for id in pending where try !Self.fetch(id, snapshot, collection, now: now, body) {
+                for id in pending where try !Self.fetch(String(decoding: id, as: UTF8.self), snapshot, collection, now: now, body) {
                     stopped = true
                     break
                 }
