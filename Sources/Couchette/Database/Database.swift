@@ -428,6 +428,7 @@ extension WriteOperation {
             "revision \(revision.revisionID) of document '\(revision.id)' in \(collection.fullName)"
         case .resolveConflict(let collection, let resolution):
             "conflict of document '\(resolution.id)' in \(collection.fullName)"
+        case .saveJSON(let documents): "\(documents.count) documents saved as JSON in \(documents.collection.fullName)"
         case .purgeExpired: "expired documents"
         }
     }

@@ -117,7 +117,7 @@ struct DocumentStore: Sendable {
         StoreLayout.decodeUInt64(try txn.get(tables.counters, key: StoreLayout.sequenceCounterKey(collection.number)))
     }
 
-    /// How many purges (of documents, not of expired ones) `collection` has seen (see ``StoreLayout/purgeCountKey(_:)``).
+    /// How many purges (expired documents' included) `collection` has seen (see ``StoreLayout/purgeCountKey(_:)``).
     func purgeCount(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> UInt64 {
         StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.purgeCountKey(collection.number)))
     }
@@ -145,6 +145,10 @@ struct DocumentStore: Sendable {
         case .save(let collection, let id, let body, let base, let control):
             try checkExists(collection)
             return try writeRevision(context, collection, id, body: body, deleting: false, base: base, control: control)
+        case .saveJSON(let documents):
+            try checkExists(documents.collection)
+            try saveJSON(context, documents)
+            return .done
         case .delete(let collection, let id, let base, let control):
             try checkExists(collection)
             return try writeRevision(context, collection, id, body: Document.emptyBody, deleting: true, base: base, control: control)
@@ -200,7 +204,7 @@ struct DocumentStore: Sendable {
         }
     }
 
-    private func writeRevision(
+    func writeRevision(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
         body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl
     ) throws -> WriteOutcome {
@@ -414,6 +418,7 @@ struct DocumentStore: Sendable {
             guard let record = try record(context.txn, collection, id), record.isExpired(now: now) else { continue }
             try purge(context, collection, id, record)
             context.recordPurge(collection, id, replacing: record.sequence)
+            context.countPurge(collection)
         }
     }
 

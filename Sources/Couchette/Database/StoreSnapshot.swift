@@ -68,7 +68,7 @@ struct StoreSnapshot {
     func liveCount(_ collection: CollectionSpec) throws -> UInt64 { try store.liveCount(txn, collection) }
 
     func lastSequence(_ collection: CollectionSpec) throws -> UInt64 { try store.lastSequence(txn, collection) }
-    /// Purges the collection has seen (expirations not counted): purges leave no sequence entry.
+    /// Purges the collection has seen (expired documents' included): purges leave no sequence entry.
     func purgeCount(_ collection: CollectionSpec) throws -> UInt64 { try store.purgeCount(txn, collection) }
 
     /// Tombstones and bytes of current records (CouchDB's `doc_del_count` and `sizes`).

@@ -46,8 +46,7 @@ final class WriteContext {
         summary.recordPurge(collection, id, listed: commitStart[collection.number].map { previous >= $0 } ?? false)
     }
 
-    /// Counts a purge asked for by a caller (``StoreLayout/purgeCountKey(_:)``); purges of expired
-    /// documents are not counted: a reader that kept a document knows its expiration.
+    /// Counts a purge, asked for or of an expired document (``StoreLayout/purgeCountKey(_:)``).
     func countPurge(_ collection: CollectionSpec) {
         purges[collection.number, default: 0] += 1
     }
@@ -99,8 +98,9 @@ final class WriteContext {
         }
         for (number, purged) in purges {
             let key = StoreLayout.purgeCountKey(number)
-            let total = StoreLayout.decodeUInt64(try txn.get(tables.meta, key: key)).addingReportingOverflow(purged).partialValue
+            let total = StoreLayout.decodeUInt64(try txn.get(tables.meta, key: key)) &+ purged
             try txn.put(tables.meta, key: key, value: StoreLayout.encodeUInt64(total))
+            summary.recordPurges(number, purged)
         }
         sequences.removeAll()
         firstSequences.removeAll()

@@ -249,6 +249,12 @@ struct ValueEncoder {
         pendingSlots.reserveCapacity(32)
     }
 
+    /// Drops every byte from `count` on: what a failed value left behind when the buffer holds
+    /// several values one after another (see ``BinarySink/discard(from:)``).
+    mutating func truncate(to count: Int) {
+        if count < bytes.count { bytes.removeSubrange(count...) }
+    }
+
     /// Appends a length-prefixed key (a dictionary entry whose value follows).
     mutating func appendKey(_ utf8: UnsafeBufferPointer<UInt8>) {
         appendVarint(utf8.count)
