@@ -181,7 +181,7 @@ public final class Collection: Sendable, Hashable {
         try core.checkUsable(spec)
         let milliseconds = expiration.map { UInt64(max(1, ($0.timeIntervalSince1970 * 1000).rounded(.down))) } ?? 0
         _ = try await database.perform(PendingWrite([.setExpiration(spec, id: id, milliseconds: milliseconds)]))
-        database.sweeper.wake()
+        database.sweeper.wake(for: database)
     }
 
     /// The document's expiration, or nil when it has none.

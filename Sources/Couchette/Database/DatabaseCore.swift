@@ -18,6 +18,9 @@ final class DatabaseCore: Sendable {
     let clock: any WallClock
     let observers = CommitObservers()
     private let isOpen = Atomic<Bool>(true)
+    /// Whether the file held an expiration when this instance opened it (then the expiration
+    /// sweeper starts at once; otherwise with the first expiration set, see ``ExpirationSweeper``).
+    let hadExpirationsAtOpen: Bool
 
     init(name: String, path: String, configuration: DatabaseConfiguration, clock: any WallClock) throws {
         self.name = name
@@ -33,7 +36,7 @@ final class DatabaseCore: Sendable {
         store = DocumentStore(tables: environment.tables, indexes: indexes, historyLimit: configuration.maxRevisionHistory)
         blobs = BlobStore(databasePath: path, fullSync: configuration.fullSync)
         do {
-            try prepareFormatAndLoadCatalog()
+            hadExpirationsAtOpen = try Self.prepareFormatAndLoadCatalog(environment, store, catalog, path: path)
             blobs.registerOpen()
         } catch {
             EnvironmentRegistry.shared.release(environment)
@@ -43,14 +46,26 @@ final class DatabaseCore: Sendable {
 
     /// Writes the format version and the default collection on first open; upgrades older formats
     /// and refuses newer ones;
-    /// loads the catalog. Opening an existing, current database takes one read transaction for all
-    /// of it: the first read needs nothing else (index definitions are read by the queries and
-    /// writes that use them, see ``IndexRegistry``).
-    private func prepareFormatAndLoadCatalog() throws {
-        let opened = try environment.read { txn -> (version: UInt32?, hasUUID: Bool, catalog: [CollectionSpec]) in
-            guard let version = try store.formatVersion(txn) else { return (nil, false, []) }
-            guard version == StoreLayout.formatVersion else { return (version, false, []) }
-            return (version, try store.uuid(txn) != nil, try Catalog.load(txn, tables: environment.tables))
+    /// loads the catalog, and tells whether an expiration is stored. Opening an existing, current
+    /// database takes one read transaction for all of it: the first read needs nothing else (index
+    /// definitions are read by the queries and writes that use them, see ``IndexRegistry``).
+    private static func prepareFormatAndLoadCatalog(
+        _ environment: StorageEnvironment, _ store: DocumentStore, _ catalog: Catalog, path: String
+    ) throws -> Bool {
+        typealias Opened = (version: UInt32?, hasUUID: Bool, catalog: [CollectionSpec], hasExpirations: Bool)
+        let opened = try environment.read { txn -> Opened in
+            guard let version = try store.formatVersion(txn) else { return (nil, false, [], false) }
+            guard version == StoreLayout.formatVersion else { return (version, false, [], false) }
+            return (
+                version, try store.uuid(txn) != nil, try Catalog.load(txn, tables: environment.tables),
+                try store.nextExpiration(txn) != nil
+            )
+        }
+        func reloadCatalog() throws -> Bool {
+            try environment.read { txn in
+                catalog.replace(with: try Catalog.load(txn, tables: environment.tables))
+                return try store.nextExpiration(txn) != nil
+            }
         }
         guard let stored = opened.version else {
             try environment.write { try store.initializeFormat($0, uuid: Self.newUUID()) }
@@ -66,7 +81,7 @@ final class DatabaseCore: Sendable {
                 guard let current = try store.formatVersion(txn), current != StoreLayout.formatVersion else { return }
                 try store.upgradeFormat(txn, from: current)
             }
-            return try prepareFormatAndLoadCatalog()
+            return try prepareFormatAndLoadCatalog(environment, store, catalog, path: path)
         }
         guard opened.hasUUID else {
             // Databases created before replication have no UUID yet: give them one.
@@ -74,6 +89,7 @@ final class DatabaseCore: Sendable {
             return try reloadCatalog()
         }
         catalog.replace(with: opened.catalog)
+        return opened.hasExpirations
     }
 
     private static func newUUID() -> String {

@@ -1,8 +1,10 @@
 /// The background task that purges expired documents, also after a reopen; one per ``Database``.
 ///
+/// It starts when the database opens with an expiration stored, or when one is first set through
+/// it (``wake(for:)``): a database that never sees one runs no task, and opening it wakes no thread.
 /// It sleeps until the earliest stored expiration (or an hour when there is none), as the
-/// database's ``WallClock`` tells time, and is woken early whenever an expiration is set
-/// (``wake()``). It holds the database weakly: dropping the last reference to a database ends it.
+/// database's ``WallClock`` tells time, and is woken early whenever an expiration is set. It holds
+/// the database weakly: dropping the last reference to a database ends it.
 final class ExpirationSweeper: Sendable {
     /// How long to sleep when no expiration is stored, in milliseconds.
     static let idleInterval: UInt64 = 3_600_000
@@ -15,22 +17,29 @@ final class ExpirationSweeper: Sendable {
         self.clock = clock
     }
 
+    /// Starts the task unless it runs already.
     func start(for database: Database) {
         let signal = self.signal
         let clock = self.clock
-        let started = Task.detached { [weak database] in
-            while !Task.isCancelled {
-                guard let deadline = await Self.sweep(database, clock: clock) else { return }
-                await signal.wait(untilMilliseconds: deadline, on: clock)
+        task.withLock { task in
+            guard task == nil else { return }
+            task = Task.detached { [weak database] in
+                while !Task.isCancelled {
+                    guard let deadline = await Self.sweep(database, clock: clock) else { return }
+                    await signal.wait(untilMilliseconds: deadline, on: clock)
+                }
             }
         }
-        task.withLock { $0 = started }
     }
 
-    /// An expiration was set: look again now.
-    func wake() {
+    /// An expiration was set: look again now (starting the task if it was not running).
+    func wake(for database: Database) {
+        start(for: database)
         signal.signal()
     }
+
+    /// Whether the task has been started.
+    var isStarted: Bool { task.withLock { $0 != nil } }
 
     /// Ends the task (the database closes).
     func cancel() {

@@ -48,12 +48,14 @@ enum DataFileCheck {
     /// Page header + meta up to and including `mm_txnid`.
     private static let metaSize = 152
 
-    /// Throws `.corruption` naming the problem when `folder/data.mdb` would crash LMDB.
-    static func verify(folder: String) throws {
+    /// Throws `.corruption` naming the problem when `folder/data.mdb` would crash LMDB; returns
+    /// whether the file holds a database (false when it is missing or empty).
+    @discardableResult
+    static func verify(folder: String) throws -> Bool {
         let path = folder + "/data.mdb"
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
-            if errno == ENOENT { return }
+            if errno == ENOENT { return false }
             throw CouchetteError(.io, "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
@@ -61,16 +63,19 @@ enum DataFileCheck {
         // Another process may be committing meanwhile: a verdict on a file that changed under
         // the check is not trusted, the check runs again.
         for attempt in 1...5 {
-            let before = try? newestMeta(file, size: file.size())
+            let size = try file.size()
+            guard size > 0 else { return false }
+            var checked: Meta?
             do {
-                try check(file)
-                return
+                try check(file, size: size, reading: &checked)
+                return true
             } catch let error as CouchetteError where error.code == .corruption {
                 let after = try? newestMeta(file, size: file.size())
-                if attempt == 5 || before == nil || before == after { throw error }
+                if attempt == 5 || checked == nil || checked == after { throw error }
             }
             usleep(2_000)
         }
+        return true
     }
 
     /// The newest meta of `folder/data.mdb`, or nil for a missing or empty file.
@@ -83,10 +88,10 @@ enum DataFileCheck {
         return size == 0 ? nil : try newestMeta(file, size: size)
     }
 
-    private static func check(_ file: DataFile) throws {
-        let size = try file.size()
-        guard size > 0 else { return }
+    /// Checks a file of `size` bytes (more than 0); `newest` is its newest meta page once read.
+    private static func check(_ file: DataFile, size: Int, reading newest: inout Meta?) throws {
         let meta = try newestMeta(file, size: size)
+        newest = meta
         guard let required = meta.requiredSize else {
             throw file.corrupt("its meta page claims \(meta.lastPage) pages")
         }

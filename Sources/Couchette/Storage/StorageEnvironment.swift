@@ -20,13 +20,18 @@ import Glibc
 /// LMDB forbids opening one environment twice in a process, so instances come from
 /// ``EnvironmentRegistry``, which shares one per path.
 final class StorageEnvironment: @unchecked Sendable {
-    // @unchecked: `env`, `isClosed` and `isLockReleased` change only while `gate` is held exclusively (compaction,
-    // close) and are read only while it is held shared; `tables` and `path` are immutable; LMDB's
-    // environment handle itself is thread-safe for the calls made here.
+    // @unchecked: `env`, `isClosed`, `isWritable` and `isLockReleased` change only while `gate` is held exclusively
+    // (compaction, close, the first write) and are read only while it is held shared; `tables` and `path` are
+    // immutable; LMDB's environment handle itself is thread-safe for the calls made here.
     let path: String
     let tables: Tables
     private var env: OpaquePointer
     private var isClosed = false
+    /// Whether `env` was opened for writing. An existing database is opened read-only
+    /// (`MDB_RDONLY`) and reopened for writing by its first write: a writable environment costs
+    /// LMDB 3 MB of write buffers at open, 2 MB of them zeroed, which made opening a large
+    /// database and reading one document take about twice as long (see ``reopenForWriting()``).
+    private var isWritable: Bool
     /// Whether ``close()`` closed `lockFile` (also changed only under `gate`).
     private var isLockReleased = false
     private let gate = ResizeGate()
@@ -40,6 +45,10 @@ final class StorageEnvironment: @unchecked Sendable {
     /// transaction). They hold no snapshot; all are aborted before the map or file changes.
     private let idleReaders = Locked<[ReaderHandle]>([])
     private static let maximumIdleReaders = 16
+    /// Zeros written ahead of the used pages so that small commits do not grow the file (see
+    /// ``FileHeadroom``); changed only inside write transactions.
+    private let headroom = Locked(FileHeadroom())
+    private let pageSize: Int
 
     /// An `MDB_txn*` of a reset read transaction, handed between threads (MDB_NOTLS allows it).
     private struct ReaderHandle: @unchecked Sendable {
@@ -88,13 +97,39 @@ final class StorageEnvironment: @unchecked Sendable {
         }
         flock(lockFile, LOCK_SH)
         do {
-            try DataFileCheck.verify(folder: path)  // before LMDB maps a file that could crash it
-            env = try Self.openEnvironment(at: path, mapSize: min(Self.initialMapSize, sizeLimit.forWrites), syncsMetaPage: syncsMetaPage)
-            tables = try Self.openTables(env)
+            let hasData = try DataFileCheck.verify(folder: path)  // before LMDB maps a file that could crash it
+            let mapSize = min(Self.initialMapSize, sizeLimit.forWrites)
+            if hasData, let (readOnly, tables) = Self.openReadOnly(at: path, mapSize: mapSize, syncsMetaPage: syncsMetaPage) {
+                env = readOnly
+                self.tables = tables
+                isWritable = false
+            } else {
+                // A new database, or one whose tables are not all there yet: they are created now.
+                env = try Self.openEnvironment(at: path, mapSize: mapSize, syncsMetaPage: syncsMetaPage)
+                tables = try Self.openTables(env)
+                isWritable = true
+            }
+            var status = MDB_stat()
+            mdb_env_stat(env, &status)
+            pageSize = Int(status.ms_psize)
         } catch {
             Glibc.close(lockFile)
             throw CouchetteError.wrapping(error)
         }
+    }
+
+    /// The environment opened read-only with its tables, or nil when that is not possible (a table
+    /// is missing, the file cannot be opened so): the caller then opens it for writing, which
+    /// creates what is missing or reports the error.
+    private static func openReadOnly(at path: String, mapSize: Int, syncsMetaPage: Bool) -> (OpaquePointer, Tables)? {
+        guard let readOnly = try? openEnvironment(at: path, mapSize: mapSize, syncsMetaPage: syncsMetaPage, readOnly: true) else {
+            return nil
+        }
+        guard let tables = try? openTables(readOnly, creating: false) else {
+            mdb_env_close(readOnly)
+            return nil
+        }
+        return (readOnly, tables)
     }
 
     deinit {
@@ -105,8 +140,11 @@ final class StorageEnvironment: @unchecked Sendable {
         if !isLockReleased { Glibc.close(lockFile) }
     }
 
-    /// Opens the environment with a map of `mapSize` bytes (LMDB raises it to what the file uses).
-    private static func openEnvironment(at path: String, mapSize: Int, syncsMetaPage: Bool) throws -> OpaquePointer {
+    /// Opens the environment with a map of `mapSize` bytes (LMDB raises it to what the file uses);
+    /// `readOnly` for reads only (`MDB_RDONLY`: no write buffers, no writable descriptors).
+    private static func openEnvironment(
+        at path: String, mapSize: Int, syncsMetaPage: Bool, readOnly: Bool = false
+    ) throws -> OpaquePointer {
         var handle: OpaquePointer?
         try StorageError.check(mdb_env_create(&handle), "creating environment")
         guard let handle else { throw StorageError.lmdb(code: ENOMEM, operation: "creating environment") }
@@ -118,7 +156,8 @@ final class StorageEnvironment: @unchecked Sendable {
             // makes them the current state is written after that sync, and synced as well (LMDB
             // writes it through a second descriptor opened with O_DSYNC) only for full sync (see
             // DatabaseConfiguration.fullSync) — otherwise the next commit's sync carries it.
-            let flags = UInt32(MDB_NOTLS | MDB_NORDAHEAD) | (syncsMetaPage ? 0 : UInt32(MDB_NOMETASYNC))
+            let flags =
+                UInt32(MDB_NOTLS | MDB_NORDAHEAD) | (syncsMetaPage ? 0 : UInt32(MDB_NOMETASYNC)) | (readOnly ? UInt32(MDB_RDONLY) : 0)
             try StorageError.check(mdb_env_open(handle, path, flags, 0o644), "opening \(path)")
             var dead: Int32 = 0
             mdb_reader_check(handle, &dead)  // clear slots of crashed processes
@@ -132,17 +171,14 @@ final class StorageEnvironment: @unchecked Sendable {
     /// Opens the tables in a read-only transaction when they all exist (every open but the first:
     /// no writer lock taken), else creates the missing ones in a write transaction.
     private static func openTables(_ env: OpaquePointer) throws -> Tables {
-        let handles = try openTables(env, creating: false) ?? openTables(env, creating: true)
-        guard let handles else { throw StorageError.lmdb(code: MDB_NOTFOUND, operation: "opening tables") }
-        return Tables(
-            meta: handles[0], documents: handles[1], sequences: handles[2],
-            revisions: handles[3], expirations: handles[4], indexes: handles[5],
-            indexEntries: handles[6], fullText: handles[7], counters: handles[8])
+        let tables = try openTables(env, creating: false) ?? openTables(env, creating: true)
+        guard let tables else { throw StorageError.lmdb(code: MDB_NOTFOUND, operation: "opening tables") }
+        return tables
     }
 
-    /// The handles of every table, in ``Tables/names`` order, then the main database's; nil when
-    /// `creating` is false and a table does not exist yet.
-    private static func openTables(_ env: OpaquePointer, creating: Bool) throws -> [Table]? {
+    /// Every table's handle (the main database's last); nil when `creating` is false and a table
+    /// does not exist yet.
+    private static func openTables(_ env: OpaquePointer, creating: Bool) throws -> Tables? {
         var txn: OpaquePointer?
         try StorageError.check(mdb_txn_begin(env, nil, creating ? 0 : UInt32(MDB_RDONLY), &txn), "opening tables")
         var handles: [Table] = []
@@ -168,7 +204,10 @@ final class StorageEnvironment: @unchecked Sendable {
         }
         handles.append(Table(handle: main, name: "main"))
         try StorageError.check(mdb_txn_commit(txn), "opening tables")
-        return handles
+        return Tables(
+            meta: handles[0], documents: handles[1], sequences: handles[2],
+            revisions: handles[3], expirations: handles[4], indexes: handles[5],
+            indexEntries: handles[6], fullText: handles[7], counters: handles[8])
     }
 
     // MARK: - Transactions
@@ -238,8 +277,10 @@ final class StorageEnvironment: @unchecked Sendable {
             do {
                 return try gate.withShared {
                     try checkOpen()
+                    guard isWritable else { throw StorageError.readOnly }
                     var txn: OpaquePointer?
                     try StorageError.check(mdb_txn_begin(env, nil, 0, &txn), "beginning a write")
+                    if !usingReserve { makeHeadroom() }
                     let result: R
                     do {
                         result = try body(WriteTransaction(txn: txn!))
@@ -254,8 +295,64 @@ final class StorageEnvironment: @unchecked Sendable {
                 try growMap(usingReserve: usingReserve)
             } catch StorageError.mapResized {
                 try adoptNewMapSize()
+            } catch StorageError.readOnly {
+                try reopenForWriting()
             } catch let error as StorageError {
                 throw error.couchetteError
+            }
+        }
+    }
+
+    /// Writes zeros ahead of the used pages when a small commit would otherwise grow the file.
+    /// Called right after a write transaction began, before it wrote anything: LMDB's writer
+    /// lock makes every page past the last committed one unused (see ``FileHeadroom``).
+    private func makeHeadroom() {
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        var descriptor: Int32 = -1
+        guard mdb_env_get_fd(env, &descriptor) == MDB_SUCCESS, descriptor >= 0 else { return }
+        let usedEnd = (Int(info.me_last_pgno) + 1) * pageSize
+        headroom.withLock { headroom in
+            let range = headroom.extensionNeeded(usedEnd: usedEnd, mapSize: info.me_mapsize) {
+                var status = stat()
+                return fstat(descriptor, &status) == 0 ? Int(status.st_size) : nil
+            }
+            if let range { headroom.extended(to: FileHeadroom.fillWithZeros(range, descriptor: descriptor)) }
+        }
+    }
+
+    /// Replaces the read-only environment an existing database was opened with by a writable one,
+    /// at its first write. No transaction of this process is active meanwhile (the gate is held
+    /// exclusively), and the tables keep their handles: they are opened in the same order.
+    ///
+    /// If the file cannot be opened for writing (its permissions, a read-only file system), the
+    /// read-only environment is opened again, so reads go on, and the write fails with the error.
+    private func reopenForWriting() throws {
+        try gate.withExclusive {
+            try checkOpen()
+            guard !isWritable else { return }
+            dropIdleReaders()
+            var info = MDB_envinfo()
+            mdb_env_info(env, &info)
+            let mapSize = max(info.me_mapsize, min(Self.initialMapSize, sizeLimit.forWrites))
+            mdb_env_close(env)
+            do {
+                env = try Self.openEnvironment(at: path, mapSize: mapSize, syncsMetaPage: syncsMetaPage)
+                isWritable = true
+                guard try Self.openTables(env, creating: false) == tables else {
+                    throw CouchetteError(.corruption, "table handles changed while reopening \(path) for writing")
+                }
+            } catch {
+                let failure = CouchetteError.wrapping(error)
+                if isWritable { mdb_env_close(env) }
+                isWritable = false
+                guard let (readOnly, _) = Self.openReadOnly(at: path, mapSize: mapSize, syncsMetaPage: syncsMetaPage) else {
+                    // Neither way opens any more: the database behaves as closed.
+                    isClosed = true
+                    throw failure
+                }
+                env = readOnly
+                throw failure
             }
         }
     }
@@ -340,6 +437,17 @@ final class StorageEnvironment: @unchecked Sendable {
 
     // MARK: - Maintenance
 
+    /// Where the last committed transaction's pages end in `data.mdb`: the file may be longer
+    /// (zeros ahead of them, see ``FileHeadroom``), never shorter unless its tail pages are free.
+    var usedBytes: Int {
+        gate.withShared {
+            guard !isClosed else { return 0 }
+            var info = MDB_envinfo()
+            mdb_env_info(env, &info)
+            return (Int(info.me_last_pgno) + 1) * pageSize
+        }
+    }
+
     /// Size of `data.mdb` in bytes.
     var fileSize: UInt64 {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb")
@@ -374,11 +482,13 @@ final class StorageEnvironment: @unchecked Sendable {
             }
             mdb_env_close(env)
             isClosed = true
+            headroom.withLock { $0.reset() }
             // rename(2) is atomic: after a crash either the old or the compacted file is in place.
             let renamed = rename(temporary + "/data.mdb", path + "/data.mdb")
             try? FileManager.default.removeItem(atPath: temporary)
             env = try Self.openEnvironment(at: path, mapSize: min(Self.initialMapSize, sizeLimit.forWrites), syncsMetaPage: syncsMetaPage)
             isClosed = false
+            isWritable = true
             guard try Self.openTables(env) == tables else {
                 throw CouchetteError(.corruption, "table handles changed while compacting \(path)")
             }

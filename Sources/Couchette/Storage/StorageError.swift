@@ -10,6 +10,9 @@ enum StorageError: Error {
     case mapFull
     /// Another process grew the map: adopt its size and retry. Never surfaces to users.
     case mapResized
+    /// A write found the environment opened read-only: reopen it for writing and retry. Never
+    /// surfaces to users.
+    case readOnly
     /// Any other LMDB or system error code.
     case lmdb(code: Int32, operation: String)
 
@@ -27,6 +30,8 @@ enum StorageError: Error {
         switch self {
         case .mapFull, .mapResized:
             return CouchetteError(.io, "storage map could not be resized")
+        case .readOnly:
+            return CouchetteError(.io, "storage could not be opened for writing")
         case .lmdb(let code, let operation):
             let text = String(cString: mdb_strerror(code))
             switch code {
