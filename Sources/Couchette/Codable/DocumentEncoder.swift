@@ -186,8 +186,12 @@ enum PendingValue {
 /// A keyed container's entries in the order they were encoded: appending costs no hashing, and
 /// the stored order (keys sorted by their UTF-8 bytes) is worked out once per coding-key type.
 final class PendingDictionary {
-    private(set) var keys: [String] = []
-    private(set) var values: [PendingValue] = []
+    /// Keys and values in one array: one allocation and one append per entry.
+    ///
+    /// Unchecked exclusivity: a container belongs to the one encoding that made it, on one
+    /// thread, and no access to it outlives the method making it (nothing is passed `inout`
+    /// across calls), so accesses cannot overlap; the runtime check cost more than the append.
+    @exclusivity(unchecked) private(set) var entries: [(key: String, value: PendingValue)] = []
     /// The coding-key type of the entries. When two types share the container (a superclass
     /// encoding into its subclass's container), its order is not cached.
     private let keyType: ObjectIdentifier
@@ -196,8 +200,7 @@ final class PendingDictionary {
     init(keyType: ObjectIdentifier) {
         self.keyType = keyType
         // Models have a handful of properties: room for them without regrowing.
-        keys.reserveCapacity(8)
-        values.reserveCapacity(8)
+        entries.reserveCapacity(8)
     }
 
     /// The container was asked for again, perhaps with another coding-key type.
@@ -206,31 +209,32 @@ final class PendingDictionary {
     }
 
     func set(_ value: PendingValue, forKey key: String) {
-        keys.append(key)
-        values.append(value)
+        entries.append((key, value))
     }
 
     /// The entries in stored order, each key once (the last value encoded under it wins).
     private func storedOrder() -> KeyOrder {
-        guard !keyTypeIsMixed else { return KeyOrder(arrival: keys) }
-        if let cached = KeyOrder.cache.withLock({ $0[keyType] }), cached.arrival == keys { return cached }
-        let order = KeyOrder(arrival: keys)
+        guard !keyTypeIsMixed else { return KeyOrder(arrival: entries.map(\.key)) }
+        if let cached = KeyOrder.cache.withLock({ $0[keyType] }), cached.arrival.elementsEqual(entries, by: { $0 == $1.key }) {
+            return cached
+        }
+        let order = KeyOrder(arrival: entries.map(\.key))
         KeyOrder.cache.withLock { $0[keyType] = order }
         return order
     }
 
     func write(into encoder: inout ValueEncoder) throws {
         let order = storedOrder()
-        let values = self.values
+        let entries = self.entries
         try encoder.writeDictionary(sortedKeys: order.sorted) { encoder, index in
-            try values[order.positions[index]].write(into: &encoder)
+            try entries[order.positions[index]].value.write(into: &encoder)
         }
     }
 
     func finished() throws -> [String: Value] {
         var result: [String: Value] = [:]
-        result.reserveCapacity(keys.count)
-        for (key, value) in zip(keys, values) { result[key] = try value.finished() }
+        result.reserveCapacity(entries.count)
+        for (key, value) in entries { result[key] = try value.finished() }
         return result
     }
 }
@@ -283,7 +287,8 @@ final class ModelEncoder: Encoder {
     /// `@DocumentID` met here is the document's id and is not written.
     let isDocumentRoot: Bool
     var userInfo: [CodingUserInfoKey: Any] { [:] }
-    private var storage: PendingValue?
+    /// Unchecked exclusivity, as ``PendingDictionary/entries``: one encoding's, on one thread.
+    @exclusivity(unchecked) private var storage: PendingValue?
 
     init(codingPath: [any CodingKey], context: EncodingContext, isDocumentRoot: Bool) {
         self.codingPath = codingPath

@@ -128,7 +128,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         }
         // The entries sorted once, with their slots: no look-up by key while writing.
         let entries = slots.sorted { Self.precedes($0.key, $1.key) }
-        try encoder.writeDictionary(sortedKeys: entries.map(\.key)) { encoder, index in
+        try encoder.writeDictionary(count: entries.count, key: { entries[$0].key }) { encoder, index in
             try entries[index].value.encode(into: &encoder)
         }
     }

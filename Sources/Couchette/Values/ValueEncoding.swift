@@ -198,8 +198,15 @@ struct ValueEncoder {
     /// Writes a dictionary; `sortedKeys` must come from ``sortedKeys(_:)`` and `value` writes the
     /// value of `sortedKeys[index]`.
     mutating func writeDictionary(sortedKeys keys: [String], value: (inout ValueEncoder, Int) throws -> Void) throws {
+        try writeDictionary(count: keys.count, key: { keys[$0] }, value: value)
+    }
+
+    /// ``writeDictionary(sortedKeys:value:)`` for keys kept elsewhere (beside their values, say):
+    /// `key(index)` gives the `index`th key in stored order, so no array of keys is built.
+    mutating func writeDictionary(count: Int, key: (Int) -> String, value: (inout ValueEncoder, Int) throws -> Void) throws {
         let (start, firstSlot) = try enterContainer()
-        for (index, key) in keys.enumerated() {
+        for index in 0..<count {
+            let key = key(index)
             pendingSlots.append(bytes.count)
             appendLengthPrefixed(key)
             pendingSlots.append(bytes.count)
