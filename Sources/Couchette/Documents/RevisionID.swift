@@ -54,12 +54,12 @@ enum RevisionID {
                 .invalidParameter,
                 "revision \(parent) is at generation \(maximumGeneration), the highest: the document cannot be edited further")
         }
-        return .packed(generation: generation, digest: body.withUnsafeBytes { digest(parent: parent, deleted: deleted, body: $0) })
+        return .packed(generation: generation, digest: body.withUnsafeBytes { digest(parentText: parentText, deleted: deleted, body: $0) })
     }
 
     /// The digest of a revision: MD5 over the deleted flag, the parent id's length and bytes
     /// (nil: a zero length) and the body bytes, as two little-endian words.
-    static func digest(parent: String?, deleted: Bool, body: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
+    static func digest(parentText: UnsafeBufferPointer<UInt8>?, deleted: Bool, body: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
         var md5 = PortableMD5()
         md5.update(byte: deleted ? 1 : 0)
         if let parentText {
@@ -76,7 +76,7 @@ enum RevisionID {
     /// gives for no parent, computed where the body lies (bulk saves hash each body as soon as it is
     /// transcoded, while its bytes are still in the cache).
     static func newDocumentDigest(body: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
-        digest(parent: nil, deleted: false, body: body)
+        digest(parentText: nil, deleted: false, body: body)
     }
 
     /// The longest id ``packed(_:)`` accepts: 10 generation digits, a dash and 32 hex digits.
