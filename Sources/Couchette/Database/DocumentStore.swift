@@ -31,6 +31,20 @@ struct DocumentStore: Sendable {
         return record
     }
 
+    /// Calls `body` with the record of `id` (its body left empty) and its encoded body where it
+    /// lies in the map, when a reader may see it; nil when not. The bytes are valid only inside
+    /// `body`, which must copy whatever it keeps.
+    func withVisibleRecord<R>(
+        _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64, includingDeleted: Bool,
+        _ body: (DocumentRecord, UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        guard let bytes = try txn.get(tables.documents, key: StoreLayout.documentKey(collection.number, id)) else { return nil }
+        var bodyStart = 0
+        let record = try DocumentRecord(decodingHeaderOf: bytes, bodyStart: &bodyStart)
+        guard record.isVisible(now: now, includingDeleted: includingDeleted) else { return nil }
+        return try body(record, UnsafeRawBufferPointer(rebasing: bytes[bodyStart...]))
+    }
+
     /// The live, unexpired document (or, `includingDeleted`, also its tombstone), or nil.
     func document(
         _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: @autoclosure () -> UInt64,

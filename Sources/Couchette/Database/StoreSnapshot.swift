@@ -44,6 +44,15 @@ struct StoreSnapshot {
         try store.visibleRecord(txn, collection, id, now: now, includingDeleted: includingDeleted)
     }
 
+    /// Calls `body` with the visible record of `id` (body left empty) and its encoded body read in
+    /// place, valid only inside `body`; nil when the document is not visible.
+    func withVisibleRecord<R>(
+        _ collection: CollectionSpec, _ id: String, now: UInt64, includingDeleted: Bool = false,
+        _ body: (DocumentRecord, UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        try store.withVisibleRecord(txn, collection, id, now: now, includingDeleted: includingDeleted, body)
+    }
+
     /// The live document `id` (with `includingDeleted`, also its tombstone), or nil.
     func document(_ collection: CollectionSpec, _ id: String, now: UInt64, includingDeleted: Bool = false) throws -> Document? {
         try store.document(txn, collection, id, now: now, includingDeleted: includingDeleted)

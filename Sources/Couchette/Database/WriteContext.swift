@@ -1,8 +1,10 @@
-/// The state of one pending write inside a commit: its transaction, the clock, the collections,
+/// The state of one pending write inside a commit — or of a whole group of pending writes, when
+/// they are applied without nested transactions: its transaction, the clock, the collections,
 /// the changed documents, and the collection counters it has touched.
 ///
-/// Sequence counters and live counts are read once and written once per pending write (at
-/// ``flush()``) instead of once per document, which matters for a 10,000-document batch.
+/// Sequence counters and live counts are read once and written once per context (at
+/// ``flush()``) instead of once per document, which matters for a 10,000-document batch and for
+/// a group commit of single saves.
 final class WriteContext {
     let txn: WriteTransaction
     let now: UInt64

@@ -57,7 +57,7 @@ enum RevisionID {
         return .packed(generation: generation, digest: body.withUnsafeBytes { digest(parentText: parentText, deleted: deleted, body: $0) })
     }
 
-    /// The digest of a revision: MD5 over the deleted flag, the parent id's length and bytes
+    /// The digest of a revision: MD5 over the deleted flag, the parent id's length and UTF-8 bytes
     /// (nil: a zero length) and the body bytes, as two little-endian words.
     static func digest(parentText: UnsafeBufferPointer<UInt8>?, deleted: Bool, body: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
         var md5 = PortableMD5()
