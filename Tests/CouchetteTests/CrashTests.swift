@@ -40,6 +40,51 @@ import Testing
         #expect(totalReported >= 20)
     }
 
+    /// `couchette import` (the bulk JSON path) killed at a random moment: what is stored is
+    /// whole batches of the file, in file order, each document exactly as the file has it.
+    @Test func killedImportsKeepWholeBatches() async throws {
+        let tool = Self.toolPath
+        try #require(FileManager.default.isExecutableFile(atPath: tool), "build the couchette tool first: \(tool)")
+        let directory = try TemporaryDirectory()
+        let file = directory.path + "/import.jsonl"
+        let lines = (0..<200_000).map { #"{"_id":"d\#($0)","n":\#($0),"tags":["a","b"],"nested":{"z":1,"a":[true,null]}}"# }
+        try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let batchSize = 700
+        var generator = SystemRandomNumberGenerator()
+        var imported = 0
+        for round in 0..<5 {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: tool)
+            child.arguments = ["import", directory.path + "/round\(round)", file, "--batch-size", "\(batchSize)"]
+            child.standardOutput = FileHandle.nullDevice
+            child.standardError = FileHandle.nullDevice
+            try await startProcess(child)
+            // Killed a moment after it opened the database (process start-up varies with load).
+            let dataFile = directory.path + "/round\(round).couchette/data.mdb"
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !FileManager.default.fileExists(atPath: dataFile) && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 20...600, using: &generator)))
+            kill(child.processIdentifier, SIGKILL)
+            await waitForExit(child)
+            guard FileManager.default.fileExists(atPath: directory.path + "/round\(round).couchette") else { continue }
+            let database = try Database(name: "round\(round)", config: DatabaseConfiguration(directory: directory.path))
+            let collection = try database.defaultCollection()
+            let count = Int(try await collection.count)
+            #expect(count % batchSize == 0 || count == lines.count, "round \(round): \(count) documents is not whole batches")
+            for number in [0, count / 2, count - 1] where number >= 0 && count > 0 {
+                let document = try #require(try await collection.document(id: "d\(number)"), "round \(round): d\(number) missing")
+                #expect(document.toJSON() == #"{"n":\#(number),"nested":{"a":[true,null],"z":1},"tags":["a","b"]}"#)
+            }
+            #expect(try await collection.document(id: "d\(count)") == nil)
+            try await database.performMaintenance(type: .integrityCheck)
+            try await database.close()
+            imported += count
+        }
+        #expect(imported > 0)
+    }
+
     /// Runs `tool arguments` with its output in `log`, waits until it reports its first save,
     /// lets it write for `after` more, then kills it with SIGKILL. Returns whether it had started.
     static func killWriter(_ tool: String, _ arguments: [String], log: String, after delay: Duration) async throws -> Bool {
