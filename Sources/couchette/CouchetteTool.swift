@@ -10,7 +10,7 @@ enum CouchetteTool {
         GetCommand.command, PutCommand.command, RemoveCommand.command, PurgeCommand.command,
         QueryCommand.command, WatchCommand.command, ShellCommand.command, CompactCommand.command, CheckCommand.command,
         WriteLoopCommand.command, IndexCommand.command, ServeCommand.command, ReplicateCommand.command,
-        BlobCommand.command, AttachCommand.command,
+        BlobCommand.command, AttachCommand.command, BatchCommand.command,
     ]
 
     static func main() async {

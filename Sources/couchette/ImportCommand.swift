@@ -1,4 +1,4 @@
-import Couchette
+@_spi(Tools) import Couchette
 import Foundation
 
 /// `couchette import DB FILE [--collection SCOPE.NAME] [--id-key KEY]`
@@ -47,37 +47,33 @@ struct Importer {
     func run(_ reader: JSONRecordReader, file: String) async throws {
         let progress = ProgressReporter(unit: "docs")
         var imported = 0
-        var batch: [MutableDocument] = []
         var batchLine = 1
-        func commit() async throws {
-            guard !batch.isEmpty else { return }
-            let documents = batch
-            let collection = collection
-            try await collection.database.inBatch { writer in
-                for document in documents { try writer.save(document: document, in: collection) }
-            }
-            imported += batch.count
-            batch.removeAll(keepingCapacity: true)
-            let (done, total) = reader.progress
-            progress.update(count: imported, fraction: total > 0 ? Double(done) / Double(total) : 1)
-        }
         func failure(_ problem: String) -> ToolError {
             progress.finish()
             return ToolError("\(problem) (\(imported) document\(imported == 1 ? "" : "s") imported before it)")
         }
         do {
-            while let record = try reader.next() {
-                if batch.isEmpty { batchLine = record.line }
-                do {
-                    batch.append(try document(from: record.text))
-                } catch {
-                    throw BadRecord(
-                        message: "\(file), line \(record.line): \(CouchetteTool.describe(error)); "
-                            + "nothing from line \(batchLine) on was written")
+            while true {
+                // Records are read and transcoded inside the batch body, straight into the batch.
+                var count = 0
+                try await collection.database.inBatch { batch in
+                    while count < batchSize, let record = try reader.next() {
+                        if count == 0 { batchLine = record.line }
+                        do {
+                            try add(record.text, to: batch)
+                        } catch {
+                            throw BadRecord(
+                                message: "\(file), line \(record.line): \(CouchetteTool.describe(error)); "
+                                    + "nothing from line \(batchLine) on was written")
+                        }
+                        count += 1
+                    }
                 }
-                if batch.count >= batchSize { try await commit() }
+                guard count > 0 else { break }
+                imported += count
+                let (done, total) = reader.progress
+                progress.update(count: imported, fraction: total > 0 ? Double(done) / Double(total) : 1)
             }
-            try await commit()
         } catch let error as BadRecord {
             throw failure(error.message)
         } catch let error as ToolError {
@@ -89,6 +85,21 @@ struct Importer {
         print(
             "Imported \(imported) document\(imported == 1 ? "" : "s") into \(collection.fullName) "
                 + "in \(ResultPrinter.seconds(progress.elapsed))")
+    }
+
+    /// Adds the document a record describes to `batch`. JSON goes straight into the batch's
+    /// binary buffer (the library's bulk path, which takes the id from `_id` or the id key and
+    /// leaves `_id`, `_rev` and the id key out); only a record that may hold inlined blobs is
+    /// built as a `MutableDocument`, whose blobs are restored before it is saved.
+    func add(_ text: String, to batch: Batch) throws {
+        guard text.hasPrefix("{") else {
+            throw ToolError("expected a JSON object, found \(text.prefix(20))\(text.count > 20 ? "…" : "")")
+        }
+        if Self.mayHoldInlineBlobs(text) {
+            try batch.save(document: try document(from: text), in: collection)
+        } else {
+            try batch.save(json: text, idKeys: ["_id"] + (idKey.map { [$0] } ?? []), removing: ["_id", "_rev"], in: collection)
+        }
     }
 
     private struct BadRecord: Error {

@@ -151,6 +151,55 @@ import Testing
         }
     }
 
+    /// `couchette check` verifies content stored under CouchDB's gzip name by recomputing that
+    /// name from the content: the intact file passes; the same file with one byte changed (same
+    /// length) is reported, naming the attachment, its document and the digest.
+    @Test func checkRecomputesCouchDBsGzipNames() async throws {
+        let content = Data("first attachment".utf8)
+        let couchDBName = "md5-q2rWVu3cEfS8tvcpgnUN8Q=="
+        let doc: Value = .dictionary([
+            "_id": .string("couchdb"), "_rev": .string("1-7a7e4b29f3af401e69b6f86e4c26b727"),
+            "_attachments": .dictionary([
+                "one.txt": .dictionary([
+                    "content_type": .string("text/plain"), "digest": .string(couchDBName), "data": .string(content.base64EncodedString()),
+                ])
+            ]),
+        ])
+        let directory = try TemporaryDirectory()
+        let db = try directory.open("t_check")
+        let path = db.path
+        let files: [String]
+        do {
+            let collection = try db.defaultCollection()
+            try await withListener([collection]) { _, base in
+                let reply = try await httpRequest(
+                    "POST", base + "/t_check/_bulk_docs",
+                    body: JSON.string(from: .dictionary(["docs": .array([doc]), "new_edits": .bool(false)])))
+                #expect(reply.status == 201 && reply.json == .array([]), "\(reply.text)")
+            }
+            files = Self.blobFiles(db)
+            try await db.close()
+        } catch {
+            try? await db.close()
+            throw error
+        }
+        #expect(files.count == 1)
+        let file = path + "blobs/" + (try #require(files.first))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == content, "stored decoded, under CouchDB's name")
+        let intact = try await CLI.run(["check", path])
+        #expect(intact.status == 0 && intact.stdout == "ok\n", "\(intact.stderr)")
+
+        var damaged = content
+        damaged[0] ^= 0x20  // "First attachment": same length
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        try damaged.write(to: URL(fileURLWithPath: file))
+        let check = try await CLI.run(["check", path])
+        #expect(check.status == 1)
+        #expect(
+            check.stderr.contains("one.txt") && check.stderr.contains("'couchdb'") && check.stderr.contains(couchDBName)
+                && check.stderr.contains("does not match"), "\(check.stderr)")
+    }
+
     /// A pulling replicator checks what it receives: a server answering `_bulk_get` with inline
     /// content that does not match its digest makes that document fail with an error naming
     /// the attachment and both digests; nothing is stored.

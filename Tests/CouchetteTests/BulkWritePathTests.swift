@@ -62,6 +62,36 @@ import Testing
                 + String(repeating: "f", count: 16))
     }
 
+    @Test func aParentInStoredFormGivesTheSameRevisionAsItsText() throws {
+        // An update hashes its parent formatted on the stack from the packed record: the ids must
+        // not change, for every generation width (1 to 10 digits) and for text and missing parents.
+        var generator = ValueEncodingTests.SeededGenerator(seed: 21)
+        let body = try ValueEncoder.encode(.dictionary(["visits": .int(3), "name": .string("x")]))
+        var generations: [UInt32] = [1, 9, 10, 99, 100, 65_535, 4_294_967_294]
+        for _ in 0..<40 { generations.append(UInt32.random(in: 1...4_294_967_294, using: &generator)) }
+        for generation in generations {
+            let digest = (generator.next(), generator.next())
+            let parent = StoredRevisionID.packed(generation: generation, digest: digest)
+            // The text written independently of the formatting under test.
+            let digestBytes: [UInt8] = withUnsafeBytes(of: (digest.0.littleEndian, digest.1.littleEndian)) { Array($0) }
+            let text = String(generation) + "-" + RevisionID.hex(digestBytes)
+            #expect(parent.text == text)
+            for deleted in [false, true] {
+                let fromText = try RevisionID.makeStored(parent: text, deleted: deleted, body: body)
+                let fromStored = try RevisionID.makeStored(storedParent: parent, deleted: deleted, body: body)
+                #expect(fromStored.text == fromText.text, "generation \(generation)")
+            }
+        }
+        for text in [nil, "3-peer-shaped", "1-" + String(repeating: "ab", count: 16)] as [String?] {
+            let fromText = try RevisionID.makeStored(parent: text, deleted: false, body: body)
+            let fromStored = try RevisionID.makeStored(storedParent: text.map(StoredRevisionID.text), deleted: false, body: body)
+            #expect(fromStored.text == fromText.text)
+        }
+        #expect(throws: CouchetteError.self) {
+            try RevisionID.makeStored(storedParent: .packed(generation: .max, digest: (1, 2)), deleted: false, body: body)
+        }
+    }
+
     @Test func recordsWrittenInPlaceEqualTheirEncoding() throws {
         let body = try ValueEncoder.encode(.dictionary(["k": .string("v")]))
         let packed = try RevisionID.makeStored(parent: nil, deleted: false, body: body)

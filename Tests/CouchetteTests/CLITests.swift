@@ -80,6 +80,24 @@ import Testing
         #expect(documents[2]["key"] == nil)
     }
 
+    @Test func importTakesEscapedIdsAndRefusesIdsOfOtherTypes() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.path + "/ids.jsonl"
+        try [#"{"\u005fid":"escaped","_rev":"1-x","v":1}"#, #"{"_id":12,"v":2}"#, #"{"v":3,"_id":"plain"}"#]
+            .joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let db = directory.path + "/ids"
+        let result = try await CLI.run(["import", db, file])
+        #expect(result.status == 0, "\(result.stderr)")
+        let exported = try await CLI.run(["export", db]).jsonLines()
+        #expect(exported.map { $0["_id"] as? String } == ["12", "escaped", "plain"])
+        #expect(exported.map { $0["v"] as? Int } == [2, 1, 3])
+
+        try #"{"_id":["no"],"v":1}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let refused = try await CLI.run(["import", db, file])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("line 1") && refused.stderr.contains("'_id' must be a non-empty string or an integer"))
+    }
+
     @Test func malformedLineIsReportedAndNothingOfItsBatchIsWritten() async throws {
         let directory = try TemporaryDirectory()
         let file = directory.path + "/bad.jsonl"

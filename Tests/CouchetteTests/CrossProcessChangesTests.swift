@@ -56,6 +56,44 @@ import Testing
         }
     }
 
+    @Test func aPurgeCommittedWithASaveReachesLiveQueries() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CrashTests.toolPath))
+        try await withDatabase("shared") { database, directory in
+            let collection = try database.defaultCollection()
+            for id in ["a", "b"] { try await collection.save(document: MutableDocument(id: id).setBoolean(false, forKey: "done")) }
+            let changes = collection.changes()
+            let observed = Observed()
+            let token = database.observation.observers.add { observed.append($0) }
+            defer { database.observation.observers.remove(token) }
+            // LIMIT: the live query keeps no documents; whether a commit can matter is decided
+            // from the ids it changed, which must not then be taken for all it changed.
+            let live = try database.createQuery("SELECT meta().id AS id FROM _default WHERE done = false ORDER BY meta().id LIMIT 10")
+                .changes()
+            #expect(ids(await live.next()) == ["a", "b"])
+
+            // One commit of another process: a document that does not match, and the purge of one
+            // that did.
+            let db = directory.path + "/shared"
+            #expect(try await runTool(["batch", db, "--put", #"c={"done": true}"#, "--purge", "a"]) == 0)
+            #expect(ids(await live.next()) == ["b"])
+            #expect(await changes.next()?.documentIDs == ["c"], "the feed reports the saved id; a purge has none")
+
+            // This process's own purge beside a save is named by its commit, never reported again
+            // by the monitor as someone else's.
+            try await database.inBatch { batch in
+                try batch.save(document: MutableDocument(id: "d").setBoolean(true, forKey: "done"), in: collection)
+                try batch.purge(id: "b", in: collection)
+            }
+            #expect(ids(await live.next()) == [])
+            #expect(Set(await changes.next()?.documentIDs ?? []) == ["d", "b"])
+            #expect(await eventually { database.observation.external.hasCaughtUp() })
+            try await collection.save(document: MutableDocument(id: "e"))
+            #expect(await changes.next()?.documentIDs == ["e"])
+            let unnamed = observed.all.filter { $0.hasUnnamedChanges(collection.spec) }
+            #expect(unnamed.map { $0.documentIDs[collection.spec] } == [["c"]], "only the other process's purge is unnamed")
+        }
+    }
+
     @Test func compactionRestartingTransactionIDsLosesAndRepeatsNothing() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: CrashTests.toolPath))
         try await withDatabase("shared") { database, directory in

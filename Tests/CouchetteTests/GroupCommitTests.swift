@@ -130,6 +130,37 @@ import Testing
         }
     }
 
+    /// When the last commit carried several writes, the next one opens its transaction with the
+    /// writes at hand and takes the others as they arrive; a failing latecomer fails alone.
+    @Test func writersArrivingWhileTheTransactionIsOpenJoinIt() async throws {
+        try await withDatabase { database, _ in
+            let spec = try database.defaultCollection().spec
+            let gone = try await database.createCollection(name: "gone").spec
+            try await database.deleteCollection(name: "gone")
+            let queue = database.core.writeQueue
+            // As after a commit of three writes, but with a wait no scheduling delay outlasts.
+            await database.setGroupCommitPacing(GroupCommitPacing(expectedWriters: 3, wait: .seconds(30)))
+
+            let first = save(spec, "first")
+            let late = save(spec, "late")
+            let failing = save(gone, "nowhere")
+            queue.append(first)
+            // A thread of its own (see theWriterWaitsForStragglersUntilEnoughAreQueued).
+            Thread.detachNewThread {
+                usleep(2_000)
+                queue.append(late)
+                queue.append(failing)
+            }
+            await database.commitQueuedWrites(including: first)
+            #expect(try first.outcomes().count == 1)
+            #expect(try late.outcomes().count == 1)
+            #expect(failing.isCompleted)
+            #expect(throws: CouchetteError.self) { try failing.outcomes() }
+            #expect(database.statistics.totals == (commits: 1, writes: 3), "the latecomers joined the open transaction")
+            #expect(try await database.defaultCollection().document(id: "late") != nil)
+        }
+    }
+
     @Test func eightConcurrentSaversShareCommits() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()

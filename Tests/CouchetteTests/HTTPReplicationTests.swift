@@ -74,10 +74,15 @@ import Testing
                 var config = try httpConfig(local, listener.urls[0].absoluteString, .pull)
                 config.continuous = true
                 let replicator = try Replicator(config: config)
+                // Each status with the milliseconds since the start, for the messages below.
                 let statuses = Locked<[String]>([])
+                let started = ContinuousClock.now
                 let watcher = Task {
                     for await change in replicator.changes() {
-                        statuses.withLock { $0.append("\(change.status.activity) \(change.status.error.map { "\($0)" } ?? "")") }
+                        let at = (ContinuousClock.now - started) / .milliseconds(1)
+                        statuses.withLock {
+                            $0.append("\(Int(at)) ms \(change.status.activity) \(change.status.error.map { "\($0)" } ?? "")")
+                        }
                     }
                 }
                 defer { watcher.cancel() }
@@ -86,9 +91,13 @@ import Testing
                     await eventually(timeout: .seconds(60)) { await replicator.status.activity == .idle },
                     "\(statuses.withLock { $0 })")
                 try await remote.defaultCollection().save(document: MutableDocument(id: "live").setInt(7, forKey: "v"))
-                #expect(try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "live") != nil })
+                statuses.withLock { $0.append("\(Int((ContinuousClock.now - started) / .milliseconds(1))) ms saved") }
+                #expect(
+                    try await eventually(timeout: .seconds(30)) { try await local.defaultCollection().document(id: "live") != nil },
+                    "\(statuses.withLock { $0 })")
                 await replicator.stop()
-                #expect(await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped })
+                #expect(
+                    await eventually(timeout: .seconds(30)) { await replicator.status.activity == .stopped }, "\(statuses.withLock { $0 })")
             }
         }
     }

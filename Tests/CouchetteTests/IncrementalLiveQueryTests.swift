@@ -76,15 +76,39 @@ import Testing
                             "\(text), step \(step): \(results.allResults().map { $0.toDictionary() }) vs \(full.allResults().map { $0.toDictionary() })"
                         )
                     case .tooMany:
-                        // A purge leaves no sequence entry to follow: the plan runs whole again
-                        // (the sweeper's purges of expired documents are not counted).
-                        let purges = try database.reader.read { try $0.purgeCount(collection.spec) }
-                        #expect(purges != previous.purges, "\(text), step \(step): 40 documents are not too many")
+                        Issue.record("\(text), step \(step): 40 documents are not too many")
                         (last, documents) = (full, fresh)
                     }
                 }
             }
             #expect(kept >= 5, "most of these queries keep their documents")
+        }
+    }
+
+    /// A kept document that is given an expiration afterwards and then purged by the sweeper
+    /// leaves no sequence entry (setting an expiration makes none, the purge removes the
+    /// document's), and its kept copy does not know it expires: the purge counter must make the
+    /// re-run read the kept documents again. The random edits above met this whenever the
+    /// sweeper purged before their re-run (a document saved and given an expiration at once).
+    @Test func anExpirationSetAfterKeepingThenPurgedIsNotShown() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            for id in ["a", "b"] { try await collection.save(document: MutableDocument(id: id).setString("a", forKey: "kind")) }
+            let query = try database.createQuery("SELECT meta().id AS id FROM _ WHERE kind = 'a'")
+            let kept = try #require(try query.executeTrackingMatches(parameters: nil).documents)
+            #expect(kept.count == 2)
+            try await collection.setDocumentExpiration(id: "a", expiration: Date(timeIntervalSinceNow: -1))
+            _ = try await database.purgeExpiredDocuments()  // unless the sweeper did first
+            #expect(try database.reader.read { try $0.record(collection.spec, "a") } == nil, "purged")
+            let full = try query.executeTrackingMatches(parameters: nil).results
+            #expect(full.allResults().map { $0.string(forKey: "id") } == ["b"])
+            let outcome = try query.executeIncrementally(parameters: nil, previous: kept, changed: [])
+            if case .evaluated(let results, let documents) = outcome {
+                #expect(results.hasSameRows(as: full))
+                #expect(documents.count == 1 && !documents.contains("a"))
+            } else {
+                Issue.record("the purged document is still shown: \(outcome)")
+            }
         }
     }
 

@@ -233,6 +233,28 @@ import Testing
         }
     }
 
+    /// A long poll or a feed without heartbeats writes nothing while it waits, so it notices a
+    /// client that left only when its wait ends: the waits a client asks for are capped at CouchDB's
+    /// `changes_timeout` (60 s), however long, and the feed still works.
+    @Test func changesWaitsAreCappedAtCouchDBsChangesTimeout() async throws {
+        #expect(ListenerRouter.changesWait(milliseconds: Int.max) == .seconds(60))
+        #expect(ListenerRouter.changesWait(milliseconds: 60_001) == .seconds(60))
+        #expect(ListenerRouter.changesWait(milliseconds: 1500) == .milliseconds(1500))
+        try await withDatabase("db") { db, _ in
+            let collection = try db.defaultCollection()
+            try await withListener([collection]) { _, base in
+                async let waited = httpRequest("GET", base + "/db/_changes?feed=longpoll&since=now&timeout=\(Int.max)")
+                async let feed = httpRequest(
+                    "GET", base + "/db/_changes?feed=continuous&since=now&timeout=1500&heartbeat=\(Int.max)")
+                try await Task.sleep(for: .milliseconds(200))
+                try await collection.save(document: MutableDocument(id: "late"))
+                #expect(try await waited.json?["results"]?[0]?["id"] == .string("late"))
+                let lines = try await feed.text.split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
+                #expect(lines.first?["id"] == .string("late"))
+            }
+        }
+    }
+
     @Test func malformedRequestsGetJSONErrorsAndTheListenerSurvives() async throws {
         try await withDatabase("db") { db, _ in
             try await withListener([try db.defaultCollection()], configure: { $0.maximumRequestBodySize = 1000 }) { listener, base in

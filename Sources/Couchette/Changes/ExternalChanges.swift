@@ -22,10 +22,10 @@ import Foundation
 /// - saves and deletions by others, with their ids, in sequence order; several commits made
 ///   within one ``interval`` may arrive as one event (their ids merged);
 /// - purges by others (including expiration purges) leave no sequence entry, so their ids are not
-///   known: a purge of a live document is noticed because the collection's live count moved by
-///   more than the new entries explain, and the collection is then reported as changed without
-///   ids — live queries re-run, collection and document feeds get no event. Purging a tombstone
-///   changes nothing a query can see and goes unnoticed.
+///   known: a purge is noticed because the collection's purge counter moved by more than this
+///   database's own purges explain, and the collection is then reported as changed beyond the ids
+///   listed (``CommitSummary/touch(_:)``) — live queries re-run whole, even when the same commits
+///   also saved documents; collection and document feeds get only the saved ids, if any.
 /// - Documents of a collection another process creates are reported (the catalog is read from
 ///   each snapshot); a collection another process deletes is not (its documents just vanish).
 /// - Events for other processes' commits are ordered among themselves, but may reach a stream
@@ -42,6 +42,8 @@ final class ExternalChanges: TransactionObserver {
     private struct Cursor {
         var sequence: UInt64
         var liveCount: UInt64
+        /// Purges ever made in the collection, expired documents' included.
+        var purges: UInt64
     }
 
     private struct State {
@@ -215,7 +217,9 @@ final class ExternalChanges: TransactionObserver {
         let collections = try snapshot.collections()
         var current: [UInt32: Cursor] = [:]
         for spec in collections {
-            current[spec.number] = Cursor(sequence: try snapshot.lastSequence(spec), liveCount: try snapshot.liveCount(spec))
+            current[spec.number] = Cursor(
+                sequence: try snapshot.lastSequence(spec), liveCount: try snapshot.liveCount(spec),
+                purges: try snapshot.purgeCount(spec))
         }
         // Take the cursors and the own commits included in this snapshot.
         let (previous, own) = state.withLock { state -> ([UInt32: Cursor], OwnWrites) in
@@ -234,7 +238,7 @@ final class ExternalChanges: TransactionObserver {
         guard reporting else { return summary }
         for spec in collections {
             guard let now = current[spec.number] else { continue }
-            let before = previous[spec.number] ?? Cursor(sequence: 0, liveCount: 0)
+            let before = previous[spec.number] ?? Cursor(sequence: 0, liveCount: 0, purges: 0)
             var named = false
             try snapshot.forEachChange(spec, after: before.sequence, through: now.sequence) { sequence, id, _ in
                 if !own.contains(spec.number, sequence) {
@@ -243,8 +247,11 @@ final class ExternalChanges: TransactionObserver {
                 }
                 return true
             }
+            // Purges by others, whatever else the same commits wrote. A writer too old to count
+            // purges is still noticed by the live count when it wrote nothing else.
+            let othersPurged = (now.purges &- before.purges) != (own.purges[spec.number] ?? 0)
             let unexplained = Int64(now.liveCount) - Int64(before.liveCount) - (own.countDeltas[spec.number] ?? 0)
-            if !named && unexplained != 0 { summary.touch(spec) }
+            if othersPurged || (!named && unexplained != 0) { summary.touch(spec) }
         }
         return summary
     }

@@ -141,8 +141,8 @@ final class LiveQueryRegistry: Sendable {
 ///    the changed documents passed WHERE at the last evaluation (the executor recorded which did)
 ///    and none passes it now (each is read and tested in a fresh snapshot), the results cannot
 ///    have changed and the re-run is skipped. The check is not made — the query simply re-runs —
-///    for JOINs, when the commit's ids are unknown (a purge by another process names the
-///    collection without ids), when more than ``changedIDLimit`` ids are pending, or when more
+///    for JOINs, when the commit's ids are unknown or incomplete (a purge by another process
+///    leaves no id: ``CommitSummary/hasUnnamedChanges(_:)``), when more than ``changedIDLimit`` ids are pending, or when more
 ///    than ``MatchTracking/limit`` documents matched.
 ///    Without LIMIT or OFFSET, and with at most ``MatchedDocuments/limit`` matching documents,
 ///    the live query also keeps those documents: a re-run then reads only the changed documents
@@ -244,7 +244,7 @@ final class LiveQuery: Sendable {
     /// collections, where ``MatchTracking`` does not apply).
     private func changedIDs(in summary: CommitSummary) -> [String]? {
         guard collections.count == 1, let collection = collections.first,
-            let ids = summary.documentIDs[collection], !ids.isEmpty
+            let ids = summary.documentIDs[collection], !ids.isEmpty, !summary.hasUnnamedChanges(collection)
         else { return nil }
         return ids
     }

@@ -29,8 +29,12 @@ enum DocumentEncoder {
     struct Output {
         /// The document body in the stored binary format (always a dictionary).
         let body: [UInt8]
+        /// The first of the model's own `@DocumentID` wrappers met while encoding (normally the only one).
+        let documentID: DocumentID?
+        /// Any further ones (a mistake ``ModelWrite`` reports).
+        let otherDocumentIDs: [DocumentID]
         /// The model's own `@DocumentID` wrappers met while encoding (normally exactly one).
-        let documentIDs: [DocumentID]
+        var documentIDs: [DocumentID] { documentID.map { [$0] + otherDocumentIDs } ?? [] }
         /// Digests of the model's blobs, stored and held in the blob store until the caller
         /// releases them after the commit.
         let heldBlobs: [String]
@@ -58,13 +62,15 @@ enum DocumentEncoder {
                     "\(T.self) must encode as a keyed container (a dictionary of properties), not a single value or an array")
             }
             // Straight from the containers to the binary body: no `Value` dictionary in between.
-            var body = ValueEncoder(capacity: 128)  // most models' bodies fit without regrowing
+            var body = ValueEncoder(capacity: 256)  // most models' bodies fit without regrowing, headers included
             do {
                 try encoder.write(into: &body)
             } catch let failure as EncodingFailure {
                 throw failure.couchetteError
             }
-            return Output(body: body.bytes, documentIDs: context.documentIDs, heldBlobs: context.heldBlobs)
+            return Output(
+                body: body.bytes, documentID: context.firstDocumentID, otherDocumentIDs: context.otherDocumentIDs,
+                heldBlobs: context.heldBlobs)
         } catch {
             blobs?.release(context.heldBlobs)
             throw error
@@ -100,7 +106,10 @@ enum DocumentEncoder {
 
 /// State shared by every encoder of one encoding.
 final class EncodingContext {
-    private(set) var documentIDs: [DocumentID] = []
+    /// The model's own `@DocumentID` wrappers met while encoding: almost always one, kept
+    /// without an array.
+    private(set) var firstDocumentID: DocumentID?
+    private(set) var otherDocumentIDs: [DocumentID] = []
     /// Where `Blob` properties are stored; nil when only saved blobs can be encoded.
     let blobs: BlobStore?
     private let resolveRevisionPosition: () -> Int64?
@@ -131,7 +140,11 @@ final class EncodingContext {
     private(set) var failure: CouchetteError?
 
     func noteDocumentID(_ documentID: DocumentID) {
-        if !documentIDs.contains(where: { $0 === documentID }) { documentIDs.append(documentID) }
+        guard let first = firstDocumentID else {
+            firstDocumentID = documentID
+            return
+        }
+        if first !== documentID && !otherDocumentIDs.contains(where: { $0 === documentID }) { otherDocumentIDs.append(documentID) }
     }
 
     func fail(_ message: String) {

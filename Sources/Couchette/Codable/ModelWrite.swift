@@ -79,10 +79,10 @@ struct ModelWrite {
         }
         do {
             let wrapper: DocumentID
-            switch output.documentIDs.count {
-            case 1: wrapper = output.documentIDs[0]
-            case 0: wrapper = try DocumentIDLocator.wrapper(in: model)  // encode(to:) written by hand
-            default: throw DocumentIDLocator.tooMany(output.documentIDs.count, in: T.self)
+            switch (output.documentID, output.otherDocumentIDs.count) {
+            case (let only?, 0): wrapper = only
+            case (nil, _): wrapper = try DocumentIDLocator.wrapper(in: model)  // encode(to:) written by hand
+            case (_?, let others): throw DocumentIDLocator.tooMany(1 + others, in: T.self)
             }
             let target = try wrapper.writeTarget(modelType: T.self)
             reference = ModelReference(wrapper: wrapper, id: target.id ?? newID(wrapper), base: target.base)

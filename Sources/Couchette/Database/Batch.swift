@@ -87,21 +87,45 @@ public final class Batch {
 
     /// Adds a write; `tracker` learns its new revision after the commit.
     func append(_ operation: WriteOperation, tracking tracker: (any RevisionTracking)? = nil) {
+        finishJSONDocuments()
         if let tracker { trackers.append((operations.count, tracker)) }
         operations.append(operation)
     }
 
+    /// JSON documents saved since the last other write, for one collection and concurrency
+    /// control (see ``save(id:json:in:concurrencyControl:)``): they become one operation.
+    var jsonDocuments: JSONDocumentBatch.Builder?
+    /// The collection object ``jsonDocuments`` was last checked for: a run of saves into one
+    /// collection checks it once.
+    var jsonCollection: Collection?
+
+    /// Ends the current run of JSON documents, so that later writes come after them.
+    func finishJSONDocuments() {
+        guard let documents = jsonDocuments else { return }
+        jsonDocuments = nil
+        jsonCollection = nil
+        if !documents.isEmpty { operations.append(.saveJSON(documents.finished())) }
+    }
+
     func check(_ collection: Collection) throws {
-        guard !isClosed else {
-            throw CouchetteError(.invalidParameter, "a Batch can only be used inside its inBatch body")
-        }
+        try checkOpen()
         guard collection.database === database else {
             throw CouchetteError(.invalidParameter, "collection \(collection.fullName) belongs to another database")
         }
         try collection.core.checkUsable(collection.spec)
     }
 
-    func close() { isClosed = true }
+    func close() {
+        finishJSONDocuments()
+        isClosed = true
+    }
+
+    /// Throws unless the batch body is still running.
+    func checkOpen() throws {
+        guard !isClosed else {
+            throw CouchetteError(.invalidParameter, "a Batch can only be used inside its inBatch body")
+        }
+    }
 
     /// Gives saved documents and models their new revisions after the commit.
     func apply(_ outcomes: [WriteOutcome]) {

@@ -210,22 +210,37 @@ public actor Database {
     /// Commits every queued write in one transaction (group commit), each in a nested transaction
     /// of its own so that one failing write does not undo the others.
     ///
+    /// When the last commit showed concurrency, writers expected to join are gathered while the
+    /// transaction is open (``StragglerGathering``): the writes taken so far are applied while the
+    /// others are still on their way.
+    ///
     /// When the group does not fit under ``DatabaseConfiguration/maximumSize``, each write is
     /// committed alone: those that fit are saved, the others get `.full`.
     func commitQueuedWrites() {
         var writes = core.writeQueue.takeAll()
         guard !writes.isEmpty else { return }
-        if writes.count < groupCommit.expectedWriters {
-            writes += groupCommit.gatherStragglers(from: core.writeQueue, having: writes.count)
+        var stragglers = groupCommit.stragglers(from: core.writeQueue, having: writes.count)
+        if writes.allSatisfy({ $0.operations.allSatisfy(\.freesSpace) }) {
+            // Gathered first: whether the transaction may use the size reserve depends on them all.
+            while let more = stragglers?.next() { writes += more }
+            stragglers = nil
         }
-        let started = ContinuousClock.now
-        defer { groupCommit.committed(writes.count, arrivedMeanwhile: core.writeQueue.count, took: .now - started) }
+        var gathered = ContinuousClock.now
+        defer { groupCommit.committed(writes.count, arrivedMeanwhile: core.writeQueue.count, took: .now - gathered) }
         do {
-            try commit(writes)
+            try commit(&writes) {
+                if let more = stragglers?.next() { return more }
+                if stragglers != nil {
+                    stragglers = nil
+                    gathered = .now
+                }
+                return nil
+            }
         } catch let error as CouchetteError where error.code == .full && writes.count > 1 {
             for write in writes {
                 do {
-                    try commit([write])
+                    var alone = [write]
+                    try commit(&alone, gathering: nil)
                 } catch {
                     write.complete(.failure(error))
                 }
@@ -236,36 +251,40 @@ public actor Database {
     }
 
     /// Commits `writes` in one transaction and completes each with its outcome. Throws (completing
-    /// none) when the transaction as a whole fails.
+    /// none) when the transaction as a whole fails. `gathering`, called once the writes are
+    /// applied, gives writes that joined meanwhile (added to `writes`), until it returns nil.
     ///
     /// The writes are applied straight into the transaction first: a nested transaction for each
     /// (so that one failing write does not undo the others) costs LMDB 3 MB of page lists and a
     /// merge, and writes rarely fail. When one does, the transaction is aborted and the group
     /// applied again, each write nested — or, alone, the write fails.
-    private func commit(_ writes: [PendingWrite]) throws {
+    private func commit(_ writes: inout [PendingWrite], gathering: (() -> [PendingWrite]?)?) throws {
         do {
-            try commit(writes, isolatingEach: false)
+            try commit(&writes, isolatingEach: false, gathering: gathering)
         } catch is GroupNeedsIsolation {
-            try commit(writes, isolatingEach: true)
+            try commit(&writes, isolatingEach: true, gathering: nil)
         }
     }
 
     /// Thrown out of a transaction whose writes were not isolated when one of them failed.
     private struct GroupNeedsIsolation: Error {}
 
-    private func commit(_ writes: [PendingWrite], isolatingEach: Bool) throws {
+    private func commit(_ writes: inout [PendingWrite], isolatingEach: Bool, gathering: (() -> [PendingWrite]?)?) throws {
         var transactionID: UInt64?
         var storedCatalog: [UInt32: CollectionSpec]?
+        var gathering = gathering
         do {
             try core.checkOpen()
             let now = core.clock.nowMilliseconds()
             let tables = core.environment.tables
             let store = core.store  // copied once, not for every operation
             var summary = CommitSummary()
-            let freesSpace = writes.allSatisfy { $0.operations.allSatisfy(\.freesSpace) }
             // Registered before these writes were queued, an observer is counted here; with none,
             // the commit collects no ids at all.
             let recordsIDs = core.observers.count > 0
+            // Decided by the writes at hand: writes gathered into the open transaction go without
+            // the reserve (if the group then does not fit, each is committed alone).
+            let freesSpace = writes.allSatisfy { $0.operations.allSatisfy(\.freesSpace) }
             let results = try core.environment.write(usingReserve: freesSpace) { txn -> [Result<[WriteOutcome], any Error>] in
                 summary = CommitSummary()
                 var commitStart: [UInt32: UInt64] = [:]
@@ -273,43 +292,63 @@ public actor Database {
                 // instance or process may have deleted (and re-created) a collection meanwhile.
                 let collections = Dictionary(uniqueKeysWithValues: try Catalog.load(txn, tables: tables).map { ($0.number, $0) })
                 storedCatalog = collections
-                // The outcomes of one pending write, the ids it changed and where its sequences began.
-                func apply(_ write: PendingWrite, in txn: WriteTransaction, after commitStart: [UInt32: UInt64]) throws -> (
-                    [WriteOutcome], CommitSummary, [UInt32: UInt64]
-                ) {
-                    let context = WriteContext(
-                        txn: txn, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs,
-                        commitStart: commitStart)
-                    let outcomes = try write.operations.map { operation in
+                // The outcomes of one pending write's operations, applied in `context`.
+                func apply(_ write: PendingWrite, in context: WriteContext) throws -> [WriteOutcome] {
+                    try write.operations.map { operation in
                         let outcome = try store.apply(operation, in: context)
                         if write.isAtomic && outcome == .conflict {
                             throw CouchetteError(.conflict, "batch refused: \(operation.documentDescription) changed since it was read")
                         }
                         return outcome
                     }
-                    try context.flush()
-                    return (outcomes, context.summary, context.commitStart)
                 }
+                // Not isolated, the writes share one context, as the operations of one batch do: the
+                // collection counters are read and written once per commit, not once per write
+                // (four lookups in the main database each, for a group of single saves).
+                let shared =
+                    isolatingEach
+                    ? nil
+                    : WriteContext(txn: txn, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs)
                 var results: [Result<[WriteOutcome], any Error>] = []
-                for write in writes {
-                    do {
-                        let (outcomes, changes, start) =
-                            try isolatingEach
-                            ? txn.nested { child in try apply(write, in: child, after: commitStart) }
-                            : apply(write, in: txn, after: commitStart)
-                        summary.merge(changes)
-                        commitStart = start
-                        results.append(.success(outcomes))
-                    } catch let error as StorageError {
-                        throw error  // map full or resized: abort the whole group, grow, retry
-                    } catch {
-                        // Not isolated, the write may have changed something before it failed:
-                        // abort. Alone, its error then fails it (see commitQueuedWrites); in a
-                        // group, the group is applied again with each write isolated.
-                        guard isolatingEach else { throw writes.count == 1 ? error : GroupNeedsIsolation() }
-                        results.append(.failure(error))
+                var next = 0
+                while true {
+                    while next < writes.count {
+                        let write = writes[next]
+                        next += 1
+                        do {
+                            if let shared {
+                                results.append(.success(try apply(write, in: shared)))
+                                continue
+                            }
+                            let (outcomes, changes, start) = try txn.nested { child in
+                                let context = WriteContext(
+                                    txn: child, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs,
+                                    commitStart: commitStart)
+                                let outcomes = try apply(write, in: context)
+                                try context.flush()
+                                return (outcomes, context.summary, context.commitStart)
+                            }
+                            summary.merge(changes)
+                            commitStart = start
+                            results.append(.success(outcomes))
+                        } catch let error as StorageError {
+                            throw error  // map full or resized: abort the whole group, grow, retry
+                        } catch {
+                            // Not isolated, the write may have changed something before it failed:
+                            // abort. Alone, its error then fails it (see commitQueuedWrites); in a
+                            // group, the group is applied again with each write isolated.
+                            guard isolatingEach else { throw writes.count == 1 ? error : GroupNeedsIsolation() }
+                            results.append(.failure(error))
+                        }
                     }
+                    guard let more = gathering?(), !more.isEmpty else { break }
+                    writes += more
                 }
+                if let shared {
+                    try shared.flush()
+                    summary = shared.summary
+                }
+                gathering = nil
                 // Told before the commit, so the cross-process monitor never sees it unrecorded.
                 transactionID = txn.id
                 let ownWrites = summary.ownWrites
@@ -408,6 +447,12 @@ public actor Database {
         return next
     }
 
+    /// Replaces what the next commit expects of its group (tests set a wait no scheduling delay
+    /// outlasts, to make latecomers deterministic).
+    func setGroupCommitPacing(_ pacing: GroupCommitPacing) {
+        groupCommit = pacing
+    }
+
     /// Commits operations from inside the actor, through the same group-commit path.
     private func commitDirect(_ operations: [WriteOperation]) throws -> [WriteOutcome] {
         let write = PendingWrite(operations)
@@ -428,6 +473,7 @@ extension WriteOperation {
             "revision \(revision.revisionID) of document '\(revision.id)' in \(collection.fullName)"
         case .resolveConflict(let collection, let resolution):
             "conflict of document '\(resolution.id)' in \(collection.fullName)"
+        case .saveJSON(let documents): "\(documents.count) documents saved as JSON in \(documents.collection.fullName)"
         case .purgeExpired: "expired documents"
         }
     }

@@ -50,8 +50,34 @@ struct DocumentRecord: Sendable {
     }
 
     /// Writes ``encoded()`` into `output`, which holds exactly `layout.size` bytes (an LMDB page
-    /// reserved for it, see ``WriteTransaction/put(_:key:count:writing:)``).
+    /// reserved for it, see ``WriteTransaction/put(_:key:count:replacing:writing:)``).
     func encode(_ layout: Layout, into output: UnsafeMutableRawBufferPointer) {
+        body.withUnsafeBytes { body in
+            Self.encode(
+                isDeleted: isDeleted, sequence: sequence, expiration: expiration, revision: layout.revision, body: body,
+                into: UnsafeMutableRawBufferPointer(rebasing: output[..<layout.size]))
+        }
+    }
+
+    /// The size of the record of a live revision made here (a packed id) without an expiration.
+    static func packedSize(bodyCount: Int) -> Int { 9 + 20 + bodyCount }
+
+    /// Writes the record of a live revision made here, without an expiration, into `output`,
+    /// which holds exactly ``packedSize(bodyCount:)`` bytes: what ``encode(_:into:)`` writes for
+    /// such a record, from a body that lies anywhere (bulk saves keep theirs in one buffer).
+    static func encodeLive(
+        sequence: UInt64, generation: UInt32, digest: (UInt64, UInt64), body: UnsafeRawBufferPointer,
+        into output: UnsafeMutableRawBufferPointer
+    ) {
+        encode(
+            isDeleted: false, sequence: sequence, expiration: 0, revision: .packed(generation: generation, digest: digest), body: body,
+            into: output)
+    }
+
+    private static func encode(
+        isDeleted: Bool, sequence: UInt64, expiration: UInt64, revision: StoredRevisionID, body: UnsafeRawBufferPointer,
+        into output: UnsafeMutableRawBufferPointer
+    ) {
         var position = 0
         func append<T: FixedWidthInteger>(_ value: T) {
             output.storeBytes(of: value.littleEndian, toByteOffset: position, as: T.self)
@@ -64,11 +90,11 @@ struct DocumentRecord: Sendable {
         }
         var flags: UInt8 = (isDeleted ? 1 : 0) | Self.compactLayout
         if expiration != 0 { flags |= Self.hasExpiration }
-        if case .packed = layout.revision { flags |= Self.packedRevision }
+        if case .packed = revision { flags |= Self.packedRevision }
         append(flags)
         append(sequence)
         if expiration != 0 { append(expiration) }
-        switch layout.revision {
+        switch revision {
         case .packed(let generation, let digest):
             append(generation)
             append(digest.0)
@@ -78,8 +104,8 @@ struct DocumentRecord: Sendable {
             append(UInt16(text.utf8.count))  // the format holds ids up to 65,535 bytes
             text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
         }
-        body.withUnsafeBytes { append($0) }
-        precondition(position == layout.size, "a record's layout and its bytes disagree")
+        append(body)
+        precondition(position == output.count, "a record's layout and its bytes disagree")
     }
 
     /// 16 digest bytes as the two little-endian words a packed id keeps.

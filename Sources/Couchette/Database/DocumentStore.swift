@@ -12,7 +12,12 @@ struct DocumentStore: Sendable {
     // MARK: - Reading
 
     func record(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String) throws -> DocumentRecord? {
-        try txn.get(tables.documents, key: StoreLayout.documentKey(collection.number, id)).map(DocumentRecord.init(decoding:))
+        try record(txn, key: StoreLayout.documentKey(collection.number, id))
+    }
+
+    /// The record stored under `key` (``StoreLayout/documentKey(_:_:)``), or nil.
+    private func record(_ txn: ReadTransaction, key: [UInt8]) throws -> DocumentRecord? {
+        try txn.get(tables.documents, key: key).map(DocumentRecord.init(decoding:))
     }
 
     /// The record of `id` when a reader may see it (``DocumentRecord/isVisible(now:includingDeleted:)``), or nil.
@@ -24,6 +29,20 @@ struct DocumentStore: Sendable {
             return nil
         }
         return record
+    }
+
+    /// Calls `body` with the record of `id` (its body left empty) and its encoded body where it
+    /// lies in the map, when a reader may see it; nil when not. The bytes are valid only inside
+    /// `body`, which must copy whatever it keeps.
+    func withVisibleRecord<R>(
+        _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64, includingDeleted: Bool,
+        _ body: (DocumentRecord, UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        guard let bytes = try txn.get(tables.documents, key: StoreLayout.documentKey(collection.number, id)) else { return nil }
+        var bodyStart = 0
+        let record = try DocumentRecord(decodingHeaderOf: bytes, bodyStart: &bodyStart)
+        guard record.isVisible(now: now, includingDeleted: includingDeleted) else { return nil }
+        return try body(record, UnsafeRawBufferPointer(rebasing: bytes[bodyStart...]))
     }
 
     /// The live, unexpired document (or, `includingDeleted`, also its tombstone), or nil.
@@ -119,7 +138,7 @@ struct DocumentStore: Sendable {
         StoreLayout.decodeUInt64(try txn.get(tables.counters, key: StoreLayout.sequenceCounterKey(collection.number)))
     }
 
-    /// How many purges (of documents, not of expired ones) `collection` has seen (see ``StoreLayout/purgeCountKey(_:)``).
+    /// How many purges (expired documents' included) `collection` has seen (see ``StoreLayout/purgeCountKey(_:)``).
     func purgeCount(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> UInt64 {
         StoreLayout.decodeUInt64(try txn.get(tables.meta, key: StoreLayout.purgeCountKey(collection.number)))
     }
@@ -147,6 +166,10 @@ struct DocumentStore: Sendable {
         case .save(let collection, let id, let body, let base, let control):
             try checkExists(collection)
             return try writeRevision(context, collection, id, body: body, deleting: false, base: base, control: control)
+        case .saveJSON(let documents):
+            try checkExists(documents.collection)
+            try saveJSON(context, documents)
+            return .done
         case .delete(let collection, let id, let base, let control):
             try checkExists(collection)
             return try writeRevision(context, collection, id, body: Document.emptyBody, deleting: true, base: base, control: control)
@@ -184,8 +207,11 @@ struct DocumentStore: Sendable {
     }
 
     /// The current record of `id`, or nil; an expired one is purged first, since it no longer exists.
-    private func currentRecord(_ context: WriteContext, _ collection: CollectionSpec, _ id: String) throws -> DocumentRecord? {
-        guard let existing = try record(context.txn, collection, id) else { return nil }
+    /// `key` is the document's key when the caller has it already.
+    private func currentRecord(
+        _ context: WriteContext, _ collection: CollectionSpec, _ id: String, key: [UInt8]? = nil
+    ) throws -> DocumentRecord? {
+        guard let existing = try record(context.txn, key: key ?? StoreLayout.documentKey(collection.number, id)) else { return nil }
         guard existing.isExpired(now: context.now) else { return existing }
         try purge(context, collection, id, existing)
         return nil
@@ -199,12 +225,14 @@ struct DocumentStore: Sendable {
         }
     }
 
-    private func writeRevision(
+    func writeRevision(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
         body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl
     ) throws -> WriteOutcome {
         try Self.validate(id: id)
-        let existing = try currentRecord(context, collection, id)
+        // One key for the record, its revision tree and the rewrite (the same bytes for all three tables).
+        let key = StoreLayout.documentKey(collection.number, id)
+        let existing = try currentRecord(context, collection, id, key: key)
         if control == .failOnConflict, let existing {
             // A new document (no base) may replace a tombstone; anything else must match exactly.
             let matches = base == existing.revisionID || (base == nil && existing.isDeleted && !deleting)
@@ -217,28 +245,27 @@ struct DocumentStore: Sendable {
             if existing.isDeleted { return .saved(revisionID: existing.revisionID, sequence: existing.sequence) }
         }
 
-        let revision = try RevisionID.makeStored(parent: existing?.revisionID, deleted: deleting, body: body)
+        let revision = try RevisionID.makeStored(storedParent: existing?.revision, deleted: deleting, body: body)
         let revisionID = revision.text
         let sequence = try context.nextSequence(collection)
         guard let existing else {
             // A new document: its whole history is this revision, which the record says alone (no
             // `revisions` entry, see revisionTree), so no tree is built.
             let record = DocumentRecord(isDeleted: false, sequence: sequence, expiration: 0, revision: revision, body: body)
-            try replaceCurrent(context, collection, id, old: nil, new: record)
+            try replaceCurrent(context, collection, id, old: nil, new: record, key: key)
             context.recordChange(collection, id, replacing: nil)
             return .saved(revisionID: revisionID, sequence: sequence)
         }
-        let treeKey = StoreLayout.documentKey(collection.number, id)
         if let chain = try appendedChain(
-            context.txn, treeKey, existing: existing, revision: revision, deleting: deleting, sequence: sequence)
+            context.txn, key, existing: existing, revision: revision, deleting: deleting, sequence: sequence)
         {
             // A history without branches gains one node at its end: written without decoding it.
             // Its only leaf, the new revision, is the winner (what commitTree would find).
-            try context.txn.put(tables.revisions, key: treeKey, value: chain)
+            try context.txn.put(tables.revisions, key: key, value: chain.bytes, replacing: chain.replacing)
             let record = DocumentRecord(
                 isDeleted: deleting, sequence: sequence, expiration: deleting ? 0 : existing.expiration,
                 revision: revision, body: deleting ? [] : body)
-            try replaceCurrent(context, collection, id, old: existing, new: record)
+            try replaceCurrent(context, collection, id, old: existing, new: record, key: key)
             context.recordChange(collection, id, replacing: existing.sequence)
             return .saved(revisionID: revisionID, sequence: sequence)
         }
@@ -252,19 +279,22 @@ struct DocumentStore: Sendable {
 
     /// The stored revision tree of the document whose current record is `existing`, with the
     /// new revision appended as its child, when the history is one chain of packed ids (see
-    /// ``RevisionTree/appendingToChain(_:current:child:keeping:)``); else nil.
+    /// ``RevisionTree/appendingToChain(_:current:child:keeping:)``), and whether it replaces a
+    /// stored tree; else nil.
     private func appendedChain(
         _ txn: WriteTransaction, _ treeKey: [UInt8], existing: DocumentRecord,
         revision: StoredRevisionID, deleting: Bool, sequence: UInt64
-    ) throws -> [UInt8]? {
+    ) throws -> (bytes: [UInt8], replacing: Bool)? {
         guard case .packed(let generation, let words) = existing.revision, case .packed(let childGeneration, let childWords) = revision
         else { return nil }
-        return try RevisionTree.appendingToChain(
-            try txn.get(tables.revisions, key: treeKey),
+        let stored = try txn.get(tables.revisions, key: treeKey)
+        let chain = try RevisionTree.appendingToChain(
+            stored,
             current: .init(
                 generation: generation, digest: Self.digestBytes(words), sequence: existing.sequence, isDeleted: existing.isDeleted),
             child: .init(generation: childGeneration, digest: Self.digestBytes(childWords), sequence: sequence, isDeleted: deleting),
             keeping: historyLimit)
+        return chain.map { ($0, stored != nil) }
     }
 
     /// The 16 digest bytes of a packed revision id (kept as two little-endian words).
@@ -352,12 +382,14 @@ struct DocumentStore: Sendable {
     /// `sequences` entry, its expiration entry and the live count change together here. Every
     /// write path (local saves and deletes, replicated grafts, conflict resolutions, purges,
     /// expirations) goes through it, and so does index maintenance.
+    ///
+    /// `key` is the document's key (``StoreLayout/documentKey(_:_:)``) when the caller has it already.
     func replaceCurrent(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
-        old: DocumentRecord?, new: DocumentRecord?
+        old: DocumentRecord?, new: DocumentRecord?, key: [UInt8]? = nil
     ) throws {
         let txn = context.txn
-        let key = StoreLayout.documentKey(collection.number, id)
+        let key = key ?? StoreLayout.documentKey(collection.number, id)
         if let old {
             if old.sequence != new?.sequence {
                 try txn.delete(tables.sequences, key: StoreLayout.sequenceKey(collection.number, old.sequence))
@@ -373,7 +405,9 @@ struct DocumentStore: Sendable {
             return
         }
         if old?.sequence != new.sequence || old?.isDeleted != new.isDeleted {
-            var sequenceEntry: [UInt8] = [new.isDeleted ? 1 : 0]
+            var sequenceEntry: [UInt8] = []
+            sequenceEntry.reserveCapacity(1 + id.utf8.count)
+            sequenceEntry.append(new.isDeleted ? 1 : 0)
             sequenceEntry.append(contentsOf: id.utf8)
             try txn.put(tables.sequences, key: StoreLayout.sequenceKey(collection.number, new.sequence), value: sequenceEntry)
         }
@@ -381,7 +415,8 @@ struct DocumentStore: Sendable {
             try txn.put(tables.expirations, key: StoreLayout.expirationKey(new.expiration, collection.number, id), value: [])
         }
         let layout = new.layout
-        try txn.put(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
+        // A record replacing one is an update of a stored key: no append is tried.
+        try txn.put(tables.documents, key: key, count: layout.size, replacing: old != nil) { new.encode(layout, into: $0) }
         let wasLive = old.map { !$0.isDeleted } ?? false
         if wasLive != !new.isDeleted { context.adjustCount(collection, by: new.isDeleted ? -1 : 1) }
     }
@@ -404,6 +439,7 @@ struct DocumentStore: Sendable {
             guard let record = try record(context.txn, collection, id), record.isExpired(now: now) else { continue }
             try purge(context, collection, id, record)
             context.recordPurge(collection, id, replacing: record.sequence)
+            context.countPurge(collection)
         }
     }
 

@@ -4,18 +4,23 @@
 /// microseconds apart (each resumes on the cooperative pool and encodes its next document first);
 /// committing the first to arrive alone splits them over two syncs. When the last commit showed
 /// concurrency (it carried several writes, or writes arrived while it synced), the next commit
-/// waits until as many writes as last time are queued — at most as long as the last commit took
+/// takes writes until as many as last time are there — at most as long as the last commit took
 /// (within ``minimumWait`` and ``maximumWait``), since a straggler that misses the commit waits
-/// a whole commit anyway. A single sequential writer never waits: nothing arrives while its
-/// commits sync.
+/// a whole commit anyway; it gathers them with its transaction open (``StragglerGathering``).
+/// A single sequential writer never waits: nothing arrives while its commits sync.
 struct GroupCommitPacing {
     static let minimumWait: Duration = .microseconds(200)
     static let maximumWait: Duration = .milliseconds(2)
 
     /// How many writes the next commit expects (1: no waiting).
-    private(set) var expectedWriters = 1
+    private(set) var expectedWriters: Int
     /// How long the next commit may wait for them.
-    private(set) var wait = minimumWait
+    private(set) var wait: Duration
+
+    init(expectedWriters: Int = 1, wait: Duration = minimumWait) {
+        self.expectedWriters = expectedWriters
+        self.wait = wait
+    }
 
     /// Records a finished commit: how many writes it carried, how many queued up meanwhile, and
     /// how long it took from taking its writes to completing them.
@@ -24,10 +29,38 @@ struct GroupCommitPacing {
         wait = min(max(duration, Self.minimumWait), Self.maximumWait)
     }
 
-    /// Waits for queued writes until ``expectedWriters`` are there in all (`having` are taken
-    /// already) or the wait runs out; returns the writes gathered. Runs on the writer thread,
-    /// which may block.
-    func gatherStragglers(from queue: WriteQueue, having: Int) -> [PendingWrite] {
-        queue.take(atLeast: expectedWriters - having, waitingAtMost: wait)
+    /// The writers the next commit waits for, having taken `having` writes already; nil when it
+    /// waits for none.
+    func stragglers(from queue: WriteQueue, having: Int) -> StragglerGathering? {
+        having < expectedWriters ? StragglerGathering(queue: queue, missing: expectedWriters - having, wait: wait) : nil
+    }
+}
+
+/// Takes the writes that join a commit while its transaction is open: the writer applies the
+/// writes it has (usually the first caller's) before it sleeps until the others are there,
+/// instead of applying all of them after the last one arrived. Runs on the writer thread, which
+/// may block.
+struct StragglerGathering {
+    private let queue: WriteQueue
+    private var missing: Int
+    private let deadline: ContinuousClock.Instant
+
+    init(queue: WriteQueue, missing: Int, wait: Duration) {
+        self.queue = queue
+        self.missing = missing
+        deadline = .now + wait
+    }
+
+    /// Blocks until the missing writes are queued or the wait runs out, and takes what is
+    /// queued; nil once all came, or the wait ran out. One wake-up per group: waking the writer
+    /// for part of a group cost more on a loaded machine (a woken thread waits for a core) than
+    /// applying that part early saved.
+    mutating func next() -> [PendingWrite]? {
+        let remaining = deadline - .now
+        guard missing > 0, remaining > .zero else { return nil }
+        let taken = queue.take(atLeast: missing, waitingAtMost: remaining)
+        guard !taken.isEmpty else { return nil }
+        missing -= taken.count
+        return taken
     }
 }

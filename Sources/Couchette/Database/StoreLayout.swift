@@ -76,9 +76,10 @@ enum StoreLayout {
     }
 
     /// A purge leaves no sequence entry: readers that follow a collection by its sequences (a
-    /// live query's kept documents) learn from this counter that documents vanished without one.
-    /// Expired documents purged by the sweeper are not counted: such readers drop them by their
-    /// expiration time, which they know.
+    /// live query's kept documents, the cross-process monitor) learn from this counter that
+    /// documents vanished without one. Expired documents the sweeper purges count too: a kept
+    /// copy read before its expiration was set does not know it, and the purge removes the
+    /// sequence entry that setting it made.
     static func purgeCountKey(_ collection: UInt32) -> [UInt8] {
         var key = Array("purges:".utf8)
         KeyEncoding.appendUInt32(collection, to: &key)
@@ -125,7 +126,9 @@ enum StoreLayout {
     }
 
     static func sequenceKey(_ collection: UInt32, _ sequence: UInt64) -> [UInt8] {
-        var key = collectionPrefix(collection)
+        var key: [UInt8] = []
+        key.reserveCapacity(12)  // one allocation: every write builds one or two
+        KeyEncoding.appendUInt32(collection, to: &key)
         KeyEncoding.appendUInt64(sequence, to: &key)
         return key
     }

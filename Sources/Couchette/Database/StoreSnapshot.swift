@@ -44,6 +44,15 @@ struct StoreSnapshot {
         try store.visibleRecord(txn, collection, id, now: now, includingDeleted: includingDeleted)
     }
 
+    /// Calls `body` with the visible record of `id` (body left empty) and its encoded body read in
+    /// place, valid only inside `body`; nil when the document is not visible.
+    func withVisibleRecord<R>(
+        _ collection: CollectionSpec, _ id: String, now: UInt64, includingDeleted: Bool = false,
+        _ body: (DocumentRecord, UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        try store.withVisibleRecord(txn, collection, id, now: now, includingDeleted: includingDeleted, body)
+    }
+
     /// The live document `id` (with `includingDeleted`, also its tombstone), or nil.
     func document(_ collection: CollectionSpec, _ id: String, now: UInt64, includingDeleted: Bool = false) throws -> Document? {
         try store.document(txn, collection, id, now: now, includingDeleted: includingDeleted)
@@ -68,7 +77,7 @@ struct StoreSnapshot {
     func liveCount(_ collection: CollectionSpec) throws -> UInt64 { try store.liveCount(txn, collection) }
 
     func lastSequence(_ collection: CollectionSpec) throws -> UInt64 { try store.lastSequence(txn, collection) }
-    /// Purges the collection has seen (expirations not counted): purges leave no sequence entry.
+    /// Purges the collection has seen (expired documents' included): purges leave no sequence entry.
     func purgeCount(_ collection: CollectionSpec) throws -> UInt64 { try store.purgeCount(txn, collection) }
 
     /// Tombstones and bytes of current records (CouchDB's `doc_del_count` and `sizes`).

@@ -1,8 +1,10 @@
-/// The state of one pending write inside a commit: its transaction, the clock, the collections,
+/// The state of one pending write inside a commit — or of a whole group of pending writes, when
+/// they are applied without nested transactions: its transaction, the clock, the collections,
 /// the changed documents, and the collection counters it has touched.
 ///
-/// Sequence counters and live counts are read once and written once per pending write (at
-/// ``flush()``) instead of once per document, which matters for a 10,000-document batch.
+/// Sequence counters and live counts are read once and written once per context (at
+/// ``flush()``) instead of once per document, which matters for a 10,000-document batch and for
+/// a group commit of single saves.
 final class WriteContext {
     let txn: WriteTransaction
     let now: UInt64
@@ -46,8 +48,7 @@ final class WriteContext {
         summary.recordPurge(collection, id, listed: commitStart[collection.number].map { previous >= $0 } ?? false)
     }
 
-    /// Counts a purge asked for by a caller (``StoreLayout/purgeCountKey(_:)``); purges of expired
-    /// documents are not counted: a reader that kept a document knows its expiration.
+    /// Counts a purge, asked for or of an expired document (``StoreLayout/purgeCountKey(_:)``).
     func countPurge(_ collection: CollectionSpec) {
         purges[collection.number, default: 0] += 1
     }
@@ -99,8 +100,9 @@ final class WriteContext {
         }
         for (number, purged) in purges {
             let key = StoreLayout.purgeCountKey(number)
-            let total = StoreLayout.decodeUInt64(try txn.get(tables.meta, key: key)).addingReportingOverflow(purged).partialValue
+            let total = StoreLayout.decodeUInt64(try txn.get(tables.meta, key: key)) &+ purged
             try txn.put(tables.meta, key: key, value: StoreLayout.encodeUInt64(total))
+            summary.recordPurges(number, purged)
         }
         sequences.removeAll()
         firstSequences.removeAll()

@@ -2,6 +2,8 @@
 /// encoded on the caller's side.
 enum WriteOperation: Sendable {
     case save(CollectionSpec, id: String, body: [UInt8], base: String?, control: ConcurrencyControl)
+    /// Saves of documents given as JSON, in one buffer (``Batch/save(id:json:in:concurrencyControl:)``).
+    case saveJSON(JSONDocumentBatch)
     case delete(CollectionSpec, id: String, base: String?, control: ConcurrencyControl)
     case purge(CollectionSpec, id: String)
     /// 0 milliseconds removes the expiration.
@@ -20,7 +22,7 @@ enum WriteOperation: Sendable {
     var freesSpace: Bool {
         switch self {
         case .delete, .purge, .purgeExpired: true
-        case .save, .setExpiration, .graft, .resolveConflict, .putLocal: false
+        case .save, .saveJSON, .setExpiration, .graft, .resolveConflict, .putLocal: false
         }
     }
 }
@@ -118,10 +120,21 @@ struct CommitSummary: Sendable, Equatable {
         mayRepeat = true
     }
 
-    /// Marks `collection` as changed without naming documents (a purge made by another process:
-    /// live queries re-run, collection feeds have no id to report).
+    /// Collections in which documents beyond the listed ones changed (purged by another process,
+    /// which leaves no id to report): readers that follow the listed ids alone must re-read the
+    /// whole collection.
+    private(set) var unnamedChanges: Set<CollectionSpec> = []
+
+    /// Marks `collection` as changed in documents it does not name (purges made by another
+    /// process): live queries re-run whole, collection feeds report only the named ids, if any.
     mutating func touch(_ collection: CollectionSpec) {
         if documentIDs[collection] == nil { documentIDs[collection] = [] }
+        unnamedChanges.insert(collection)
+    }
+
+    /// Whether `collection` changed beyond the ids it lists (see ``touch(_:)``).
+    func hasUnnamedChanges(_ collection: CollectionSpec) -> Bool {
+        unnamedChanges.contains(collection)
     }
 
     mutating func recordSequences(_ collection: UInt32, _ sequences: ClosedRange<UInt64>) {
@@ -132,6 +145,10 @@ struct CommitSummary: Sendable, Equatable {
         ownWrites.countDeltas[collection, default: 0] += delta
     }
 
+    mutating func recordPurges(_ collection: UInt32, _ count: UInt64) {
+        ownWrites.purges[collection, default: 0] &+= count
+    }
+
     /// Appends what a later part of the same commit changed (its ids are new unless it purged).
     mutating func merge(_ other: CommitSummary) {
         if documentIDs.isEmpty {
@@ -140,6 +157,7 @@ struct CommitSummary: Sendable, Equatable {
             for (collection, ids) in other.documentIDs { documentIDs[collection, default: []] += ids }
         }
         mayRepeat = mayRepeat || other.mayRepeat
+        unnamedChanges.formUnion(other.unnamedChanges)
         ownWrites.merge(other.ownWrites)
     }
 
@@ -153,15 +171,19 @@ struct CommitSummary: Sendable, Equatable {
         }
     }
 
-    static func == (lhs: CommitSummary, rhs: CommitSummary) -> Bool { lhs.documentIDs == rhs.documentIDs }
+    static func == (lhs: CommitSummary, rhs: CommitSummary) -> Bool {
+        lhs.documentIDs == rhs.documentIDs && lhs.unnamedChanges == rhs.unnamedChanges
+    }
 }
 
 /// What one or more of this process's commits wrote, as far as the cross-process monitor cares:
 /// per collection, the ranges of sequences assigned (one per commit: a commit's sequences in one
-/// collection are consecutive), and the change of the live count.
+/// collection are consecutive), the change of the live count, and how many documents were purged
+/// (the purge counters' increase: see ``StoreLayout/purgeCountKey(_:)``).
 struct OwnWrites: Sendable {
     private(set) var sequences: [UInt32: [ClosedRange<UInt64>]] = [:]
     var countDeltas: [UInt32: Int64] = [:]
+    var purges: [UInt32: UInt64] = [:]
 
     mutating func record(_ collection: UInt32, _ range: ClosedRange<UInt64>) {
         var ranges = sequences[collection] ?? []
@@ -183,5 +205,6 @@ struct OwnWrites: Sendable {
             for range in ranges { record(collection, range) }
         }
         for (collection, delta) in other.countDeltas { countDeltas[collection, default: 0] += delta }
+        for (collection, count) in other.purges { purges[collection, default: 0] &+= count }
     }
 }

@@ -136,7 +136,7 @@ public final class MutableDocument: DictionaryProtocol {
     /// The body in the stored binary format, or `.invalidParameter` naming the first bad value.
     func encodeBody(lenient: Bool = false) throws -> [UInt8] {
         if let body = root.pristineBody ?? root.patchedBody { return body }
-        var encoder = ValueEncoder(capacity: 128)  // a typical document's body without regrowing
+        var encoder = ValueEncoder(capacity: 256)  // a typical document's body without regrowing (the container headers go in last)
         encoder.lenient = lenient
         encoder.blobRevisionPosition = revisionID.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1
         do {

@@ -18,25 +18,69 @@ enum RevisionID {
     /// id once (for its caller) and never parses it back. The digest is computed over the pieces
     /// where they lie: no joined copy of the body.
     static func makeStored(parent: String?, deleted: Bool, body: [UInt8]) throws -> StoredRevisionID {
-        let parentGeneration = parent.flatMap(generation(of:)) ?? 0
+        guard var parent else { return try makeStored(parentGeneration: 0, parentText: nil, deleted: deleted, body: body) }
+        let parentGeneration = generation(of: parent) ?? 0
+        return try parent.withUTF8 { text in
+            try makeStored(parentGeneration: parentGeneration, parentText: text, deleted: deleted, body: body)
+        }
+    }
+
+    /// ``makeStored(parent:deleted:body:)`` for a parent as a record stores it: a packed id (an
+    /// update of a document saved here) is formatted on the stack, not into a new string.
+    static func makeStored(storedParent parent: StoredRevisionID?, deleted: Bool, body: [UInt8]) throws -> StoredRevisionID {
+        switch parent {
+        case nil:
+            return try makeStored(parentGeneration: 0, parentText: nil, deleted: deleted, body: body)
+        case .text(let text):
+            return try makeStored(parent: text, deleted: deleted, body: body)
+        case .packed(let generation, let digest):
+            return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumPackedLength) { buffer in
+                let count = writeText(generation: generation, digest: digest, into: buffer)
+                return try makeStored(
+                    parentGeneration: Int(generation), parentText: UnsafeBufferPointer(rebasing: buffer[..<count]),
+                    deleted: deleted, body: body)
+            }
+        }
+    }
+
+    /// The new revision of a parent of generation `parentGeneration` (0: none) whose id is
+    /// `parentText` (nil: none): MD5 over the deleted flag, the parent id with its length, and the body.
+    private static func makeStored(
+        parentGeneration: Int, parentText: UnsafeBufferPointer<UInt8>?, deleted: Bool, body: [UInt8]
+    ) throws -> StoredRevisionID {
         guard parentGeneration < maximumGeneration, let generation = UInt32(exactly: parentGeneration + 1) else {
+            let parent = parentText.map { String(decoding: $0, as: UTF8.self) } ?? ""
             throw CouchetteError(
                 .invalidParameter,
-                "revision \(parent ?? "") is at generation \(maximumGeneration), the highest: the document cannot be edited further")
+                "revision \(parent) is at generation \(maximumGeneration), the highest: the document cannot be edited further")
         }
+        return .packed(generation: generation, digest: body.withUnsafeBytes { digest(parentText: parentText, deleted: deleted, body: $0) })
+    }
+
+    /// The digest of a revision: MD5 over the deleted flag, the parent id's length and UTF-8 bytes
+    /// (nil: a zero length) and the body bytes, as two little-endian words.
+    static func digest(parentText: UnsafeBufferPointer<UInt8>?, deleted: Bool, body: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
         var md5 = PortableMD5()
         md5.update(byte: deleted ? 1 : 0)
-        if var parent {
-            parent.withUTF8 { parentBytes in
-                md5.update(byte: UInt8(truncatingIfNeeded: parentBytes.count))
-                md5.update(UnsafeRawBufferPointer(parentBytes))
-            }
+        if let parentText {
+            md5.update(byte: UInt8(truncatingIfNeeded: parentText.count))
+            md5.update(UnsafeRawBufferPointer(parentText))
         } else {
             md5.update(byte: 0)
         }
-        body.withUnsafeBytes { md5.update($0) }
-        return .packed(generation: generation, digest: md5.finishWords())
+        md5.update(body)
+        return md5.finishWords()
     }
+
+    /// The digest of generation 1 of a new document with `body`: what ``makeStored(parent:deleted:body:)``
+    /// gives for no parent, computed where the body lies (bulk saves hash each body as soon as it is
+    /// transcoded, while its bytes are still in the cache).
+    static func newDocumentDigest(body: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
+        digest(parentText: nil, deleted: false, body: body)
+    }
+
+    /// The longest id ``packed(_:)`` accepts: 10 generation digits, a dash and 32 hex digits.
+    static let maximumPackedLength = 43
 
     /// The longest revision id accepted from a peer, in UTF-8 bytes. Ids made here are at most 43
     /// bytes (CouchDB's and Couchbase Lite's are as short); a stored record holds an id's length
@@ -123,25 +167,29 @@ enum RevisionID {
     /// ``unpacked(generation:digest:)`` for a digest kept as two little-endian words, written in
     /// one allocation (reads format the id of every record they return).
     static func text(generation: UInt32, digest: (UInt64, UInt64)) -> String {
+        String(unsafeUninitializedCapacity: maximumPackedLength) { writeText(generation: generation, digest: digest, into: $0) }
+    }
+
+    /// Writes the text of ``text(generation:digest:)`` into `output` (at least
+    /// ``maximumPackedLength`` bytes) and returns its length.
+    private static func writeText(generation: UInt32, digest: (UInt64, UInt64), into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
         var digits = 1
         var rest = generation / 10
         while rest > 0 { digits += 1; rest /= 10 }
-        return String(unsafeUninitializedCapacity: digits + 33) { output in
-            var value = generation
-            for index in stride(from: digits - 1, through: 0, by: -1) {
-                output[index] = UInt8(ascii: "0") + UInt8(value % 10)
-                value /= 10
-            }
-            output[digits] = UInt8(ascii: "-")
-            let hexDigits: StaticString = "0123456789abcdef"
-            withUnsafeBytes(of: (digest.0.littleEndian, digest.1.littleEndian)) { bytes in
-                for (index, byte) in bytes.enumerated() {
-                    output[digits + 1 + 2 * index] = hexDigits.utf8Start[Int(byte >> 4)]
-                    output[digits + 2 + 2 * index] = hexDigits.utf8Start[Int(byte & 0x0F)]
-                }
-            }
-            return digits + 33
+        var value = generation
+        for index in stride(from: digits - 1, through: 0, by: -1) {
+            output[index] = UInt8(ascii: "0") + UInt8(value % 10)
+            value /= 10
         }
+        output[digits] = UInt8(ascii: "-")
+        let hexDigits: StaticString = "0123456789abcdef"
+        withUnsafeBytes(of: (digest.0.littleEndian, digest.1.littleEndian)) { bytes in
+            for (index, byte) in bytes.enumerated() {
+                output[digits + 1 + 2 * index] = hexDigits.utf8Start[Int(byte >> 4)]
+                output[digits + 2 + 2 * index] = hexDigits.utf8Start[Int(byte & 0x0F)]
+            }
+        }
+        return digits + 33
     }
 
     /// Orders revisions the way CouchDB picks a winner among equals: higher generation first, then

@@ -4,6 +4,8 @@ final class CompiledIndex: Sendable {
     let name: String
     let collection: CollectionSpec
     let definition: IndexDefinition
+    /// The key prefix of the index's entries (``StoreLayout/indexEntriesPrefix(_:)``), made once.
+    let entriesPrefix: [UInt8]
     /// Column evaluators: on the document (value index) or on each array member (array index).
     private let columns: [Evaluator]
     private let columnCount: Int
@@ -26,6 +28,7 @@ final class CompiledIndex: Sendable {
         self.name = name
         self.definition = definition
         self.collection = collection
+        entriesPrefix = StoreLayout.indexEntriesPrefix(definition.number)
         func parse(_ text: String, _ role: String) throws -> Expression {
             do {
                 return try Parser.parseExpression(text)

@@ -177,9 +177,23 @@ struct IndexPlanner {
         return (bytes, KeyEncoding.successor(ofPrefix: bytes)!)
     }
 
+    /// The range of the entries whose first column equals `value`: what ``pointTuple(_:after:)``
+    /// and ``keyRange(_:_:)`` make, built in one buffer. The lower key is the prefix and the
+    /// value's key, cut like stored keys; the upper is its successor (also for a cut key, whose
+    /// range ends at the successor of its cut bytes).
+    static func pointRange(_ index: CompiledIndex, _ value: Datum, _ terms: [String]) -> Range {
+        var lower: [UInt8] = []
+        lower.reserveCapacity(index.entriesPrefix.count + 48)
+        lower.append(contentsOf: index.entriesPrefix)
+        IndexKey.append(value, to: &lower)
+        let limit = index.entriesPrefix.count + IndexKey.maximumLength
+        if lower.count > limit { lower.removeLast(lower.count - limit) }
+        return Range(index: index, lower: lower, upper: KeyEncoding.successor(ofPrefix: lower) ?? [0xFF], terms: terms)
+    }
+
     /// Whole LMDB keys for a tuple range, cut like stored keys (see ``IndexKey/truncated(_:)``).
     static func keyRange(_ index: CompiledIndex, _ tuple: ([UInt8], [UInt8])) -> (lower: [UInt8], upper: [UInt8]) {
-        let prefix = StoreLayout.indexEntriesPrefix(index.definition.number)
+        let prefix = index.entriesPrefix
         let limit = IndexKey.maximumLength
         let lower = tuple.0.count > limit ? Array(tuple.0[..<limit]) : tuple.0
         let upper = tuple.1.count > limit ? KeyEncoding.successor(ofPrefix: Array(tuple.1[..<limit])) ?? [0xFF] : tuple.1
@@ -251,6 +265,13 @@ struct IndexPlanner {
     /// The ranges of `index`'s first column that `term` selects.
     private func ranges(of term: IndexTerm, in index: CompiledIndex) throws -> [Range] {
         let decides = try decidesWhere(term, index)
+        if case .equal(let value) = term.predicate {
+            // A prepared point lookup's one range, its keys built straight (see ``pointRange``).
+            guard let value = try value(context) else { return [] }
+            var found = Self.pointRange(index, value, [term.text])
+            found.decidesWhere = decides
+            return [found]
+        }
         return try tupleRanges(term, fixed: []).map { tuple in
             var found = range(index, tuple, [term.text])
             found.decidesWhere = decides

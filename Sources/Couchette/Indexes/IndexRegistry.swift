@@ -6,7 +6,9 @@
 final class IndexRegistry: DocumentIndexing {
     let tables: StorageEnvironment.Tables
     private let compiled = Locked<[[UInt8]: CompiledIndex]>([:])
-    private let snapshots = Locked<[CollectionSpec: (id: UInt64, readyOnly: Bool, indexes: [CompiledIndex])]>([:])
+    /// Keyed by collection number (hashing a number, not the spec's names, per query execution);
+    /// the spec is kept to check it is the same collection.
+    private let snapshots = Locked<[UInt32: (collection: CollectionSpec, id: UInt64, readyOnly: Bool, indexes: [CompiledIndex])]>([:])
     /// Documents indexed per transaction while building, so a large collection is indexed in
     /// several commits instead of one giant transaction.
     static let buildBatchSize = 2_000
@@ -46,11 +48,13 @@ final class IndexRegistry: DocumentIndexing {
     /// changing it, and an aborted write's id is reused). Compaction restarts ids: ``forgetSnapshots()``.
     func indexes(_ txn: ReadTransaction, _ collection: CollectionSpec, readyOnly: Bool) throws -> [CompiledIndex] {
         let isRead = !(txn is WriteTransaction)
-        if isRead, let cached = snapshots.withLock({ $0[collection] }), cached.id == txn.id, cached.readyOnly == readyOnly {
+        if isRead, let cached = snapshots.withLock({ $0[collection.number] }), cached.id == txn.id, cached.readyOnly == readyOnly,
+            cached.collection == collection
+        {
             return cached.indexes
         }
         let result = try load(txn, collection, readyOnly: readyOnly)
-        if isRead { snapshots.withLock { $0[collection] = (txn.id, readyOnly, result) } }
+        if isRead { snapshots.withLock { $0[collection.number] = (collection, txn.id, readyOnly, result) } }
         return result
     }
 

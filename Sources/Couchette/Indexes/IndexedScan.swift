@@ -55,6 +55,14 @@ struct IndexedScan: DocumentScan {
         in ranges: [([UInt8], [UInt8])], _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64,
         _ body: (SourceBinding) throws -> Bool
     ) throws {
+        try forEachStoredDocument(in: ranges, snapshot, collection, now: now) { try body($0.binding()) }
+    }
+
+    /// ``forEachDocument(in:_:_:now:_:)`` with each document as it lies in the map.
+    static func forEachStoredDocument(
+        in ranges: [([UInt8], [UInt8])], _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64,
+        _ body: (StoredDocument) throws -> Bool
+    ) throws {
         var ids: [[UInt8]] = []
         for (lower, upper) in ranges {
             try snapshot.forEachIndexEntry(from: lower, to: upper) { _, id in
@@ -68,25 +76,58 @@ struct IndexedScan: DocumentScan {
         var previous: [UInt8]?
         for id in ids where id != previous {
             previous = id
-            let text = String(decoding: id, as: UTF8.self)
-            guard let binding = try CollectionScan.lookup(snapshot, collection, text, now: now, includeDeleted: false) else { continue }
-            if try !body(binding) { return }
+            if try !fetch(id, snapshot, collection, now: now, body) { return }
         }
+    }
+
+    /// Calls `body` with the visible document `id` in place; the result of `body`, or true (go
+    /// on) when the document is not visible or is a design document.
+    private static func fetch(
+        _ id: [UInt8], _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64, _ body: (StoredDocument) throws -> Bool
+    ) throws -> Bool {
+        let text = String(decoding: id, as: UTF8.self)
+        return try snapshot.withVisibleRecord(collection, text, now: now) { record, stored in
+            try StoredDocument.visit(text, record, stored, body)
+        } ?? true
     }
 
     func forEach(
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
         order: ScanOrder, isSatisfied: () -> Bool, filter: BodyFilter?, _ body: (SourceBinding) throws -> Bool
     ) throws {
-        func fetch(_ id: [UInt8]) throws -> SourceBinding? {
-            try CollectionScan.lookup(snapshot, collection, String(decoding: id, as: UTF8.self), now: now, includeDeleted: false)
+        guard let choice = try choose(snapshot, context) else {
+            // A full scan's records are copied once, as they come (no second copy per binding).
+            return try fullScan.forEach(snapshot, now: now, context: context, order: order, isSatisfied: isSatisfied, filter: filter, body)
         }
-        switch try choose(snapshot, context) {
-        case nil:
-            try fullScan.forEach(snapshot, now: now, context: context, order: order, isSatisfied: isSatisfied, filter: filter, body)
+        try walk(choice, snapshot, now: now, order: order, isSatisfied: isSatisfied) { try body($0.binding()) }
+    }
+
+    /// ``forEach(_:now:context:order:isSatisfied:filter:_:)`` with each document as it lies in
+    /// the map (``StoredDocument``), valid only inside `body`. The filter is made only for a full
+    /// scan, the one place it is used.
+    func forEachStored(
+        _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
+        order: ScanOrder, isSatisfied: () -> Bool, filter: () throws -> BodyFilter?, _ body: (StoredDocument) throws -> Bool
+    ) throws {
+        guard let choice = try choose(snapshot, context) else {
+            let rejects = try filter().map { filter in { (body: UnsafeRawBufferPointer) in filter.rejects(body) } }
+            try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: false, skipping: rejects) { id, record in
+                try record.body.withUnsafeBytes { try StoredDocument.visit(id, record, $0, body) }
+            }
+            return
+        }
+        try walk(choice, snapshot, now: now, order: order, isSatisfied: isSatisfied, body)
+    }
+
+    /// Reads the documents of the index ranges `choice` names, in place.
+    private func walk(
+        _ choice: IndexPlanner.Choice, _ snapshot: StoreSnapshot, now: UInt64, order: ScanOrder, isSatisfied: () -> Bool,
+        _ body: (StoredDocument) throws -> Bool
+    ) throws {
+        switch choice {
         case .union(let ranges):
             order.passesWhere = ranges.count == 1 && ranges[0].decidesWhere
-            try Self.forEachDocument(in: ranges.map { ($0.lower, $0.upper) }, snapshot, collection, now: now, body)
+            try Self.forEachStoredDocument(in: ranges.map { ($0.lower, $0.upper) }, snapshot, collection, now: now, body)
         case .ordered(let range, let groupColumns, let descending):
             order.inOrder = true
             order.passesWhere = range.decidesWhere
@@ -96,9 +137,9 @@ struct IndexedScan: DocumentScan {
             var stopped = false
             func flush() throws {
                 pending.sort { $0.lexicographicallyPrecedes($1) }
-                for id in pending {
-                    guard let binding = try fetch(id) else { continue }
-                    if try !body(binding) { stopped = true; break }
+                for id in pending where try !Self.fetch(id, snapshot, collection, now: now, body) {
+                    stopped = true
+                    break
                 }
                 pending.removeAll(keepingCapacity: true)
             }

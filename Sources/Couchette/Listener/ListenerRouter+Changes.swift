@@ -25,7 +25,7 @@ extension ListenerRouter {
                 selector: options.selector, wait: .normal)
             return .json(try changesBody(page, keyspace, options))
         case "longpoll":
-            let wait = ChangesWait.longpoll(timeout: options.timeout ?? .seconds(60))
+            let wait = ChangesWait.longpoll(timeout: options.timeout ?? Self.longestChangesWait)
             let page = try await keyspace.peer.changes(
                 since: options.since, limit: options.limit, documentIDs: options.documentIDs,
                 selector: options.selector, wait: wait)
@@ -39,6 +39,18 @@ extension ListenerRouter {
         case let other:
             throw ListenerError.badRequest("unsupported feed '\(other)' (normal, longpoll or continuous)")
         }
+    }
+
+    /// The longest a `_changes` request waits with nothing to send: CouchDB's `changes_timeout`
+    /// (60 s), which caps the `timeout` a client asks for, as CouchDB does; a longer `heartbeat`
+    /// is shortened to it too. A long poll or a feed without heartbeats writes nothing while it
+    /// waits, so a client that left is noticed only when it ends: without the cap, a client asking
+    /// for years held a civetweb worker thread that long (the listener has a few dozen).
+    static let longestChangesWait = Duration.seconds(60)
+
+    /// A client's `timeout` or `heartbeat`, in milliseconds, as the wait the listener grants.
+    static func changesWait(milliseconds: Int) -> Duration {
+        min(.milliseconds(max(milliseconds, 0)), longestChangesWait)
     }
 
     private func changesOptions(_ request: HTTPRequest, _ keyspace: Keyspace) async throws -> ChangesOptions {
@@ -83,9 +95,11 @@ extension ListenerRouter {
         var heartbeat: Duration?
         if let raw = query["heartbeat"] {
             heartbeat =
-                raw == "true" ? .seconds(60) : try ListenerRouter.integer(raw, name: "heartbeat").map { .milliseconds(max($0, 100)) }
+                raw == "true"
+                ? Self.longestChangesWait
+                : try ListenerRouter.integer(raw, name: "heartbeat").map { Self.changesWait(milliseconds: max($0, 100)) }
         }
-        let timeout = try ListenerRouter.integer(query["timeout"], name: "timeout").map { Duration.milliseconds($0) }
+        let timeout = try ListenerRouter.integer(query["timeout"], name: "timeout").map { Self.changesWait(milliseconds: $0) }
         let style = query["style"] ?? "main_only"
         guard style == "main_only" || style == "all_docs" else {
             throw ListenerError.badRequest("unsupported style '\(style)' (main_only or all_docs)")
@@ -133,13 +147,13 @@ extension ListenerRouter {
     /// the limit, cancellation (listener stopping) or the client leaving.
     private func continuousFeed(_ stream: ResponseStream, _ keyspace: Keyspace, _ options: ChangesOptions) async {
         let clock = ContinuousClock()
-        let idle = options.timeout ?? (options.heartbeat == nil ? .seconds(60) : nil)
+        let idle = options.timeout ?? (options.heartbeat == nil ? Self.longestChangesWait : nil)
         var deadline = idle.map { clock.now + $0 }
         var since = options.since
         var remaining = options.limit
         do {
             while remaining > 0 {
-                var wait = options.heartbeat ?? .seconds(60)
+                var wait = options.heartbeat ?? Self.longestChangesWait
                 if let deadline {
                     let left = deadline - clock.now
                     if left <= .zero { break }

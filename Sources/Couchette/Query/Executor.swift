@@ -30,7 +30,9 @@ struct Executor {
         _ reader: StoreReader, parameters: [String: Datum],
         trackingMatches: Bool
     ) throws -> (rows: [[Datum?]], matches: Set<String>?, documents: MatchedDocuments?) {
-        if !plan.parameterNames.allSatisfy({ parameters[$0] != nil }) {
+        let context = EvaluationContext(plan, parameters: parameters)
+        // Every parameter the query uses has a slot: a nil slot is an unset parameter.
+        if context.parameterValues.contains(where: { $0 == nil }) {
             let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
             throw CouchetteError(
                 .invalidQuery,
@@ -40,7 +42,6 @@ struct Executor {
         for source in plan.sources {
             if case .collection(let spec) = source.kind { try reader.checkUsable(spec) }
         }
-        let context = EvaluationContext(plan, parameters: parameters)
         let limit = try plan.limit.map { try count($0, context, "LIMIT") }
         let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
         let now = reader.clock.nowMilliseconds()
@@ -60,6 +61,24 @@ struct Executor {
                 purges = try snapshot.purgeCount(spec)
             }
             let joined = try plan.stages.map { try prepare($0, snapshot, now, context, sink.interruption) }
+            if let projection = plan.inPlace, !trackingMatches, let scan = plan.mainScan as? IndexedScan {
+                // Fetched documents are projected where they lie, unless the WHERE still has to
+                // be evaluated on them (the index range did not decide it).
+                try scan.forEachStored(
+                    snapshot, now: now, context: context, order: scanOrder,
+                    isSatisfied: { sink.hasAllRows }, filter: { try plan.precheck?.bind(context) }
+                ) { document in
+                    try sink.interruption.check()
+                    if plan.filter == nil || scanOrder.passesWhere {
+                        sink.keep(projection.project(document))
+                    } else {
+                        context.sources[0] = document.binding()
+                        try emit(stage: 0, joined, context, sink)
+                    }
+                    return !sink.isFull
+                }
+                return try sink.finish()
+            }
             try plan.mainScan.forEach(
                 snapshot, now: now, context: context, order: scanOrder,
                 isSatisfied: { sink.hasAllRows }, filter: try plan.precheck?.bind(context)
@@ -353,7 +372,16 @@ struct Executor {
                 guard seen.insert(values.map(HashKey.init)).inserted else { return }
             }
             let keys = try plan.order.map { key in try key.column.map { values[$0] } ?? key.evaluator(context) }
-            let row = Row(values: values, keys: keys, ordinal: ordinal)
+            keep(Row(values: values, keys: keys, ordinal: ordinal))
+        }
+
+        /// Keeps a row projected in place (``InPlaceProjection``): no DISTINCT, and every ORDER BY
+        /// key is one of its columns.
+        func keep(_ values: [Datum?]) {
+            keep(Row(values: values, keys: plan.order.isEmpty ? [] : plan.order.map { values[$0.column!] }, ordinal: ordinal))
+        }
+
+        private func keep(_ row: Row) {
             ordinal += 1
             if top != nil && !scanOrder.inOrder { top!.insert(row) } else { rows.append(row) }
         }

@@ -20,8 +20,10 @@ struct MatchedDocuments: Sendable {
     /// already shows is re-checked even before its commit observer has named its documents.
     var lastSequence: UInt64
     /// The collection's purge count in that snapshot: a purge leaves no sequence entry, so a
-    /// snapshot whose count differs may lack kept documents that no commit observer has named yet
-    /// (expired documents are not counted: ``dropExpired(now:)`` removes them by their time).
+    /// snapshot whose count differs may lack kept documents that no commit observer has named yet.
+    /// Expired documents' purges count too: ``dropExpired(now:)`` removes kept documents by the
+    /// expiration they were read with, but setting one later leaves no sequence entry of its own,
+    /// and the purge removes the document's.
     var purges: UInt64
 
     /// Documents delivered by a scan in id order; nil when they are not in that order.
@@ -106,9 +108,15 @@ extension Executor {
             var documents = previous
             var changed = changed
             // Purged since the kept snapshot: which documents is known only from the commits'
-            // observers, which may not have run yet. Re-run the whole plan in this snapshot
-            // instead of showing a purged document beside later changes.
-            guard try snapshot.purgeCount(spec) == documents.purges else { return .tooMany }
+            // observers, which may not have run yet (and a kept copy may not know an expiration
+            // set after it was read, whose sequence entry the purge removed). Every kept document
+            // is read again in this snapshot instead of showing a purged one beside later changes.
+            let purges = try snapshot.purgeCount(spec)
+            if purges != documents.purges {
+                guard documents.count + changed.count <= LiveQuery.changedIDLimit else { return .tooMany }
+                for binding in documents.bindings { changed.insert(binding.id) }
+                documents.purges = purges
+            }
             let last = try snapshot.lastSequence(spec)
             var tooMany = false
             try snapshot.forEachChange(spec, after: documents.lastSequence, through: last) { _, id, _ in

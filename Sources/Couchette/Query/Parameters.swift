@@ -29,6 +29,13 @@ public final class Parameters: Sendable {
     /// A copy with the same values.
     func copy() -> Parameters { Parameters(entries: entries.withLock { $0 }) }
 
+    /// A copy with the same values, and those values for an execution (``resolved()``) from the
+    /// same read of the entries.
+    func copyResolved() -> (copy: Parameters, resolved: Result<[String: Datum], any Error>) {
+        let current = entries.withLock { $0 }
+        return (Parameters(entries: current), Result { try Self.resolve(current) })
+    }
+
     /// Sets a parameter (the name without `$`).
     @discardableResult
     public func setValue(_ value: Any?, forName name: String) -> Parameters {
@@ -41,18 +48,29 @@ public final class Parameters: Sendable {
         return self
     }
 
+    // The typed setters store their `Value` directly: the same value `setValue` converts them to,
+    // without boxing into `Any` and casting back (most of the cost of binding a parameter).
     /// Sets a string parameter; nil binds JSON null.
-    @discardableResult public func setString(_ value: String?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setString(_ value: String?, forName name: String) -> Parameters {
+        set(value.map(Value.string) ?? .null, forName: name)
+    }
     /// Sets an integer parameter.
-    @discardableResult public func setInt(_ value: Int, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setInt(_ value: Int, forName name: String) -> Parameters { set(.int(Int64(value)), forName: name) }
     /// Sets a 64-bit integer parameter.
-    @discardableResult public func setInt64(_ value: Int64, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setInt64(_ value: Int64, forName name: String) -> Parameters { set(.int(value), forName: name) }
     /// Sets a double parameter, kept as a double as a document property would be.
-    @discardableResult public func setDouble(_ value: Double, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setDouble(_ value: Double, forName name: String) -> Parameters { set(.double(value), forName: name) }
     /// Sets a float parameter, widened to a double.
-    @discardableResult public func setFloat(_ value: Float, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setFloat(_ value: Float, forName name: String) -> Parameters {
+        set(.double(Double(value)), forName: name)
+    }
     /// Sets a boolean parameter.
-    @discardableResult public func setBoolean(_ value: Bool, forName name: String) -> Parameters { setValue(value, forName: name) }
+    @discardableResult public func setBoolean(_ value: Bool, forName name: String) -> Parameters { set(.bool(value), forName: name) }
+
+    private func set(_ value: Value, forName name: String) -> Parameters {
+        entries.withLock { $0[name] = .value(value) }
+        return self
+    }
     /// Sets a date parameter as its ISO-8601 string, which compares with dates stored by
     /// `setDate(_:forKey:)`; nil binds JSON null.
     @discardableResult public func setDate(_ value: Date?, forName name: String) -> Parameters { setValue(value, forName: name) }
@@ -94,8 +112,10 @@ public final class Parameters: Sendable {
     }
 
     /// The values for an execution; throws for a value that could not be stored.
-    func resolved() throws -> [String: Datum] {
-        try entries.withLock { $0 }.mapValues { entry in
+    func resolved() throws -> [String: Datum] { try Self.resolve(entries.withLock { $0 }) }
+
+    private static func resolve(_ entries: [String: Entry]) throws -> [String: Datum] {
+        try entries.mapValues { entry in
             switch entry {
             case .value(let value): return Datum(value)
             case .unsupported(let reason): throw CouchetteError(.invalidParameter, "query parameter cannot be used: \(reason)")

@@ -44,9 +44,8 @@ public final class Query: Sendable {
     public var parameters: Parameters? {
         get { storedParameters.withLock { $0.parameters } }
         set {
-            let copy = newValue?.copy()
-            let resolved = Result { try copy?.resolved() ?? [:] }
-            storedParameters.withLock { $0 = (copy, resolved) }
+            let assigned = newValue?.copyResolved()
+            storedParameters.withLock { $0 = (assigned?.copy, assigned?.resolved ?? .success([:])) }
             parameterObservers.notify()
         }
     }

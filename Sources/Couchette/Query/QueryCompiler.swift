@@ -133,6 +133,8 @@ struct QueryCompiler {
         let having = try statement.having.map { try compileExpression($0) }
 
         var columns: [Evaluator] = []
+        /// Each column's form read in place (``InPlaceProjection``), nil where it has none.
+        var inPlaceColumns: [InPlaceProjection.Column?] = []
         /// The expression of each column that is a plain path (ORDER BY reuses its value).
         var columnPaths: [Expression?] = []
         var names: [(name: String, explicit: Bool)] = []
@@ -145,6 +147,7 @@ struct QueryCompiler {
                 // `*` is the main source's body; with JOINs or UNNESTs, one column per source.
                 for source in (item.alias == nil ? Array(sources.indices) : [0]) {
                     columns.append { context in context.sources[source]?.body }
+                    inPlaceColumns.append(nil)
                     columnPaths.append(nil)
                     names.append((item.alias ?? sources[source].columnName, item.alias != nil))
                 }
@@ -152,9 +155,11 @@ struct QueryCompiler {
                 if case .allProperties(let base) = value {
                     let source = try sourceIndex(of: base)
                     columns.append { context in context.sources[source]?.body }
+                    inPlaceColumns.append(nil)
                     columnPaths.append(nil)
                     names.append((item.alias ?? sources[source].columnName, item.alias != nil))
                 } else {
+                    inPlaceColumns.append(inPlaceColumn(value))
                     columns.append(try compileExpression(value))
                     columnPaths.append(Self.pathSteps(value) != nil ? value : nil)
                     names.append((item.alias ?? columnName(of: value) ?? "", item.alias != nil))
@@ -219,9 +224,15 @@ struct QueryCompiler {
         let aggregating = !groupKeys.isEmpty || !aggregates.isEmpty
         if having != nil && !aggregating { throw invalid("HAVING requires GROUP BY or an aggregate function") }
 
+        // Rows of one collection, each projected alone: when every column (and ORDER BY key) is a
+        // path of the document or its id, fetched documents can be projected where they lie.
+        let projectsInPlace =
+            sources.count == 1 && !aggregating && !statement.distinct && order.allSatisfy { $0.column != nil }
+            && inPlaceColumns.allSatisfy { $0 != nil }
         return QueryPlan(
             sources: sources, mainScan: CollectionScan(collection: main.spec, includeDeleted: sources[0].includeDeleted),
-            stages: stages, mainFilter: mainFilter, filter: filter, precheck: precheck, groupKeys: groupKeys,
+            stages: stages, mainFilter: mainFilter, filter: filter, precheck: precheck,
+            inPlace: projectsInPlace ? InPlaceProjection(columns: inPlaceColumns.compactMap { $0 }) : nil, groupKeys: groupKeys,
             aggregates: aggregates, isAggregating: aggregating, having: having, columns: columns,
             columnNames: columnNames, order: order, distinct: statement.distinct, limit: limit,
             offset: offset, parameterNames: parameterNames, parameterOrder: parameterOrder, variableCount: variableCount)
@@ -777,6 +788,46 @@ struct QueryCompiler {
 
     // MARK: - Paths
 
+    /// The form of result column `value` that ``InPlaceProjection`` reads from a fetched document
+    /// where it lies: `META().id`, or a path with static steps from the main document, resolved as
+    /// ``compilePath(_:)`` resolves it. Nil for anything else (a result alias, a variable, another
+    /// source, a computed value): those columns are evaluated on owned documents.
+    private func inPlaceColumn(_ value: Expression) -> InPlaceProjection.Column? {
+        var (root, steps) = path(value)
+        switch root {
+        case .meta(let alias):
+            guard alias.map({ source(named: $0) == 0 }) ?? true, steps.count == 1, case .key(let field) = steps[0],
+                field.lowercased() == "id"
+            else { return nil }
+            return .id
+        case .identifier(let name):
+            guard !variables.contains(where: { $0.name == name }) else { return nil }
+            if let index = source(named: name) {
+                guard index == 0 else { return nil }
+            } else if let index = scopedSource(name, steps) {
+                guard index == 0 else { return nil }
+                steps.removeFirst()
+            } else if resultAliases.contains(where: { $0.0.lowercased() == name.lowercased() }) {
+                return nil
+            } else {
+                steps.insert(.key(name), at: 0)
+            }
+        default:
+            return nil
+        }
+        guard !steps.isEmpty else { return nil }  // the whole document: read from the owned copy
+        var compiled: [CompiledStep] = []
+        for step in steps {
+            switch step {
+            case .key(let key): compiled.append(.key(key))
+            case .index(.literal(.int(let number))): compiled.append(.index(Int(clamping: number)))
+            case .index(.literal(.string(let key))): compiled.append(.key(key))
+            case .index: return nil
+            }
+        }
+        return .path(compiled)
+    }
+
     private mutating func compilePath(_ value: Expression) throws -> Evaluator {
         var (root, steps) = path(value)
         let base: Evaluator
@@ -859,41 +910,40 @@ struct QueryCompiler {
     /// Follows static `steps` (`keys[i]`: step i's key as UTF-8) through a stored value; MISSING as
     /// soon as one finds nothing. A container at the end stays in its owned encoding.
     private static func walk(_ encoded: EncodedValue, _ steps: [CompiledStep], _ keys: [[UInt8]]) -> Datum? {
-        enum Found {
-            case missing, scalar(Datum), container
+        encoded.bytes.withUnsafeBytes { buffer in
+            walk(BorrowedValue(buffer: buffer, offset: encoded.offset, depth: encoded.depth), steps, keys) { encoded }
         }
-        let found = encoded.bytes.withUnsafeBytes { buffer -> Found in
-            var value = BorrowedValue(buffer: buffer, offset: encoded.offset, depth: encoded.depth)
-            for (index, step) in steps.enumerated() {
-                let next: BorrowedValue?
-                switch step {
-                case .key: next = keys[index].withUnsafeBufferPointer { value.value(forKey: $0) }
-                case .index(let position): next = value.element(at: position < 0 ? value.count + position : position)
-                case .dynamic: next = nil
-                }
-                guard let next else { return .missing }
-                value = next
+    }
+
+    /// ``walk(_:_:_:)`` from `start`, read where it lies (a fetched document's bytes in the map,
+    /// ``InPlaceProjection``): a scalar at the end is read from the bytes, and only a container
+    /// there is made owned, walked again from `owned()`, the same value as an owned encoding.
+    static func walk(_ start: BorrowedValue, _ steps: [CompiledStep], _ keys: [[UInt8]], owned: () -> EncodedValue) -> Datum? {
+        var value = start
+        for (index, step) in steps.enumerated() {
+            let next: BorrowedValue?
+            switch step {
+            case .key: next = keys[index].withUnsafeBufferPointer { value.value(forKey: $0) }
+            case .index(let position): next = value.element(at: position < 0 ? value.count + position : position)
+            case .dynamic: next = nil
             }
-            return Datum(scalar: value).map(Found.scalar) ?? .container
+            guard let next else { return nil }
+            value = next
         }
-        switch found {
-        case .missing: return nil
-        case .scalar(let datum): return datum
-        case .container:
-            // Walked again to own it (rare in a WHERE: paths mostly end at scalars).
-            var value = encoded
-            for step in steps {
-                let next: EncodedValue?
-                switch step {
-                case .key(let key): next = value.value(forKey: key)
-                case .index(let position): next = value.element(at: position < 0 ? value.count + position : position)
-                case .dynamic: next = nil
-                }
-                guard let next else { return nil }
-                value = next
+        if let scalar = Datum(scalar: value) { return scalar }
+        // Walked again to own it (rare in a WHERE: paths mostly end at scalars).
+        var container = owned()
+        for step in steps {
+            let next: EncodedValue?
+            switch step {
+            case .key(let key): next = container.value(forKey: key)
+            case .index(let position): next = container.element(at: position < 0 ? container.count + position : position)
+            case .dynamic: next = nil
             }
-            return Datum(value)
+            guard let next else { return nil }
+            container = next
         }
+        return Datum(container)
     }
 
     /// Follows `steps` from `start`; MISSING as soon as one finds nothing.
@@ -920,7 +970,7 @@ struct QueryCompiler {
         return current
     }
 
-    private enum CompiledStep {
+    enum CompiledStep: Sendable {
         case key(String)
         case index(Int)
         case dynamic(Evaluator)

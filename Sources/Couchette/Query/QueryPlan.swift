@@ -18,6 +18,9 @@ final class QueryPlan: Sendable {
     /// Conjuncts of the WHERE a full scan of the main collection tries on each stored body in
     /// place, before copying the record (``BodyPrecheck``).
     let precheck: BodyPrecheck?
+    /// The columns computed from each fetched document where it lies, when every column is a
+    /// path of the one FROM document (see ``InPlaceProjection``); nil otherwise.
+    let inPlace: InPlaceProjection?
     let groupKeys: [Evaluator]
     let aggregates: [AggregatePlan]
     /// True with GROUP BY or any aggregate: rows are folded into groups before projection.
@@ -36,7 +39,8 @@ final class QueryPlan: Sendable {
 
     init(
         sources: [SourcePlan], mainScan: any DocumentScan, stages: [Stage], mainFilter: Evaluator?, filter: Evaluator?,
-        precheck: BodyPrecheck?, groupKeys: [Evaluator], aggregates: [AggregatePlan], isAggregating: Bool, having: Evaluator?,
+        precheck: BodyPrecheck?, inPlace: InPlaceProjection?, groupKeys: [Evaluator], aggregates: [AggregatePlan], isAggregating: Bool,
+        having: Evaluator?,
         columns: [Evaluator],
         columnNames: [String], order: [OrderKey], distinct: Bool, limit: Evaluator?, offset: Evaluator?,
         parameterNames: Set<String>, parameterOrder: [String], variableCount: Int
@@ -47,6 +51,7 @@ final class QueryPlan: Sendable {
         self.mainFilter = mainFilter
         self.filter = filter
         self.precheck = precheck
+        self.inPlace = inPlace
         self.groupKeys = groupKeys
         self.aggregates = aggregates
         self.isAggregating = isAggregating
@@ -65,7 +70,7 @@ final class QueryPlan: Sendable {
     /// The same plan reading the main collection through `scan` (the compiler's second step).
     func replacingMainScan(_ scan: any DocumentScan) -> QueryPlan {
         QueryPlan(
-            sources: sources, mainScan: scan, stages: stages, mainFilter: mainFilter, filter: filter, precheck: precheck,
+            sources: sources, mainScan: scan, stages: stages, mainFilter: mainFilter, filter: filter, precheck: precheck, inPlace: inPlace,
             groupKeys: groupKeys, aggregates: aggregates, isAggregating: isAggregating, having: having, columns: columns,
             columnNames: columnNames,
             order: order, distinct: distinct, limit: limit, offset: offset, parameterNames: parameterNames,

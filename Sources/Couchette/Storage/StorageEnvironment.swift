@@ -45,6 +45,10 @@ final class StorageEnvironment: @unchecked Sendable {
     /// transaction). They hold no snapshot; all are aborted before the map or file changes.
     private let idleReaders = Locked<[ReaderHandle]>([])
     private static let maximumIdleReaders = 16
+    /// Zeros written ahead of the used pages so that small commits do not grow the file (see
+    /// ``FileHeadroom``); changed only inside write transactions.
+    private let headroom = Locked(FileHeadroom())
+    private let pageSize: Int
 
     /// An `MDB_txn*` of a reset read transaction, handed between threads (MDB_NOTLS allows it).
     private struct ReaderHandle: @unchecked Sendable {
@@ -108,6 +112,9 @@ final class StorageEnvironment: @unchecked Sendable {
                 tables = try Self.openTables(env)
                 isWritable = true
             }
+            var status = MDB_stat()
+            mdb_env_stat(env, &status)
+            pageSize = Int(status.ms_psize)
         } catch {
             Glibc.close(lockFile)
             throw CouchetteError.wrapping(error)
@@ -277,6 +284,7 @@ final class StorageEnvironment: @unchecked Sendable {
                     guard isWritable else { throw StorageError.readOnly }
                     var txn: OpaquePointer?
                     try StorageError.check(mdb_txn_begin(env, nil, 0, &txn), "beginning a write")
+                    if !usingReserve { makeHeadroom() }
                     let result: R
                     do {
                         result = try body(WriteTransaction(txn: txn!))
@@ -296,6 +304,24 @@ final class StorageEnvironment: @unchecked Sendable {
             } catch let error as StorageError {
                 throw error.couchetteError
             }
+        }
+    }
+
+    /// Writes zeros ahead of the used pages when a small commit would otherwise grow the file.
+    /// Called right after a write transaction began, before it wrote anything: LMDB's writer
+    /// lock makes every page past the last committed one unused (see ``FileHeadroom``).
+    private func makeHeadroom() {
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        var descriptor: Int32 = -1
+        guard mdb_env_get_fd(env, &descriptor) == MDB_SUCCESS, descriptor >= 0 else { return }
+        let usedEnd = (Int(info.me_last_pgno) + 1) * pageSize
+        headroom.withLock { headroom in
+            let range = headroom.extensionNeeded(usedEnd: usedEnd, mapSize: info.me_mapsize) {
+                var status = stat()
+                return fstat(descriptor, &status) == 0 ? Int(status.st_size) : nil
+            }
+            if let range { headroom.extended(to: FileHeadroom.fillWithZeros(range, descriptor: descriptor)) }
         }
     }
 
@@ -415,6 +441,17 @@ final class StorageEnvironment: @unchecked Sendable {
 
     // MARK: - Maintenance
 
+    /// Where the last committed transaction's pages end in `data.mdb`: the file may be longer
+    /// (zeros ahead of them, see ``FileHeadroom``), never shorter unless its tail pages are free.
+    var usedBytes: Int {
+        gate.withShared {
+            guard !isClosed else { return 0 }
+            var info = MDB_envinfo()
+            mdb_env_info(env, &info)
+            return (Int(info.me_last_pgno) + 1) * pageSize
+        }
+    }
+
     /// Size of `data.mdb` in bytes.
     var fileSize: UInt64 {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb")
@@ -449,6 +486,7 @@ final class StorageEnvironment: @unchecked Sendable {
             }
             mdb_env_close(env)
             isClosed = true
+            headroom.withLock { $0.reset() }
             // rename(2) is atomic: after a crash either the old or the compacted file is in place.
             let renamed = rename(temporary + "/data.mdb", path + "/data.mdb")
             try? FileManager.default.removeItem(atPath: temporary)

@@ -157,11 +157,13 @@ final class WriteTransaction: ReadTransaction {
     /// A key after every key of the table is appended (`MDB_APPEND`): LMDB then fills pages
     /// completely instead of splitting them in half, which keeps tables written in key order —
     /// sequences, generated ids — about half the size. Any other key gets an ordinary put (LMDB
-    /// refuses the append with `MDB_KEYEXIST` without changing anything).
-    func put(_ table: Table, key: [UInt8], value: [UInt8]) throws {
+    /// refuses the append with `MDB_KEYEXIST` without changing anything). `replacing`: the caller
+    /// knows the key is stored already (an update), so the append, which would walk to the
+    /// table's last page only to be refused, is not tried.
+    func put(_ table: Table, key: [UInt8], value: [UInt8], replacing: Bool = false) throws {
         try withValue(key) { keyValue in
             try withValue(value) { dataValue in
-                var rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND))
+                var rc = replacing ? MDB_KEYEXIST : mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND))
                 if rc == MDB_KEYEXIST { rc = mdb_put(txn, table.handle, &keyValue, &dataValue, 0) }
                 try StorageError.check(rc, "writing \(table.name)")
             }
@@ -170,11 +172,14 @@ final class WriteTransaction: ReadTransaction {
 
     /// Puts `key` with a value of `count` bytes that `write` fills where LMDB will keep them
     /// (`MDB_RESERVE`): the value is never built and copied first. Not for `MDB_DUPSORT` tables.
-    /// `write` must fill every byte and must not touch the transaction.
-    func put(_ table: Table, key: [UInt8], count: Int, writing write: (UnsafeMutableRawBufferPointer) -> Void) throws {
+    /// `write` must fill every byte and must not touch the transaction. `replacing` as for
+    /// ``put(_:key:value:replacing:)``.
+    func put(
+        _ table: Table, key: [UInt8], count: Int, replacing: Bool = false, writing write: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws {
         try withValue(key) { keyValue in
             var dataValue = MDB_val(mv_size: count, mv_data: nil)
-            var rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND | MDB_RESERVE))
+            var rc = replacing ? MDB_KEYEXIST : mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND | MDB_RESERVE))
             if rc == MDB_KEYEXIST {
                 dataValue = MDB_val(mv_size: count, mv_data: nil)
                 rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_RESERVE))

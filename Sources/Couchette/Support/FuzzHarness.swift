@@ -80,6 +80,25 @@ package final class FuzzHarness: Sendable {
         default:
             preconditionFailure("the JSON readers disagree on \(text.debugDescription): \(parsed) vs \(binary)")
         }
+        checkBulkPath(text, expected: try? binary.get())
+    }
+
+    /// The bulk path (``JSONDocumentBatch``: many documents in one buffer) stores exactly what
+    /// ``JSON/encodeBinary(_:)`` gives for an object, after a stored document and after one that
+    /// failed halfway, and refuses everything else.
+    static func checkBulkPath(_ text: String, expected: [UInt8]?) {
+        var builder = JSONDocumentBatch.Builder(collection: CollectionSpec(scope: "s", name: "c", number: 1), control: .lastWriteWins)
+        let isObject = expected.map { EncodedValue(bytes: $0).isDictionary } ?? false
+        do {
+            try builder.append(id: "before", json: #"{"a":[1,{"b":null}]}"#)
+            _ = try? builder.append(id: "broken", json: #"{"x":[1,{"y":"#)
+            try builder.append(id: "fuzzed", json: text)
+            var stored: [UInt8] = []
+            builder.finished().forEach { _, body, _ in stored = Array(body) }
+            Self.check(isObject && stored == expected, "the bulk path stores \(text.debugDescription) as \(stored)")
+        } catch {
+            Self.check(!isObject, "the bulk path refuses the object \(text.debugDescription): \(error)")
+        }
     }
 
     /// Whether every dictionary key in `value` is ASCII (the parser bounds its depth).

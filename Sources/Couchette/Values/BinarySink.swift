@@ -29,6 +29,21 @@ struct BinarySink: JSONSink {
         slots.reserveCapacity(64)
     }
 
+    /// Forgets a value whose transcoding failed halfway: its bytes from `start` on, and the
+    /// containers it left open. The sink then continues after the values before it, so one sink
+    /// can write many documents one after another (see ``JSONDocumentBatch``).
+    mutating func discard(from start: Int) {
+        encoder.truncate(to: start)
+        frames.removeAll(keepingCapacity: true)
+        slots.removeAll(keepingCapacity: true)
+    }
+
+    /// Appends a value already in the binary format, as a value of its own (not inside an open
+    /// container).
+    mutating func appendEncoded(_ bytes: [UInt8]) {
+        encoder.append(EncodedValue(bytes: bytes))
+    }
+
     /// Notes where a value starts, when it is an array element (object values are noted with
     /// their keys).
     private mutating func valueStarts() {

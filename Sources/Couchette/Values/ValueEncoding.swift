@@ -235,9 +235,17 @@ struct ValueEncoder {
 
     init() {}
 
-    /// An encoder whose buffer already holds room for about `capacity` bytes.
+    /// An encoder whose buffer already holds room for about `capacity` bytes (and its slot list
+    /// for a document's worth of containers, which would otherwise regrow four times).
     init(capacity: Int) {
         bytes.reserveCapacity(capacity)
+        pendingSlots.reserveCapacity(32)
+    }
+
+    /// Drops every byte from `count` on: what a failed value left behind when the buffer holds
+    /// several values one after another (see ``BinarySink/discard(from:)``).
+    mutating func truncate(to count: Int) {
+        if count < bytes.count { bytes.removeSubrange(count...) }
     }
 
     /// Appends a length-prefixed key (a dictionary entry whose value follows).

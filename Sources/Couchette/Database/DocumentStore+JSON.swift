@@ -1,0 +1,64 @@
+extension DocumentStore {
+    /// Writes documents saved as JSON (``Batch/save(id:json:in:concurrencyControl:)``): for each
+    /// one, what ``writeRevision(_:_:_:body:deleting:base:control:)`` writes for a `MutableDocument`
+    /// saved without a base revision, in one pass over the batch's buffers.
+    ///
+    /// A document that does not exist yet (the bulk case) takes one LMDB put that both looks its
+    /// key up and reserves its record (``WriteTransaction/reserveNew(_:key:count:)``), its body
+    /// copied once into the reserved bytes under the revision id hashed on the caller's side, and
+    /// one appended `sequences` entry; no array, string or record value is made for it unless
+    /// indexes or commit observers need one. The live count changes once for the whole batch. A
+    /// document that exists goes through the general path, which builds on its current revision.
+    ///
+    /// - Throws: `.conflict` for an existing live document under `.failOnConflict` (the batch is
+    ///   atomic: nothing of it is written).
+    func saveJSON(_ context: WriteContext, _ documents: JSONDocumentBatch) throws {
+        let txn = context.txn
+        let collection = documents.collection
+        let indexed = !(try txn.isEmpty(tables.indexes))
+        var key = StoreLayout.collectionPrefix(collection.number)
+        let prefixLength = key.count
+        key.reserveCapacity(prefixLength + StoreLayout.maximumDocumentIDLength)
+        var sequenceKey = StoreLayout.sequenceKey(collection.number, 0)
+        var added: Int64 = 0
+        defer { context.adjustCount(collection, by: added) }
+        try documents.forEach { id, body, newDigest in
+            key.removeSubrange(prefixLength...)
+            key.append(contentsOf: id)
+            let size = DocumentRecord.packedSize(bodyCount: body.count)
+            let reserved = try key.withUnsafeBytes { try txn.reserveNew(tables.documents, key: $0, count: size) }
+            guard let reserved else {
+                try saveExisting(context, collection, String(decoding: id, as: UTF8.self), body: body, control: documents.control)
+                return
+            }
+            let sequence = try context.nextSequence(collection)
+            DocumentRecord.encodeLive(sequence: sequence, generation: 1, digest: newDigest, body: body, into: reserved)
+            added += 1
+            sequenceKey.withUnsafeMutableBytes { $0.storeBytes(of: sequence.bigEndian, toByteOffset: prefixLength, as: UInt64.self) }
+            try txn.put(tables.sequences, key: sequenceKey, count: 1 + id.count) { entry in
+                entry[0] = 0  // not deleted
+                UnsafeMutableRawBufferPointer(rebasing: entry[1...]).copyMemory(from: id)
+            }
+            guard indexed || context.recordsIDs else { return }
+            let idText = String(decoding: id, as: UTF8.self)
+            if indexed {
+                let record = DocumentRecord(
+                    isDeleted: false, sequence: sequence, expiration: 0, revision: .packed(generation: 1, digest: newDigest),
+                    body: Array(body))
+                try indexes.update(txn, collection, idText, old: nil, new: record)
+            }
+            context.recordChange(collection, idText, replacing: nil)
+        }
+    }
+
+    /// Saves a JSON document whose id is taken: a new revision of the current one, as a
+    /// `MutableDocument` saved without reading it would be.
+    private func saveExisting(
+        _ context: WriteContext, _ collection: CollectionSpec, _ id: String, body: UnsafeRawBufferPointer, control: ConcurrencyControl
+    ) throws {
+        let outcome = try writeRevision(context, collection, id, body: Array(body), deleting: false, base: nil, control: control)
+        if outcome == .conflict {
+            throw CouchetteError(.conflict, "batch refused: document '\(id)' in \(collection.fullName) already exists")
+        }
+    }
+}
