@@ -50,8 +50,15 @@ struct DocumentStore: Sendable {
         _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: @autoclosure () -> UInt64,
         includingDeleted: Bool = false
     ) throws -> Document? {
-        try visibleRecord(txn, collection, id, now: now(), includingDeleted: includingDeleted).map {
-            Document(id: id, revision: $0.revision, sequence: $0.sequence, isDeleted: $0.isDeleted, body: $0.body)
+        // The record's header is decoded where it lies and only the body copied, once.
+        try StoreLayout.withDocumentKey(collection.number, id) { key in
+            guard let stored = try txn.get(tables.documents, key: key) else { return nil }
+            var bodyStart = 0
+            let record = try DocumentRecord(decodingHeaderOf: stored, bodyStart: &bodyStart)
+            guard record.isVisible(now: now(), includingDeleted: includingDeleted) else { return nil }
+            return Document(
+                id: id, revision: record.revision, sequence: record.sequence, isDeleted: record.isDeleted,
+                body: Array(UnsafeRawBufferPointer(rebasing: stored[bodyStart...])))
         }
     }
 

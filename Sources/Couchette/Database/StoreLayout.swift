@@ -112,6 +112,19 @@ enum StoreLayout {
         return key
     }
 
+    /// Calls `body` with the bytes of ``documentKey(_:_:)``, built on the stack: a point read
+    /// allocates no key.
+    static func withDocumentKey<R>(_ collection: UInt32, _ id: String, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        var id = id
+        return try id.withUTF8 { utf8 in
+            try withUnsafeTemporaryAllocation(byteCount: 4 + utf8.count, alignment: 4) { key in
+                key.storeBytes(of: collection.bigEndian, as: UInt32.self)
+                if let base = utf8.baseAddress { (key.baseAddress! + 4).copyMemory(from: base, byteCount: utf8.count) }
+                return try body(UnsafeRawBufferPointer(key))
+            }
+        }
+    }
+
     static func sequenceKey(_ collection: UInt32, _ sequence: UInt64) -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(12)  // one allocation: every write builds one or two

@@ -74,9 +74,12 @@ final class StorageEnvironment: @unchecked Sendable {
         /// most commits — the per-collection counters — cost no page of their own here.
         let counters: Table
 
-        static let names = ["meta", "documents", "sequences", "revisions", "expirations", "indexes", "index-entries", "full-text"]
-        /// Tables opened with `MDB_DUPSORT`.
-        static let duplicateSorted: Set<String> = ["index-entries"]
+        /// Every named table, in the order it is opened, and whether it is opened with
+        /// `MDB_DUPSORT` (sorted duplicates).
+        static let names: [(name: StaticString, duplicateSorted: Bool)] = [
+            ("meta", false), ("documents", false), ("sequences", false), ("revisions", false), ("expirations", false),
+            ("indexes", false), ("index-entries", true), ("full-text", false),
+        ]
     }
 
     static let initialMapSize = 64 << 20
@@ -182,10 +185,11 @@ final class StorageEnvironment: @unchecked Sendable {
         var txn: OpaquePointer?
         try StorageError.check(mdb_txn_begin(env, nil, creating ? 0 : UInt32(MDB_RDONLY), &txn), "opening tables")
         var handles: [Table] = []
-        for name in Tables.names {
+        for (name, duplicateSorted) in Tables.names {
             var dbi: MDB_dbi = 0
-            let flags = (creating ? UInt32(MDB_CREATE) : 0) | (Tables.duplicateSorted.contains(name) ? UInt32(MDB_DUPSORT) : 0)
-            let rc = mdb_dbi_open(txn, name, flags, &dbi)
+            let flags = (creating ? UInt32(MDB_CREATE) : 0) | (duplicateSorted ? UInt32(MDB_DUPSORT) : 0)
+            // A string literal's bytes end with a NUL, as LMDB needs.
+            let rc = mdb_dbi_open(txn, UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self), flags, &dbi)
             if rc == MDB_NOTFOUND && !creating {
                 mdb_txn_abort(txn)
                 return nil

@@ -5,9 +5,17 @@ import Glibc
 #endif
 
 /// A named LMDB sub-database of a ``StorageEnvironment``.
+///
+/// Its name is a `StaticString`, so a table (and the ``StorageEnvironment/Tables`` every store
+/// keeps) is plain data: copying one retains nothing, which point reads do several times each.
 struct Table: Sendable, Hashable {
     let handle: MDB_dbi
-    let name: String
+    /// For messages: the handle says which table it is.
+    let name: StaticString
+
+    static func == (lhs: Table, rhs: Table) -> Bool { lhs.handle == rhs.handle }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(handle) }
 }
 
 /// Calls `body` with an `MDB_val` that points at `bytes` (LMDB never writes through key pointers).
@@ -39,13 +47,17 @@ class ReadTransaction {
 
     /// The value stored under `key`, or nil.
     func get(_ table: Table, key: [UInt8]) throws -> UnsafeRawBufferPointer? {
-        try withValue(key) { keyValue in
-            var data = MDB_val()
-            let rc = mdb_get(txn, table.handle, &keyValue, &data)
-            if rc == MDB_NOTFOUND { return nil }
-            try StorageError.check(rc, "reading \(table.name)")
-            return data.buffer
-        }
+        try key.withUnsafeBytes { try get(table, key: $0) }
+    }
+
+    /// The value stored under the key `key` points at, or nil.
+    func get(_ table: Table, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var data = MDB_val()
+        let rc = mdb_get(txn, table.handle, &keyValue, &data)
+        if rc == MDB_NOTFOUND { return nil }
+        try StorageError.check(rc, "reading \(table.name)")
+        return data.buffer
     }
 
     /// Whether `table` holds no entry in this transaction's view: one look at the table's record,
