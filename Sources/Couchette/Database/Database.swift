@@ -84,6 +84,7 @@ public actor Database {
         core.observers.close()
         observation.close()
         EnvironmentRegistry.shared.release(core.environment)
+        writer.stop()
     }
 
     /// Closes the database and deletes its files.

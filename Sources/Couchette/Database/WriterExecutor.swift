@@ -31,7 +31,8 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
         self.name = name
     }
 
-    /// Whether a job has been queued, so the thread runs (or ran).
+    /// Whether the thread runs: from the first job queued until it has been stopped and has run
+    /// out of jobs.
     var hasStarted: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -59,8 +60,8 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
         UnownedSerialExecutor(ordinary: self)
     }
 
-    /// Lets the thread end once every job queued so far has run. Called when the database goes
-    /// away, after which no job can be queued.
+    /// Lets the thread end once every job queued so far has run. Called when the database is
+    /// closed or goes away: a closed database kept alive by its caller holds no thread.
     func stop() {
         condition.lock()
         isStopped = true
@@ -87,6 +88,9 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
                 nextJobCameSoon = lastEnqueued &- idleSince < Self.spinLimit
             }
             if jobs.isEmpty {
+                // Stopped and idle: the thread ends. A job queued later (a call on a closed
+                // database, which fails at once) starts a new one, so it never waits forever.
+                isStarted = false
                 condition.unlock()
                 return
             }
