@@ -29,6 +29,9 @@ extension Batch {
     /// - Parameters:
     ///   - id: The document id (1 to 480 UTF-8 bytes); nil generates one, as `MutableDocument(id: nil)` does.
     ///   - json: A JSON object: the whole body. Nesting is limited to 512 levels.
+    ///   - collection: The collection the document is saved in.
+    ///   - concurrencyControl: What happens when the document already exists: `.lastWriteWins`
+    ///     (the default) replaces it; `.failOnConflict` fails the batch if it is live.
     /// - Returns: The document's id (the generated one when `id` is nil).
     /// - Throws: `.invalidParameter` for a bad id, text that is not a JSON object, or a batch
     ///   used after its body returned; `.notOpen` for a closed database or deleted collection.
