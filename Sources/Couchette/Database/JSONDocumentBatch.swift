@@ -68,12 +68,14 @@ struct JSONDocumentBatch: Sendable {
         /// buffer becomes one operation; the next starts at this capacity).
         static let bufferLimit = 8 << 20
 
-        /// A builder whose body buffer starts with room for `capacity` bytes: a little for the
-        /// first documents of a batch, ``bufferLimit`` once a batch has filled a buffer.
-        init(collection: CollectionSpec, control: ConcurrencyControl, capacity: Int = 1 << 16) {
+        /// A builder whose body buffer starts with room for `capacity` bytes: ``bufferLimit`` once
+        /// a batch has filled a buffer; by default as much as the last run of JSON documents
+        /// needed (at least 64 KiB), since an import commits runs of one size, one after another,
+        /// and a buffer grown by doubling copies its bytes each time.
+        init(collection: CollectionSpec, control: ConcurrencyControl, capacity: Int? = nil) {
             self.collection = collection
             self.control = control
-            bodies = BodyBuffer(capacity: capacity)
+            bodies = BodyBuffer(capacity: capacity ?? Self.lastRunSize.withLock { max($0, 1 << 16) })
             pendingEnds.reserveCapacity(64)
         }
 
@@ -170,7 +172,9 @@ struct JSONDocumentBatch: Sendable {
             ids.append(contentsOf: id.utf8)
             entries.append(Entry(idEnd: ids.count, bodyEnd: bodyCount))
             pendingEnds.append(bodyCount)
-            if bodyCount - chunkStart >= BodyDigester.chunkBytes { handOverChunk() }
+            guard bodyCount - chunkStart >= BodyDigester.chunkBytes else { return }
+            handOverChunk()
+            // Only runs longer than a chunk map their pages ahead: a small one is written by now.
             if let pages = bodies.rangeToPrepare(upTo: bodyCount) { digester.prepare(pages, of: bodies) }
         }
 
@@ -193,11 +197,16 @@ struct JSONDocumentBatch: Sendable {
             bodies = larger
         }
 
+        /// How many body bytes the last run of JSON documents in the process held, an eighth more
+        /// (up to a full buffer): the capacity the next builder starts with.
+        private static let lastRunSize = Locked(0)
+
         /// The documents collected, ready to cross into the database actor. The last bodies go
         /// to the digest thread too, unless the whole run is one small chunk: then they are hashed
         /// here, which costs less than the hand-off.
         mutating func finished() -> JSONDocumentBatch {
             handOverChunk(inline: chunks.isEmpty)
+            Self.lastRunSize.withLock { $0 = min(bodyCount + bodyCount / 8, Self.bufferLimit + (1 << 16)) }
             return JSONDocumentBatch(
                 collection: collection, control: control, ids: ids, bodies: bodies, entries: entries, chunks: chunks,
                 digester: digester)
