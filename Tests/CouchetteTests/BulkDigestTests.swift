@@ -44,7 +44,9 @@ import Testing
 
     @Test func anAbandonedBuilderIsNeverWritten() throws {
         var builder = JSONDocumentBatch.Builder(collection: Self.collection, control: .lastWriteWins)
-        for number in 0..<2_000 { try builder.append(id: "d\(number)", json: #"{"n":\#(number),"pad":"\#(String(repeating: "p", count: 200))"}"#) }
+        for number in 0..<2_000 {
+            try builder.append(id: "d\(number)", json: #"{"n":\#(number),"pad":"\#(String(repeating: "p", count: 200))"}"#)
+        }
         builder.abandon()
         #expect(throws: CouchetteError.self) { try builder.finished().forEach { _, _, _ in } }
     }

@@ -29,11 +29,13 @@ final class BodyDigester: Sendable {
     /// Hashes `chunk`'s bodies in `buffer`: on the digest thread, or now when too many chunks
     /// wait already (or when `inline`: a batch too small to be worth the hand-off).
     func hash(_ chunk: DigestChunk, in buffer: BodyBuffer, inline: Bool = false) {
-        let queued = !inline && state.withLock { state in
-            guard state.queued < Self.maximumQueuedChunks else { return false }
-            state.queued += 1
-            return true
-        }
+        let queued =
+            !inline
+            && state.withLock { state in
+                guard state.queued < Self.maximumQueuedChunks else { return false }
+                state.queued += 1
+                return true
+            }
         guard queued else { return chunk.compute(in: buffer) }
         let state = self.state
         Self.queue.async(group: group) {

@@ -235,7 +235,8 @@ struct BinarySink: JSONSink {
         let firstTarget = frame.contentStart - header  // a target's offset is `target - firstTarget`
         if narrow {
             base.storeBytes(of: UInt16(truncatingIfNeeded: header + contentSize).littleEndian, toByteOffset: 1, as: UInt16.self)
-            base.storeBytes(of: UInt16(truncatingIfNeeded: dictionary ? slotCount / 2 : slotCount).littleEndian, toByteOffset: 3, as: UInt16.self)
+            base.storeBytes(
+                of: UInt16(truncatingIfNeeded: dictionary ? slotCount / 2 : slotCount).littleEndian, toByteOffset: 3, as: UInt16.self)
             var field = base + 5
             for index in frame.firstSlot..<slots.count {
                 field.storeBytes(of: UInt16(truncatingIfNeeded: slots[index] - firstTarget).littleEndian, as: UInt16.self)
@@ -243,7 +244,8 @@ struct BinarySink: JSONSink {
             }
         } else {
             base.storeBytes(of: UInt32(truncatingIfNeeded: header + contentSize).littleEndian, toByteOffset: 1, as: UInt32.self)
-            base.storeBytes(of: UInt32(truncatingIfNeeded: dictionary ? slotCount / 2 : slotCount).littleEndian, toByteOffset: 5, as: UInt32.self)
+            base.storeBytes(
+                of: UInt32(truncatingIfNeeded: dictionary ? slotCount / 2 : slotCount).littleEndian, toByteOffset: 5, as: UInt32.self)
             var field = base + 9
             for index in frame.firstSlot..<slots.count {
                 field.storeBytes(of: UInt32(truncatingIfNeeded: slots[index] - firstTarget).littleEndian, as: UInt32.self)
