@@ -221,38 +221,33 @@ struct BinarySink: JSONSink {
             (contents + shift).update(from: contents, count: contentSize)  // regions may overlap
             output.moveEnd(by: shift)
         }
-        let tag =
-            switch (dictionary, narrow) {
-            case (true, true): ValueTag.narrowDictionary
-            case (true, false): ValueTag.dictionary
-            case (false, true): ValueTag.narrowArray
-            case (false, false): ValueTag.array
-            }
         // Every field fits its width: the contents are bounded (the parser's input is at most
         // `JSON.maximumBinaryInput`), narrow fields only when the whole container is under 64 KiB.
         let base = UnsafeMutableRawPointer(output.pointer + frame.start)
-        base.storeBytes(of: tag, as: UInt8.self)
-        let firstTarget = frame.contentStart - header  // a target's offset is `target - firstTarget`
+        base.storeBytes(of: ValueTag.container(dictionary: dictionary, narrow: narrow), as: UInt8.self)
+        let count = dictionary ? slotCount / 2 : slotCount
         if narrow {
-            base.storeBytes(of: UInt16(truncatingIfNeeded: header + contentSize).littleEndian, toByteOffset: 1, as: UInt16.self)
-            base.storeBytes(
-                of: UInt16(truncatingIfNeeded: dictionary ? slotCount / 2 : slotCount).littleEndian, toByteOffset: 3, as: UInt16.self)
-            var field = base + 5
-            for index in frame.firstSlot..<slots.count {
-                field.storeBytes(of: UInt16(truncatingIfNeeded: slots[index] - firstTarget).littleEndian, as: UInt16.self)
-                field += 2
-            }
+            writeFields(UInt16.self, at: base, size: header + contentSize, count: count, frame: frame, header: header)
         } else {
-            base.storeBytes(of: UInt32(truncatingIfNeeded: header + contentSize).littleEndian, toByteOffset: 1, as: UInt32.self)
-            base.storeBytes(
-                of: UInt32(truncatingIfNeeded: dictionary ? slotCount / 2 : slotCount).littleEndian, toByteOffset: 5, as: UInt32.self)
-            var field = base + 9
-            for index in frame.firstSlot..<slots.count {
-                field.storeBytes(of: UInt32(truncatingIfNeeded: slots[index] - firstTarget).littleEndian, as: UInt32.self)
-                field += 4
-            }
+            writeFields(UInt32.self, at: base, size: header + contentSize, count: count, frame: frame, header: header)
         }
         slots.truncate(to: frame.firstSlot)
+    }
+
+    /// Writes a header's fields after its tag at `base`, each a `Field`: total size, count, and
+    /// the offset of each slot target of `frame`, from the tag.
+    @inline(__always) private func writeFields<Field: FixedWidthInteger>(
+        _: Field.Type, at base: UnsafeMutableRawPointer, size: Int, count: Int, frame: Frame, header: Int
+    ) {
+        let width = MemoryLayout<Field>.size
+        base.storeBytes(of: Field(truncatingIfNeeded: size).littleEndian, toByteOffset: 1, as: Field.self)
+        base.storeBytes(of: Field(truncatingIfNeeded: count).littleEndian, toByteOffset: 1 + width, as: Field.self)
+        let firstTarget = frame.contentStart - header  // a target's offset is `target - firstTarget`
+        var field = base + 1 + 2 * width
+        for index in frame.firstSlot..<slots.count {
+            field.storeBytes(of: Field(truncatingIfNeeded: slots[index] - firstTarget).littleEndian, as: Field.self)
+            field += width
+        }
     }
 
     /// Puts the entries of an object whose keys arrived out of order in key order, keeping only
