@@ -58,7 +58,8 @@ import Testing
     func largeUnsortedContainersMatch(count: Int) async throws {
         try await onAThreadOfItsOwn { () throws in
             let entries = (0..<count).reversed().map { "\"key-\($0)\":[\($0),\"v\($0)\"]" }
-            let text = "{\"outer\":{" + entries.joined(separator: ",") + "},\"a\":[" + entries.map { "{\($0)}" }.joined(separator: ",") + "]}"
+            let text =
+                "{\"outer\":{" + entries.joined(separator: ",") + "},\"a\":[" + entries.map { "{\($0)}" }.joined(separator: ",") + "]}"
             #expect(try JSON.encodeBinary(text) == ValueEncoder.encode(JSON.parse(text)))
         }
     }
