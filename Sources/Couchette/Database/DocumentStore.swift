@@ -38,7 +38,10 @@ struct DocumentStore: Sendable {
         _ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String, now: UInt64, includingDeleted: Bool,
         _ body: (DocumentRecord, UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
-        guard let bytes = try txn.get(tables.documents, key: StoreLayout.documentKey(collection.number, id)) else { return nil }
+        // The key on the stack: index lookups fetch each document they find through here.
+        guard let bytes = try StoreLayout.withDocumentKey(collection.number, id, { try txn.get(tables.documents, key: $0) }) else {
+            return nil
+        }
         var bodyStart = 0
         let record = try DocumentRecord(decodingHeaderOf: bytes, bodyStart: &bodyStart)
         guard record.isVisible(now: now, includingDeleted: includingDeleted) else { return nil }
