@@ -47,6 +47,14 @@ public final class Batch {
 
     init(database: Database) { self.database = database }
 
+    /// A batch whose body failed (it was never closed) will not be written: the revision digests
+    /// its JSON documents still wait for are skipped.
+    deinit {
+        guard !isClosed else { return }
+        jsonDocuments?.abandon()
+        for case .saveJSON(let documents) in operations { documents.digester.cancel() }
+    }
+
     /// Adds the save of `document` to the batch (encoded now; later edits are not included).
     ///
     /// With `.failOnConflict`, a document that changed since it was read fails the whole batch
@@ -101,7 +109,7 @@ public final class Batch {
 
     /// Ends the current run of JSON documents, so that later writes come after them.
     func finishJSONDocuments() {
-        guard let documents = jsonDocuments else { return }
+        guard var documents = jsonDocuments else { return }
         jsonDocuments = nil
         jsonCollection = nil
         if !documents.isEmpty { operations.append(.saveJSON(documents.finished())) }
