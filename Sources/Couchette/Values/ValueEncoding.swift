@@ -261,6 +261,12 @@ struct ValueEncoder {
         bytes.append(contentsOf: utf8)
     }
 
+    /// Appends bytes as they are: entries of a container being closed, moved into stored order
+    /// (see ``BodyStream``).
+    mutating func appendRaw(_ raw: UnsafeBufferPointer<UInt8>) {
+        bytes.append(contentsOf: raw)
+    }
+
     mutating func appendStringBytes(_ utf8: UnsafeBufferPointer<UInt8>) {
         bytes.append(ValueTag.string)
         appendVarint(utf8.count)
