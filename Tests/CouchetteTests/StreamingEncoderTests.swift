@@ -203,7 +203,8 @@ import Testing
         var streamed = 0
         for round in 0..<600 {
             let interleave = round % 3 == 0
-            let model = ScriptedModel(script: .keyed(randomEntries(depth: 0, interleave: interleave, using: &generator), interleaved: interleave))
+            let model = ScriptedModel(
+                script: .keyed(randomEntries(depth: 0, interleave: interleave, using: &generator), interleaved: interleave))
             try expectSameResult(model)
             if !interleave && !model.script.hasNonFinite {
                 #expect(try streamedBody(model) != nil, "round \(round): an in-order model fell back")
@@ -225,7 +226,9 @@ import Testing
         let streamed = try DocumentEncoder.encode(model)
         let buffered = try DocumentEncoder.encodeBuffered(model, blobs: nil, revisionPosition: { nil })
         #expect(streamed.body == buffered.body, sourceLocation: sourceLocation)
-        #expect(streamed.documentIDs.map(ObjectIdentifier.init) == buffered.documentIDs.map(ObjectIdentifier.init), sourceLocation: sourceLocation)
+        #expect(
+            streamed.documentIDs.map(ObjectIdentifier.init) == buffered.documentIDs.map(ObjectIdentifier.init),
+            sourceLocation: sourceLocation)
         return streamed.body
     }
 
@@ -255,7 +258,10 @@ import Testing
     ) -> [(String, Script)] {
         let keys = ["id", "name", "b", "a", "zeta", "ä", "title", "x", String(repeating: "long", count: 40)]
         return (0..<Int.random(in: 0...6, using: &generator)).map { _ in
-            (keys[Int.random(in: 0..<keys.count, using: &generator)], randomScript(depth: depth + 1, interleave: interleave, using: &generator))
+            (
+                keys[Int.random(in: 0..<keys.count, using: &generator)],
+                randomScript(depth: depth + 1, interleave: interleave, using: &generator)
+            )
         }
     }
 
@@ -272,9 +278,13 @@ import Testing
         case 7: return .uint64(UInt64.random(in: UInt64(Int64.max) - 2...UInt64(Int64.max) + 2, using: &generator))
         case 8: return .optionalNil
         case 9, 10:
-            return .keyed(randomEntries(depth: depth, interleave: interleave, using: &generator), interleaved: interleave && Bool.random(using: &generator))
+            return .keyed(
+                randomEntries(depth: depth, interleave: interleave, using: &generator),
+                interleaved: interleave && Bool.random(using: &generator))
         case 11:
-            let elements = (0..<Int.random(in: 0...4, using: &generator)).map { _ in randomScript(depth: depth + 1, interleave: interleave, using: &generator) }
+            let elements = (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                randomScript(depth: depth + 1, interleave: interleave, using: &generator)
+            }
             return .unkeyed(elements, interleaved: interleave && Bool.random(using: &generator))
         case 12: return .model(randomScript(depth: depth + 1, interleave: interleave, using: &generator))
         default: return .superValue(randomScript(depth: depth + 1, interleave: interleave, using: &generator))
@@ -343,24 +353,32 @@ private struct ScriptedModel: Encodable {
         try single.encode(value)
     }
 
-    static func fill(_ container: inout KeyedEncodingContainer<CodingPath.NamedKey>, _ entries: [(String, Script)], interleaved: Bool) throws {
+    static func fill(_ container: inout KeyedEncodingContainer<CodingPath.NamedKey>, _ entries: [(String, Script)], interleaved: Bool)
+        throws
+    {
         var later: [() throws -> Void] = []
         for (name, script) in entries {
             let key = CodingPath.NamedKey(name)
             switch script {
             case .keyed(let inner, let nestedInterleaved):
                 var nested = container.nestedContainer(keyedBy: CodingPath.NamedKey.self, forKey: key)
-                if interleaved { later.append { try fill(&nested, inner, interleaved: nestedInterleaved) } } else {
+                if interleaved {
+                    later.append { try fill(&nested, inner, interleaved: nestedInterleaved) }
+                } else {
                     try fill(&nested, inner, interleaved: nestedInterleaved)
                 }
             case .unkeyed(let inner, let nestedInterleaved):
                 var nested = container.nestedUnkeyedContainer(forKey: key)
-                if interleaved { later.append { try fill(&nested, inner, interleaved: nestedInterleaved) } } else {
+                if interleaved {
+                    later.append { try fill(&nested, inner, interleaved: nestedInterleaved) }
+                } else {
                     try fill(&nested, inner, interleaved: nestedInterleaved)
                 }
             case .superValue(let inner):
                 let encoder = container.superEncoder(forKey: key)
-                if interleaved { later.append { try ScriptedModel(script: inner).encode(to: encoder) } } else {
+                if interleaved {
+                    later.append { try ScriptedModel(script: inner).encode(to: encoder) }
+                } else {
                     try ScriptedModel(script: inner).encode(to: encoder)
                 }
             case .string(let text): try container.encode(text, forKey: key)
@@ -384,17 +402,23 @@ private struct ScriptedModel: Encodable {
             switch script {
             case .keyed(let inner, let nestedInterleaved):
                 var nested = container.nestedContainer(keyedBy: CodingPath.NamedKey.self)
-                if interleaved { later.append { try fill(&nested, inner, interleaved: nestedInterleaved) } } else {
+                if interleaved {
+                    later.append { try fill(&nested, inner, interleaved: nestedInterleaved) }
+                } else {
                     try fill(&nested, inner, interleaved: nestedInterleaved)
                 }
             case .unkeyed(let inner, let nestedInterleaved):
                 var nested = container.nestedUnkeyedContainer()
-                if interleaved { later.append { try fill(&nested, inner, interleaved: nestedInterleaved) } } else {
+                if interleaved {
+                    later.append { try fill(&nested, inner, interleaved: nestedInterleaved) }
+                } else {
                     try fill(&nested, inner, interleaved: nestedInterleaved)
                 }
             case .superValue(let inner):
                 let encoder = container.superEncoder()
-                if interleaved { later.append { try ScriptedModel(script: inner).encode(to: encoder) } } else {
+                if interleaved {
+                    later.append { try ScriptedModel(script: inner).encode(to: encoder) }
+                } else {
                     try ScriptedModel(script: inner).encode(to: encoder)
                 }
             case .string(let text): try container.encode(text)

@@ -53,10 +53,6 @@ final class BodyStream {
     /// array each element's start, for a dictionary each key's start then its value's).
     @exclusivity(unchecked) private var slots: [Int] = []
     @exclusivity(unchecked) private var open: [OpenContainer] = []
-    /// Reused while a dictionary's entries are put into stored order.
-    @exclusivity(unchecked) private var order: [Int] = []
-    @exclusivity(unchecked) private var moved: [Int] = []
-    @exclusivity(unchecked) private var contents: [UInt8] = []
     private var nextSerial = 0
     /// The level of the value whose `encode(to:)` runs now: a write to a container below it (one
     /// the model kept from an outer level) would land before the value's own entry is complete, an
@@ -220,7 +216,7 @@ final class BodyStream {
         } else if T.self == Bool.self {
             body.write(bool: same(value, as: Bool.self))
         } else if T.self == Date.self {
-            body.writeString(try EncodingContext.storedText(of: same(value, as: Date.self), at: path, key: key))
+            try write(same(value, as: Date.self), at: path, key: key)
         } else if T.self == [String].self {
             let strings = same(value, as: [String].self)
             let (start, firstSlot) = (body.bytes.count, slots.count)
@@ -239,6 +235,18 @@ final class BodyStream {
 
     func write(_ number: Double) {
         if number.isFinite { body.writeFiniteDouble(number) } else { misuse() }  // the buffered encoder names the path
+    }
+
+    /// A date's ISO-8601 text, formatted straight into the body.
+    private func write(_ date: Date, at path: [any CodingKey], key: (any CodingKey)?) throws {
+        let written =
+            ISO8601.canFormat(date)
+            && withUnsafeTemporaryAllocation(of: UInt8.self, capacity: ISO8601.formattedCount) { text in
+                guard ISO8601.write(date, into: text) else { return false }
+                body.appendStringBytes(UnsafeBufferPointer(text))
+                return true
+            }
+        if !written { body.writeString(try EncodingContext.storedText(of: date, at: path, key: key)) }
     }
 
     func write(_ value: Value) {
@@ -293,33 +301,33 @@ final class BodyStream {
     /// Moves the `count` entries written since `start` into the order of their keys' bytes and
     /// updates their slots; false, with nothing moved, when two keys are equal.
     private func sortEntries(start: Int, firstSlot: Int, count: Int) -> Bool {
-        order.removeAll(keepingCapacity: true)
-        order.append(contentsOf: 0..<count)
-        let distinct = body.bytes.withUnsafeBufferPointer { bytes in
-            func compare(_ left: Int, _ right: Int) -> Int {
-                Self.compareKeys(bytes, slots[firstSlot + 2 * left], slots[firstSlot + 2 * right])
+        // Scratch space on the stack (for the handful of entries of a model): the entry order,
+        // then each entry's slots as they were.
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * count) { scratch in
+            var order = UnsafeMutableBufferPointer(rebasing: scratch[..<count])
+            let old = UnsafeMutableBufferPointer(rebasing: scratch[count...])
+            for index in 0..<count { order[index] = index }
+            _ = old.update(fromContentsOf: slots[firstSlot...])
+            let distinct = body.bytes.withUnsafeBufferPointer { bytes in
+                func compare(_ left: Int, _ right: Int) -> Int { Self.compareKeys(bytes, old[2 * left], old[2 * right]) }
+                order.sort { compare($0, $1) < 0 }
+                return (1..<max(count, 1)).allSatisfy { compare(order[$0 - 1], order[$0]) != 0 }
             }
-            // Small arrays sort by insertion, without allocating: a model has a handful of keys.
-            order.sort { compare($0, $1) < 0 }
-            return (1..<max(count, 1)).allSatisfy { compare(order[$0 - 1], order[$0]) != 0 }
-        }
-        guard distinct else { return false }
-        let end = body.bytes.count
-        contents.removeAll(keepingCapacity: true)
-        body.bytes.withUnsafeBufferPointer { contents.append(contentsOf: $0[start..<end]) }
-        body.truncate(to: start)
-        moved.removeAll(keepingCapacity: true)
-        contents.withUnsafeBufferPointer { contents in
-            for index in order {
-                let keyStart = slots[firstSlot + 2 * index]
-                let entryEnd = index + 1 < count ? slots[firstSlot + 2 * index + 2] : end
-                moved.append(body.bytes.count)
-                moved.append(body.bytes.count + slots[firstSlot + 2 * index + 1] - keyStart)
-                body.appendRaw(UnsafeBufferPointer(rebasing: contents[(keyStart - start)..<(entryEnd - start)]))
+            guard distinct else { return false }
+            let end = body.bytes.count
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: end - start) { contents in
+                body.bytes.withUnsafeBufferPointer { _ = contents.update(fromContentsOf: $0[start..<end]) }
+                body.truncate(to: start)
+                for (position, index) in order.enumerated() {
+                    let keyStart = old[2 * index]
+                    let entryEnd = index + 1 < count ? old[2 * index + 2] : end
+                    slots[firstSlot + 2 * position] = body.bytes.count
+                    slots[firstSlot + 2 * position + 1] = body.bytes.count + old[2 * index + 1] - keyStart
+                    body.appendRaw(UnsafeBufferPointer(rebasing: contents[(keyStart - start)..<(entryEnd - start)]))
+                }
             }
+            return true
         }
-        slots.replaceSubrange(firstSlot..., with: moved)
-        return true
     }
 
     /// Compares the length-prefixed keys at `left` and `right` by their UTF-8 bytes.

@@ -21,13 +21,19 @@ struct ModelKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
     mutating func encode(_ value: Int16, forKey key: Key) throws { store(.int(Int64(value)), key) }
     mutating func encode(_ value: Int32, forKey key: Key) throws { store(.int(Int64(value)), key) }
     mutating func encode(_ value: Int64, forKey key: Key) throws { store(.int(value), key) }
-    mutating func encode(_ value: Int128, forKey key: Key) throws { store(try encoder.context.integer(value, at: codingPath, key: key), key) }
+    mutating func encode(_ value: Int128, forKey key: Key) throws {
+        store(try encoder.context.integer(value, at: codingPath, key: key), key)
+    }
     mutating func encode(_ value: UInt, forKey key: Key) throws { store(try encoder.context.integer(value, at: codingPath, key: key), key) }
     mutating func encode(_ value: UInt8, forKey key: Key) throws { store(.int(Int64(value)), key) }
     mutating func encode(_ value: UInt16, forKey key: Key) throws { store(.int(Int64(value)), key) }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { store(.int(Int64(value)), key) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { store(try encoder.context.integer(value, at: codingPath, key: key), key) }
-    mutating func encode(_ value: UInt128, forKey key: Key) throws { store(try encoder.context.integer(value, at: codingPath, key: key), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws {
+        store(try encoder.context.integer(value, at: codingPath, key: key), key)
+    }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws {
+        store(try encoder.context.integer(value, at: codingPath, key: key), key)
+    }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         if T.self == DocumentID.self, encoder.isDocumentRoot {

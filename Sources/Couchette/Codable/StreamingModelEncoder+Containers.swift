@@ -148,7 +148,8 @@ struct StreamingUnkeyedContainer: UnkeyedEncodingContainer {
         let key = nextKey
         let nested = begin() ? stream.push(.dictionary) : .dead
         return KeyedEncodingContainer(
-            StreamingKeyedContainer<NestedKey>(stream: stream, position: nested, codingPath: codingPath + [key], isDocumentRoot: isDocumentRoot))
+            StreamingKeyedContainer<NestedKey>(
+                stream: stream, position: nested, codingPath: codingPath + [key], isDocumentRoot: isDocumentRoot))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {

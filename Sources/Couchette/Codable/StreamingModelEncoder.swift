@@ -61,7 +61,8 @@ final class StreamingModelEncoder: Encoder, DocumentModelEncoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        StreamingUnkeyedContainer(stream: stream, position: containerPosition(.array), codingPath: codingPath, isDocumentRoot: isDocumentRoot)
+        StreamingUnkeyedContainer(
+            stream: stream, position: containerPosition(.array), codingPath: codingPath, isDocumentRoot: isDocumentRoot)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer { self }
