@@ -259,6 +259,45 @@ struct ValueEncoder {
         pendingSlots.reserveCapacity(32)
     }
 
+    /// Drops every byte from `count` on: what a failed value left behind when the buffer holds
+    /// several values one after another (see ``BinarySink/discard(from:)``).
+    mutating func truncate(to count: Int) {
+        if count < bytes.count { bytes.removeSubrange(count...) }
+    }
+
+    /// Appends a length-prefixed key (a dictionary entry whose value follows).
+    mutating func appendKey(_ utf8: UnsafeBufferPointer<UInt8>) {
+        appendVarint(utf8.count)
+        bytes.append(contentsOf: utf8)
+    }
+
+    /// Appends bytes as they are: entries of a container being closed, moved into stored order
+    /// (see ``BodyStream``).
+    mutating func appendRaw(_ raw: UnsafeBufferPointer<UInt8>) {
+        bytes.append(contentsOf: raw)
+    }
+
+    mutating func appendStringBytes(_ utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.append(ValueTag.string)
+        appendVarint(utf8.count)
+        bytes.append(contentsOf: utf8)
+    }
+
+    /// The UTF-8 bytes of the key whose length prefix starts at `position`, passed to `body`.
+    func withKey<Result>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        var length = 0
+        var shift = 0
+        var cursor = position
+        while cursor < bytes.count, bytes[cursor] & 0x80 != 0, shift < 63 {
+            length |= Int(bytes[cursor] & 0x7F) << shift
+            shift += 7
+            cursor += 1
+        }
+        length |= Int(bytes[cursor]) << shift
+        cursor += 1
+        return bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[cursor..<min(cursor + length, $0.count)])) }
+    }
+
     /// Makes the entries written since `start` a container, by putting its header in front of
     /// them: one move of the contents, which already lie in canonical order. `slots` holds the
     /// absolute position of each slot's target: for an array each element's start, for a
