@@ -128,10 +128,16 @@ struct BorrowedValue {
 
     /// Visits the entries of a dictionary in encoded order (damaged ones left out), the key as
     /// its stored UTF-8 bytes.
+    func forEachRawEntry(_ body: (UnsafeRawBufferPointer, BorrowedValue) throws -> Void) rethrows {
+        try forEachEntryRange { key, value in try body(UnsafeRawBufferPointer(rebasing: buffer[key]), value) }
+    }
+
+    /// Visits the entries of a dictionary in encoded order (damaged ones left out), the key as the
+    /// range of its stored UTF-8 bytes in `buffer`.
     ///
     /// The checks of ``slot(_:_:)`` for both slots of each entry, with each offset read once: the
     /// key's window ends where the value's begins, the value's where the next key's begins.
-    func forEachRawEntry(_ body: (UnsafeRawBufferPointer, BorrowedValue) throws -> Void) rethrows {
+    func forEachEntryRange(_ body: (Range<Int>, BorrowedValue) throws -> Void) rethrows {
         guard let layout, layout.isDictionary, let size = layout.size else { return }
         let table = offset + layout.header
         let width = layout.width
@@ -146,7 +152,7 @@ struct BorrowedValue {
             else { continue }
             let value = child(at: valueStart)
             guard (value.encodedSize ?? 0) <= valueEnd - valueStart else { continue }
-            try body(UnsafeRawBufferPointer(rebasing: buffer[key]), value)
+            try body(key, value)
         }
     }
 
