@@ -24,7 +24,7 @@ final class DictionaryShapes {
     /// One key set: its keys' bytes in encoded order, and the dictionary from key to entry number.
     final class Shape {
         let fingerprint: UInt64
-        /// The keys' UTF-8 bytes, one after the other.
+        /// The keys' UTF-8 bytes, one after the other (and 8 zero bytes).
         let keyBytes: [UInt8]
         /// Where each key ends in `keyBytes`.
         let keyEnds: [Int]
@@ -43,6 +43,7 @@ final class DictionaryShapes {
                 ends.append(bytes.count)
                 positions[BorrowedValue.string(key)] = number
             }
+            bytes.append(contentsOf: [UInt8](repeating: 0, count: 8))  // every key then compares by whole-word loads
             keyBytes = bytes
             keyEnds = ends
             self.positions = positions
@@ -55,12 +56,15 @@ final class DictionaryShapes {
                 var start = 0
                 for (index, entry) in entries.enumerated() {
                     let end = keyEnds[index]
-                    let length = Int(entry.keyCount)
-                    guard end - start == length else { return false }
-                    if length > 0,
-                        memcmp(stored.baseAddress! + start, buffer.baseAddress! + Int(entry.keyStart), length) != 0
-                    {
-                        return false
+                    guard end - start == Int(entry.keyCount) else { return false }
+                    var mine = start
+                    var theirs = Int(entry.keyStart)
+                    while mine < end {
+                        let length = min(8, end - mine)
+                        let kept = DictionaryShapes.word(stored, at: mine, count: length)
+                        guard kept == DictionaryShapes.word(buffer, at: theirs, count: length) else { return false }
+                        mine += length
+                        theirs += length
                     }
                     start = end
                 }
@@ -141,20 +145,26 @@ final class DictionaryShapes {
             var position = Int(entry.keyStart)
             let end = position + Int(entry.keyCount)
             hash = mix(hash ^ UInt64(entry.keyCount))
-            while position + 8 <= end {
-                hash = mix(hash ^ buffer.loadUnaligned(fromByteOffset: position, as: UInt64.self))
-                position += 8
-            }
-            if position < end {
-                var tail: UInt64 = 0
-                while position < end {
-                    tail = tail << 8 | UInt64(buffer[position])
-                    position += 1
-                }
-                hash = mix(hash ^ tail)
+            while position < end {
+                let length = min(8, end - position)
+                hash = mix(hash ^ word(buffer, at: position, count: length))
+                position += length
             }
         }
         return hash == 0 ? 1 : hash
+    }
+
+    /// The `count` (1...8) bytes at `position` as one little-endian word, zero above them: one load
+    /// when 8 bytes can be read there (the bytes behind a key are its value's), else byte by byte.
+    @inline(__always)
+    static func word(_ buffer: UnsafeRawBufferPointer, at position: Int, count: Int) -> UInt64 {
+        if position <= buffer.count - 8 {
+            let loaded = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            return count == 8 ? loaded : loaded & ((1 << UInt64(count * 8)) - 1)
+        }
+        var word: UInt64 = 0
+        for index in (0..<count).reversed() { word = word << 8 | UInt64(buffer[position + index]) }
+        return word
     }
 
     private static func mix(_ value: UInt64) -> UInt64 {

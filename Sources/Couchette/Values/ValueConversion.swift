@@ -161,7 +161,7 @@ enum ValueConversion {
         let buffer = encoded.buffer
         return withUnsafeTemporaryAllocation(of: DictionaryShapes.Entry.self, capacity: layout.count) { table in
             var found = 0
-            encoded.forEachEntryRange { key, value in
+            encoded.forEachEntryRange(in: layout) { key, value in
                 (table.baseAddress! + found).initialize(
                     to: DictionaryShapes.Entry(keyStart: Int32(key.lowerBound), keyCount: Int32(key.count), value: Int32(value.offset)))
                 found += 1
@@ -192,10 +192,15 @@ enum ValueConversion {
     }
 
     static func plainArray(_ encoded: BorrowedValue) -> [Any] {
-        var result: [Any] = []
-        result.reserveCapacity(encoded.count)
-        encoded.forEachElement { result.append($0.map(plain) ?? NSNull()) }
-        return result
+        guard let layout = encoded.layout, !layout.isDictionary else { return [] }
+        // Every slot gives one element (a damaged one NSNull), written in place.
+        return [Any](unsafeUninitializedCapacity: layout.count) { elements, initialized in
+            encoded.forEachElement(in: layout) { element in
+                guard initialized < elements.count else { return }
+                (elements.baseAddress! + initialized).initialize(to: element.map(plain) ?? NSNull())
+                initialized += 1
+            }
+        }
     }
 
     private static func plain(_ number: LargeInteger) -> Any { number.decimal ?? number.double }
