@@ -68,10 +68,12 @@ public final class Batch {
         heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody()
         let alreadyWritten = documents[ObjectIdentifier(document), default: WrittenCollections()].insert(collection.spec.number)
+        let control = alreadyWritten ? .lastWriteWins : concurrencyControl
+        // The base is compared only under .failOnConflict: otherwise its text is not even made.
         append(
             .save(
-                collection.spec, id: document.id, body: body, base: document.revisionID,
-                control: alreadyWritten ? .lastWriteWins : concurrencyControl), tracking: document)
+                collection.spec, id: document.id, body: body, base: control == .failOnConflict ? document.revisionID : nil,
+                control: control), tracking: document)
     }
 
     /// Adds the deletion of `document` (a tombstone revision) to the batch.
