@@ -18,14 +18,14 @@ public final class Batch {
     private var trackers: [(operation: Int, tracker: any RevisionTracking)] = []
     /// Document models written in this batch, by their `@DocumentID` wrapper: the id they are
     /// written under (generated once per object) and the numbers of the collections they were
-    /// written to (a few at most, so a list).
-    var models: [ObjectIdentifier: (id: String, collections: [UInt32])] = [:]
+    /// written to.
+    var models: [ObjectIdentifier: (id: String, collections: WrittenCollections)] = [:]
     /// Mutable documents written in this batch, with the numbers of the collections they were
     /// written to (numbers: hashing a collection's names for every save would cost more).
     private var documents: [ObjectIdentifier: WrittenCollections] = [:]
 
     /// The collections one document was written to: almost always one, kept without an array.
-    private struct WrittenCollections {
+    struct WrittenCollections {
         var first: UInt32?
         var others: [UInt32] = []
 
@@ -68,10 +68,12 @@ public final class Batch {
         heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody()
         let alreadyWritten = documents[ObjectIdentifier(document), default: WrittenCollections()].insert(collection.spec.number)
+        let control = alreadyWritten ? .lastWriteWins : concurrencyControl
+        // The base is compared only under .failOnConflict: otherwise its text is not even made.
         append(
             .save(
-                collection.spec, id: document.id, body: body, base: document.revisionID,
-                control: alreadyWritten ? .lastWriteWins : concurrencyControl), tracking: document)
+                collection.spec, id: document.id, body: body, base: control == .failOnConflict ? document.revisionID : nil,
+                control: control), tracking: document)
     }
 
     /// Adds the deletion of `document` (a tombstone revision) to the batch.
