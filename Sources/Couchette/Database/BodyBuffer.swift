@@ -14,11 +14,11 @@ final class BodyBuffer {
     let base: UnsafeMutableRawPointer
     let capacity: Int
     /// How far the pages ahead of the writing position were asked to be mapped (see
-    /// ``prepare(upTo:)``).
+    /// ``rangeToPrepare(upTo:)``).
     private var prepared: Int
 
     /// Pages are mapped this far ahead of the bodies written, off the caller's thread.
-    static let preparedAhead = 256 << 10
+    static let preparedAhead = 512 << 10
     private static let pageSize = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
 
     init(capacity: Int) {
@@ -37,7 +37,7 @@ final class BodyBuffer {
     /// The page-aligned range, past what was prepared so far, that should be mapped before the
     /// owner's writes reach `end` plus ``preparedAhead``; nil when it is prepared already. Fresh
     /// memory page-faults on its first write, a tenth of the transcoding time in a large import:
-    /// the digest thread maps the pages ahead instead (``populate(_:)``), while the caller
+    /// another thread maps the pages ahead instead (``populate(_:)``), while the caller
     /// transcodes.
     func rangeToPrepare(upTo end: Int) -> Range<Int>? {
         let target = min(capacity, end + Self.preparedAhead) & ~(Self.pageSize - 1)

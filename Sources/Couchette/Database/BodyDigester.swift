@@ -47,9 +47,10 @@ final class BodyDigester: Sendable {
         }
     }
 
-    /// Asks the digest thread to map `pages` of `buffer` ahead of the caller's writes.
+    /// Has `pages` of `buffer` mapped ahead of the caller's writes: on another thread than the
+    /// digests, which may be some chunks behind (the mapping must come before the caller).
     func prepare(_ pages: Range<Int>, of buffer: BodyBuffer) {
-        Self.queue.async { buffer.populate(pages) }
+        DispatchQueue.global().async { buffer.populate(pages) }
     }
 
     /// Skips the chunks still queued: their batch will not be written.

@@ -75,7 +75,10 @@ struct JSONDocumentBatch: Sendable {
         init(collection: CollectionSpec, control: ConcurrencyControl, capacity: Int? = nil) {
             self.collection = collection
             self.control = control
-            bodies = BodyBuffer(capacity: capacity ?? Self.lastRunSize.withLock { max($0, 1 << 16) })
+            let last = Self.lastRun.withLock { $0 }
+            bodies = BodyBuffer(capacity: capacity ?? max(last.bodies, 1 << 16))
+            entries.reserveCapacity(last.documents)
+            ids.reserveCapacity(last.idBytes)
             pendingEnds.reserveCapacity(64)
         }
 
@@ -197,16 +200,22 @@ struct JSONDocumentBatch: Sendable {
             bodies = larger
         }
 
-        /// How many body bytes the last run of JSON documents in the process held, an eighth more
-        /// (up to a full buffer): the capacity the next builder starts with.
-        private static let lastRunSize = Locked(0)
+        /// The size of the last run of JSON documents in the process, an eighth more (bodies up
+        /// to a full buffer, ids and entries up to about a MiB each): what the next builder
+        /// reserves, so its arrays do not regrow either.
+        private static let lastRun = Locked((bodies: 0, documents: 0, idBytes: 0))
 
         /// The documents collected, ready to cross into the database actor. The last bodies go
         /// to the digest thread too, unless the whole run is one small chunk: then they are hashed
         /// here, which costs less than the hand-off.
         mutating func finished() -> JSONDocumentBatch {
             handOverChunk(inline: chunks.isEmpty)
-            Self.lastRunSize.withLock { $0 = min(bodyCount + bodyCount / 8, Self.bufferLimit + (1 << 16)) }
+            Self.lastRun.withLock { last in
+                last = (
+                    bodies: min(bodyCount + bodyCount / 8, Self.bufferLimit + (1 << 16)),
+                    documents: min(entries.count + entries.count / 8, 1 << 16), idBytes: min(ids.count + ids.count / 8, 1 << 20)
+                )
+            }
             return JSONDocumentBatch(
                 collection: collection, control: control, ids: ids, bodies: bodies, entries: entries, chunks: chunks,
                 digester: digester)
