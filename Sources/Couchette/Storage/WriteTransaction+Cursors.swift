@@ -27,7 +27,11 @@ extension WriteTransaction {
 
     /// ``get(_:key:)`` through the kept cursor, which is left on the entry found.
     func getNear(_ table: Table, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        let cursor = try keptCursor(table)
+        try seek(try keptCursor(table), table, key)
+    }
+
+    /// Moves `cursor` to `key`: the value stored there, or nil when the key is not stored.
+    private func seek(_ cursor: OpaquePointer, _ table: Table, _ key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var data = MDB_val()
         let rc = mdb_cursor_get(cursor, &keyValue, &data, MDB_SET)
@@ -60,11 +64,7 @@ extension WriteTransaction {
     @discardableResult
     func deleteNear(_ table: Table, key: UnsafeRawBufferPointer) throws -> Bool {
         let cursor = try keptCursor(table)
-        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var data = MDB_val()
-        let rc = mdb_cursor_get(cursor, &keyValue, &data, MDB_SET)
-        if rc == MDB_NOTFOUND { return false }
-        try StorageError.check(rc, "finding an entry of \(table.name) to delete")
+        guard try seek(cursor, table, key) != nil else { return false }
         try StorageError.check(mdb_cursor_del(cursor, 0), "deleting from \(table.name)")
         return true
     }
