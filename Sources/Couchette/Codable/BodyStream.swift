@@ -26,14 +26,14 @@ final class BodyStream {
     }
 
     /// The kinds of value a position can hold.
-    enum Kind {
+    enum Kind: Sendable {
         case dictionary, array
         /// An encoder whose value is not written yet (a super-encoder, or the encoder of a nested
         /// value before it asked for a container): an empty dictionary if it never is.
         case encoder
     }
 
-    private struct OpenContainer {
+    private struct OpenContainer: Sendable {
         let serial: Int
         var kind: Kind
         /// Where its contents (for an encoder: its value) start in the body.
@@ -48,26 +48,51 @@ final class BodyStream {
     // across a call out of this file), so accesses cannot overlap; the runtime checks cost more
     // than the appends they guard.
     /// The body written so far.
-    @exclusivity(unchecked) private(set) var body = ValueEncoder(capacity: 256)
+    @exclusivity(unchecked) private(set) var body = ValueEncoder(capacity: 256, slots: 0)  // the stream keeps its own slots
     /// Slot targets of the open containers, innermost last (as ``ValueEncoder`` takes them: for an
     /// array each element's start, for a dictionary each key's start then its value's).
     @exclusivity(unchecked) private var slots: [Int] = []
     @exclusivity(unchecked) private var open: [OpenContainer] = []
-    private var nextSerial = 0
+    @exclusivity(unchecked) private var nextSerial = 0
     /// The level of the value whose `encode(to:)` runs now: a write to a container below it (one
     /// the model kept from an outer level) would land before the value's own entry is complete, an
     /// order the buffered encoder does not share.
-    private var floor = 0
+    @exclusivity(unchecked) private var floor = 0
     /// Whether the model must be encoded again by the buffered encoder.
-    private(set) var spoiled = false
+    @exclusivity(unchecked) private(set) var spoiled = false
     /// Whether it was spoiled by something other than an error thrown through the model's
     /// `encode(to:)`: then even an error is worth the buffered encoder's second opinion.
-    private(set) var misused = false
+    @exclusivity(unchecked) private(set) var misused = false
 
     init(context: EncodingContext) {
         self.context = context
-        slots.reserveCapacity(32)
-        open.reserveCapacity(8)
+        if let spare = Self.spareStacks.withLock({ spare in
+            defer { spare = nil }
+            return spare
+        }) {
+            (slots, open) = (spare.slots, spare.open)
+        } else {
+            slots.reserveCapacity(32)
+            open.reserveCapacity(8)
+        }
+    }
+
+    deinit {
+        // Kept for the next encoding unless a model with thousands of entries grew them.
+        guard slots.capacity <= 4096, open.capacity <= 64 else { return }
+        slots.removeAll(keepingCapacity: true)
+        open.removeAll(keepingCapacity: true)
+        let stacks = Stacks(slots: slots, open: open)
+        Self.spareStacks.withLock { $0 = stacks }
+    }
+
+    /// The stacks of a finished encoding, kept for the next one (on any thread): a batch of models
+    /// would otherwise allocate and free both for every model.
+    private static let spareStacks = Locked<Stacks?>(nil)
+
+    private struct Stacks: Sendable {
+        var slots: [Int]
+        var open: [OpenContainer]
     }
 
     // MARK: - The stack of open containers
@@ -310,8 +335,25 @@ final class BodyStream {
             _ = old.update(fromContentsOf: slots[firstSlot...])
             let distinct = body.bytes.withUnsafeBufferPointer { bytes in
                 func compare(_ left: Int, _ right: Int) -> Int { Self.compareKeys(bytes, old[2 * left], old[2 * right]) }
-                order.sort { compare($0, $1) < 0 }
-                return (1..<max(count, 1)).allSatisfy { compare(order[$0 - 1], order[$0]) != 0 }
+                guard count <= 32 else {
+                    order.sort { compare($0, $1) < 0 }
+                    return (1..<count).allSatisfy { compare(order[$0 - 1], order[$0]) != 0 }
+                }
+                // Insertion sort, for a model's handful of keys: an equal key is met before any
+                // smaller one, so a repeated key is found on the way.
+                for index in 1..<count {
+                    let entry = order[index]
+                    var position = index
+                    while position > 0 {
+                        let comparison = compare(order[position - 1], entry)
+                        if comparison == 0 { return false }
+                        if comparison < 0 { break }
+                        order[position] = order[position - 1]
+                        position -= 1
+                    }
+                    order[position] = entry
+                }
+                return true
             }
             guard distinct else { return false }
             let end = body.bytes.count
