@@ -15,8 +15,9 @@ struct IndexPlanner {
         var index: CompiledIndex
         var lower: [UInt8]
         var upper: [UInt8]
-        /// The conditions bounding the range (joined only when explain() asks).
-        var terms: [String]
+        /// The conditions bounding the range, joined by AND (one term's text as it is: a point
+        /// lookup's range is made per execution, and needs no array for it).
+        var terms: String
         var inIndexOrder: Bool = false
         var descending: Bool = false
         /// Every document with an entry in the range passes the WHERE, and no other does: the
@@ -26,7 +27,7 @@ struct IndexPlanner {
         var decidesWhere = false
 
         var text: String {
-            "\(index.name) [\(terms.joined(separator: " AND "))]" + (inIndexOrder ? " IN INDEX ORDER\(descending ? " (DESC)" : "")" : "")
+            "\(index.name) [\(terms)]" + (inIndexOrder ? " IN INDEX ORDER\(descending ? " (DESC)" : "")" : "")
         }
     }
 
@@ -181,7 +182,7 @@ struct IndexPlanner {
     /// and ``keyRange(_:_:)`` make, built in one buffer. The lower key is the prefix and the
     /// value's key, cut like stored keys; the upper is its successor (also for a cut key, whose
     /// range ends at the successor of its cut bytes).
-    static func pointRange(_ index: CompiledIndex, _ value: Datum, _ terms: [String]) -> Range {
+    static func pointRange(_ index: CompiledIndex, _ value: Datum, _ terms: String) -> Range {
         var lower: [UInt8] = []
         lower.reserveCapacity(index.entriesPrefix.count + 48)
         lower.append(contentsOf: index.entriesPrefix)
@@ -201,6 +202,10 @@ struct IndexPlanner {
     }
 
     private func range(_ index: CompiledIndex, _ tuple: ([UInt8], [UInt8]), _ terms: [String]) -> Range {
+        range(index, tuple, terms.joined(separator: " AND "))
+    }
+
+    private func range(_ index: CompiledIndex, _ tuple: ([UInt8], [UInt8]), _ terms: String) -> Range {
         let keys = Self.keyRange(index, tuple)
         return Range(index: index, lower: keys.lower, upper: keys.upper, terms: terms)
     }
@@ -208,7 +213,7 @@ struct IndexPlanner {
     /// Whether a range of `index`'s first column for `term` selects exactly what the WHERE does
     /// (see ``Range/decidesWhere``): the WHERE is `term` alone, compared with a string.
     private func decidesWhere(_ term: IndexTerm, _ index: CompiledIndex) throws -> Bool {
-        guard analysis.whereIsOneComparison, !index.isArray, case .document = term.context else { return false }
+        guard isOneComparison(term, index) else { return false }
         let bound: Evaluator
         switch term.predicate {
         case .equal(let value): bound = value
@@ -216,8 +221,19 @@ struct IndexPlanner {
         case .range(nil, let upper?): bound = upper
         default: return false
         }
-        guard case .string(let text)? = try bound(context) else { return false }
-        return 2 * text.utf8.count + 3 < IndexKey.maximumLength  // escapes, type byte, terminator: a whole key
+        return Self.hasWholeKey(try bound(context))
+    }
+
+    /// The WHERE is `term` alone, on a value index.
+    private func isOneComparison(_ term: IndexTerm, _ index: CompiledIndex) -> Bool {
+        guard analysis.whereIsOneComparison, !index.isArray, case .document = term.context else { return false }
+        return true
+    }
+
+    /// A string short enough for its key never to be cut (escapes, type byte, terminator).
+    private static func hasWholeKey(_ bound: Datum?) -> Bool {
+        guard case .string(let text)? = bound else { return false }
+        return 2 * text.utf8.count + 3 < IndexKey.maximumLength
     }
 
     private static func score(_ predicate: IndexTerm.Predicate) -> Int {
@@ -264,16 +280,17 @@ struct IndexPlanner {
 
     /// The ranges of `index`'s first column that `term` selects.
     private func ranges(of term: IndexTerm, in index: CompiledIndex) throws -> [Range] {
-        let decides = try decidesWhere(term, index)
         if case .equal(let value) = term.predicate {
-            // A prepared point lookup's one range, its keys built straight (see ``pointRange``).
+            // A prepared point lookup's one range, its keys built straight (see ``pointRange``),
+            // the value evaluated once.
             guard let value = try value(context) else { return [] }
-            var found = Self.pointRange(index, value, [term.text])
-            found.decidesWhere = decides
+            var found = Self.pointRange(index, value, term.text)
+            found.decidesWhere = isOneComparison(term, index) && Self.hasWholeKey(value)
             return [found]
         }
+        let decides = try decidesWhere(term, index)
         return try tupleRanges(term, fixed: []).map { tuple in
-            var found = range(index, tuple, [term.text])
+            var found = range(index, tuple, term.text)
             found.decidesWhere = decides
             return found
         }

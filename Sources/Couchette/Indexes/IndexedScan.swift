@@ -10,7 +10,7 @@ struct IndexedScan: DocumentScan {
     let analysis: IndexAnalysis
     /// The index the last execution chose, while the collection's built indexes stay the same:
     /// a prepared query then plans nothing per execution (see ``IndexPlanner/pathIsStatic(_:)``).
-    private let paths: AccessPathCache?
+    let paths: AccessPathCache?
 
     init(collection: CollectionSpec, analysis: IndexAnalysis) {
         self.collection = collection
@@ -22,7 +22,9 @@ struct IndexedScan: DocumentScan {
 
     var description: String { "SCAN \(collection.fullName) (or an index chosen at run time)" }
 
-    private func choose(_ snapshot: StoreSnapshot, _ context: EvaluationContext) throws -> IndexPlanner.Choice? {
+    /// The ranges this execution reads, with the index kept from the last planning when the
+    /// indexes are the same; nil for a full scan.
+    func choose(_ snapshot: StoreSnapshot, _ context: EvaluationContext) throws -> IndexPlanner.Choice? {
         let indexes = try snapshot.indexes(collection, readyOnly: true)
         guard !indexes.isEmpty else { return nil }
         guard let paths else { return try IndexPlanner(analysis: analysis, indexes: indexes, context: context).choose() }
@@ -131,7 +133,7 @@ struct IndexedScan: DocumentScan {
     }
 
     /// Reads the documents of the index ranges `choice` names, in place.
-    private func walk(
+    func walk(
         _ choice: IndexPlanner.Choice, _ snapshot: StoreSnapshot, now: UInt64, order: ScanOrder, isSatisfied: () -> Bool,
         _ body: (StoredDocument) throws -> Bool
     ) throws {
@@ -142,7 +144,12 @@ struct IndexedScan: DocumentScan {
         case .ordered(let range, let groupColumns, let descending):
             order.inOrder = true
             order.passesWhere = range.decidesWhere
-            var group: [UInt8]?
+            // A tie group that is one whole key read forwards arrives in id order (LMDB keeps a
+            // key's ids in byte order, the order ties are broken in): its documents are then
+            // fetched as their entries come, with no list of ids to sort.
+            let streams = !descending && groupColumns >= range.index.columnKeys.count
+            var group: [UInt8] = []  // the current group's bytes, in a buffer reused per group
+            var hasGroup = false
             var firstColumnEnd = 0
             var pending: [[UInt8]] = []
             var stopped = false
@@ -153,6 +160,14 @@ struct IndexedScan: DocumentScan {
                     break
                 }
                 pending.removeAll(keepingCapacity: true)
+            }
+            func take(_ id: UnsafeRawBufferPointer) throws -> Bool {
+                guard streams else {
+                    pending.append(Array(id))
+                    return true
+                }
+                if try !Self.fetch(String(decoding: id, as: UTF8.self), snapshot, collection, now: now, body) { stopped = true }
+                return !stopped
             }
             // The walk's closure is passed straight in (not stored in a `let` of function type,
             // which made every variable it captures a box checked for exclusive access at each use).
@@ -166,27 +181,23 @@ struct IndexedScan: DocumentScan {
                 }
                 // An entry of the current group (equal values) is compared in place; the group's
                 // bytes are copied only when a new one starts.
-                if let group, group.elementsEqual(tuple[..<end]) {
-                    pending.append(Array(id))
-                    return true
-                }
-                let current = Array(tuple[..<end])
+                if hasGroup, group.elementsEqual(tuple[..<end]) { return try take(id) }
                 if !pending.isEmpty { try flush() }
                 if stopped { return false }
                 // Every later entry sorts after every row kept so far when all groups so far
                 // were exact, or when the first column changes (its bytes then differ, so
                 // its values do); otherwise an inexact earlier column could still hide a
                 // smaller row further on.
-                if let previous = group, isSatisfied(),
-                    order.exact || !previous[..<firstColumnEnd].elementsEqual(current[..<min(firstEnd, current.count)])
-                {
+                let firstColumn = min(firstEnd, end)
+                if hasGroup, isSatisfied(), order.exact || !group[..<firstColumnEnd].elementsEqual(tuple[..<firstColumn]) {
                     return false
                 }
-                if order.exact && !IndexKey.isExact(current, values: groupColumns) { order.exact = false }
-                group = current
-                firstColumnEnd = min(firstEnd, current.count)
-                pending.append(Array(id))
-                return true
+                group.removeAll(keepingCapacity: true)
+                group.append(contentsOf: tuple[..<end])
+                hasGroup = true
+                if order.exact && !IndexKey.isExact(group, values: groupColumns) { order.exact = false }
+                firstColumnEnd = firstColumn
+                return try take(id)
             }
             if !stopped && !pending.isEmpty { try flush() }
         }

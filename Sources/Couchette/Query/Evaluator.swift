@@ -40,18 +40,33 @@ final class EvaluationContext {
     var fullTextMatched = false
     var fullTextRanks: [Double] = []
 
-    init(sourceCount: Int, variableCount: Int, parameters: [String: Datum], parameterOrder: [String] = []) {
+    init(sourceCount: Int, variableCount: Int, parameters: [String: Datum], parameterValues: [Datum?]) {
         sources = Array(repeating: nil, count: sourceCount)
         variables = Array(repeating: nil, count: variableCount)
         self.parameters = parameters
-        parameterValues = parameterOrder.map { parameters[$0] }
+        self.parameterValues = parameterValues
     }
 
-    /// A context for one execution of `plan`.
-    convenience init(_ plan: QueryPlan, parameters: [String: Datum]) {
+    convenience init(sourceCount: Int, variableCount: Int, parameters: [String: Datum], parameterOrder: [String] = []) {
+        self.init(
+            sourceCount: sourceCount, variableCount: variableCount, parameters: parameters,
+            parameterValues: parameterOrder.map { parameters[$0] })
+    }
+
+    /// A context for one execution of `plan`; `slots`, when the caller has them, are the values
+    /// of ``QueryPlan/parameterOrder`` already looked up (``Parameters/slots(_:for:)``).
+    convenience init(_ plan: QueryPlan, parameters: [String: Datum], slots: [Datum?]? = nil) {
         self.init(
             sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters,
-            parameterOrder: plan.parameterOrder)
+            parameterValues: slots ?? plan.parameterOrder.map { parameters[$0] })
+    }
+
+    /// A context that evaluates only the constants of `plan` (literals, parameters: LIMIT, OFFSET,
+    /// the values an index range is bounded by): no source or variable slots to allocate. Every
+    /// parameter such a constant reads has a slot (the compiler lists each one the statement
+    /// uses), so no values by name are needed.
+    convenience init(constantsOf plan: QueryPlan, slots: [Datum?]) {
+        self.init(sourceCount: 0, variableCount: 0, parameters: [:], parameterValues: slots)
     }
 
     /// The parameter in `slot`, else (a constant compiled apart from the plan, whose slots the

@@ -16,8 +16,8 @@ struct Executor {
         var ordinal: Int
     }
 
-    func run(_ reader: StoreReader, parameters: [String: Datum]) throws -> [[Datum?]] {
-        try run(reader, parameters: parameters, trackingMatches: false).rows
+    func run(_ reader: StoreReader, parameters: [String: Datum], slots: [Datum?]? = nil) throws -> [[Datum?]] {
+        try run(reader, parameters: parameters, slots: slots, trackingMatches: false).rows
     }
 
     /// Runs the query; with `trackingMatches`, also returns the ids of the main collection's
@@ -27,23 +27,16 @@ struct Executor {
     /// ``MatchTracking/keepsDocuments(of:)`` allows, those documents themselves for
     /// ``runIncrementally(_:parameters:previous:changed:)``.
     func run(
-        _ reader: StoreReader, parameters: [String: Datum],
+        _ reader: StoreReader, parameters: [String: Datum], slots: [Datum?]? = nil,
         trackingMatches: Bool
     ) throws -> (rows: [[Datum?]], matches: Set<String>?, documents: MatchedDocuments?) {
-        let context = EvaluationContext(plan, parameters: parameters)
-        // Every parameter the query uses has a slot: a nil slot is an unset parameter.
-        if context.parameterValues.contains(where: { $0 == nil }) {
-            let unset = plan.parameterNames.subtracting(parameters.keys).sorted()
-            throw CouchetteError(
-                .invalidQuery,
-                "query parameter\(unset.count > 1 ? "s" : "") \(unset.map { "$" + $0 }.joined(separator: ", ")) \(unset.count > 1 ? "are" : "is") not set; set them with query.parameters"
-            )
-        }
+        let context = EvaluationContext(plan, parameters: parameters, slots: slots)
+        try Self.checkSet(context.parameterValues, of: plan)
         for source in plan.sources {
             if case .collection(let spec) = source.kind { try reader.checkUsable(spec) }
         }
-        let limit = try plan.limit.map { try count($0, context, "LIMIT") }
-        let offset = try plan.offset.map { try count($0, context, "OFFSET") } ?? 0
+        let limit = try plan.limit.map { try Self.count($0, context, "LIMIT") }
+        let offset = try plan.offset.map { try Self.count($0, context, "OFFSET") } ?? 0
         let now = reader.clock.nowMilliseconds()
         var matches: Set<String>?
         var documents: MatchedDocuments?
@@ -108,9 +101,20 @@ struct Executor {
         return (window.map(\.values), matches, documents)
     }
 
+    /// Every parameter the query uses has a slot (``QueryPlan/parameterOrder``): a nil slot is
+    /// an unset parameter, named in the error.
+    static func checkSet(_ slots: [Datum?], of plan: QueryPlan) throws {
+        guard slots.contains(where: { $0 == nil }) else { return }
+        let unset = zip(plan.parameterOrder, slots).filter { $0.1 == nil }.map(\.0).sorted()
+        throw CouchetteError(
+            .invalidQuery,
+            "query parameter\(unset.count > 1 ? "s" : "") \(unset.map { "$" + $0 }.joined(separator: ", ")) \(unset.count > 1 ? "are" : "is") not set; set them with query.parameters"
+        )
+    }
+
     /// LIMIT or OFFSET: a number, negative counting as 0; fractions are truncated and numbers
     /// beyond `Int.max` (1e300) mean "no limit" / "skip everything" rather than trapping.
-    private func count(_ evaluator: Evaluator, _ context: EvaluationContext, _ clause: String) throws -> Int {
+    static func count(_ evaluator: Evaluator, _ context: EvaluationContext, _ clause: String) throws -> Int {
         switch try evaluator(context) {
         case .int(let number)?: return Int(clamping: max(0, number))
         case .double(let number)? where !number.isNaN: return Int(exactly: number.rounded(.towardZero)) ?? (number < 0 ? 0 : .max)

@@ -19,22 +19,23 @@ public final class Parameters: Sendable {
         case unsupported(String)
     }
 
-    private let entries: Locked<[String: Entry]>
+    /// The values in the order their names were first set. A query has a handful of parameters,
+    /// and a prepared query is often given a new `Parameters` per execution: a short list searched
+    /// by name costs one allocation and no hashing, where a dictionary cost both.
+    typealias Entries = [(name: String, entry: Entry)]
+
+    private let entries: Locked<Entries>
 
     /// No parameters yet; chain the setters to add some.
-    public init() { entries = Locked([:]) }
+    public init() { entries = Locked([]) }
 
-    init(entries: [String: Entry]) { self.entries = Locked(entries) }
+    init(entries: Entries) { self.entries = Locked(entries) }
 
     /// A copy with the same values.
     func copy() -> Parameters { Parameters(entries: entries.withLock { $0 }) }
 
-    /// A copy with the same values, and those values for an execution (``resolved()``) from the
-    /// same read of the entries.
-    func copyResolved() -> (copy: Parameters, resolved: Result<[String: Datum], any Error>) {
-        let current = entries.withLock { $0 }
-        return (Parameters(entries: current), Result { try Self.resolve(current) })
-    }
+    /// The values as they are now (what ``Query`` keeps when the parameters are assigned).
+    var snapshot: Entries { entries.withLock { $0 } }
 
     /// Sets a parameter (the name without `$`).
     @discardableResult
@@ -44,7 +45,7 @@ public final class Parameters: Sendable {
         case .value(let converted): entry = .value(converted)
         case .unsupported(let reason): entry = .unsupported(reason)
         }
-        entries.withLock { $0[name] = entry }
+        entries.withLock { Self.set(entry, forName: name, in: &$0) }
         return self
     }
 
@@ -68,8 +69,16 @@ public final class Parameters: Sendable {
     @discardableResult public func setBoolean(_ value: Bool, forName name: String) -> Parameters { set(.bool(value), forName: name) }
 
     private func set(_ value: Value, forName name: String) -> Parameters {
-        entries.withLock { $0[name] = .value(value) }
+        entries.withLock { Self.set(.value(value), forName: name, in: &$0) }
         return self
+    }
+
+    private static func set(_ entry: Entry, forName name: String, in entries: inout Entries) {
+        if let index = entries.firstIndex(where: { $0.name == name }) {
+            entries[index].entry = entry
+        } else {
+            entries.append((name, entry))
+        }
     }
     /// Sets a date parameter as its ISO-8601 string, which compares with dates stored by
     /// `setDate(_:forKey:)`; nil binds JSON null.
@@ -88,7 +97,7 @@ public final class Parameters: Sendable {
 
     /// The value set for `name` (plain Swift values: `NSNull` for null), or nil when unset.
     public func value(forName name: String) -> Any? {
-        guard case .value(let value)? = entries.withLock({ $0[name] }) else { return nil }
+        guard case .value(let value)? = entries.withLock({ entries in entries.first { $0.name == name }?.entry }) else { return nil }
         return ValueConversion.plain(value)
     }
 
@@ -101,25 +110,44 @@ public final class Parameters: Sendable {
 
     /// The parameters as a hashable value: equal identities give equal query results.
     var identity: [String: Identity] {
-        entries.withLock { $0 }.mapValues { entry in
+        var identity: [String: Identity] = [:]
+        for (name, entry) in entries.withLock({ $0 }) {
             switch entry {
             case .value(let value):
-                guard let bytes = try? ValueEncoder.encode(value) else { return .unsupported("\(value)") }
-                return .encoded(bytes)
-            case .unsupported(let reason): return .unsupported(reason)
+                guard let bytes = try? ValueEncoder.encode(value) else { identity[name] = .unsupported("\(value)"); continue }
+                identity[name] = .encoded(bytes)
+            case .unsupported(let reason): identity[name] = .unsupported(reason)
             }
         }
+        return identity
     }
 
     /// The values for an execution; throws for a value that could not be stored.
     func resolved() throws -> [String: Datum] { try Self.resolve(entries.withLock { $0 }) }
 
-    private static func resolve(_ entries: [String: Entry]) throws -> [String: Datum] {
-        try entries.mapValues { entry in
+    static func resolve(_ entries: Entries) throws -> [String: Datum] {
+        var resolved: [String: Datum] = [:]
+        for (name, entry) in entries {
             switch entry {
-            case .value(let value): return Datum(value)
-            case .unsupported(let reason): throw CouchetteError(.invalidParameter, "query parameter cannot be used: \(reason)")
+            case .value(let value): resolved[name] = Datum(value)
+            case .unsupported(let reason): throw unusable(reason)
             }
         }
+        return resolved
+    }
+
+    /// The values of the parameters `names`, in that order (nil: not set): a query's values by
+    /// slot (``QueryPlan/parameterOrder``), found once per assignment. Throws for any value that
+    /// could not be stored, used or not, as ``resolve(_:)`` does.
+    static func slots(_ entries: Entries, for names: [String]) throws -> [Datum?] {
+        for case (_, .unsupported(let reason)) in entries { throw unusable(reason) }
+        return names.map { name in
+            guard case .value(let value)? = entries.first(where: { $0.name == name })?.entry else { return nil }
+            return Datum(value)
+        }
+    }
+
+    private static func unusable(_ reason: String) -> CouchetteError {
+        CouchetteError(.invalidParameter, "query parameter cannot be used: \(reason)")
     }
 }

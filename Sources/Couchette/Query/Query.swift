@@ -25,9 +25,11 @@ public final class Query: Sendable {
     private let columns: ColumnNames
     /// The SQL++ text the query was created from.
     public let text: String
-    /// The assigned parameters, and their values as evaluators read them: resolved once per
+    /// The lean executor for this query's shape, when it has one (``DirectIndexLookup``).
+    private let direct: DirectIndexLookup?
+    /// The assigned parameters, and their values by slot as evaluators read them: found once per
     /// assignment instead of once per execution.
-    private let storedParameters = Locked<(parameters: Parameters?, resolved: Result<[String: Datum], any Error>)>((nil, .success([:])))
+    private let storedParameters: Locked<Assignment>
     /// Called after every assignment to ``parameters``: live queries re-run and emit.
     let parameterObservers = ParameterObservers()
 
@@ -37,15 +39,39 @@ public final class Query: Sendable {
         self.text = text
         self.plan = plan
         columns = ColumnNames(plan.columnNames)
+        direct = DirectIndexLookup(plan)
+        storedParameters = Locked(Assignment(entries: nil, plan: plan))
+    }
+
+    /// One assignment of ``parameters``.
+    private struct Assignment: Sendable {
+        /// The values assigned (nil: none).
+        var entries: Parameters.Entries?
+        /// The values of ``QueryPlan/parameterOrder`` (nil: unset), or why they cannot be used.
+        var slots: Result<[Datum?], any Error>
+        /// The values by name, made by the first execution through ``Executor`` that needs them.
+        var byName: Result<[String: Datum], any Error>?
+
+        init(entries: Parameters.Entries?, plan: QueryPlan) {
+            self.entries = entries
+            slots = Result { try Parameters.slots(entries ?? [], for: plan.parameterOrder) }
+        }
+
+        mutating func valuesByName() -> Result<[String: Datum], any Error> {
+            if let byName { return byName }
+            let values = Result { try Parameters.resolve(entries ?? []) }
+            byName = values
+            return values
+        }
     }
 
     /// The values of the query's `$parameters`. Assigning stores a copy: later changes to the
-    /// `Parameters` object have no effect until it is assigned again.
+    /// `Parameters` object have no effect until it is assigned again. Reading gives a copy too.
     public var parameters: Parameters? {
-        get { storedParameters.withLock { $0.parameters } }
+        get { storedParameters.withLock { $0.entries }.map(Parameters.init(entries:)) }
         set {
-            let assigned = newValue?.copyResolved()
-            storedParameters.withLock { $0 = (assigned?.copy, assigned?.resolved ?? .success([:])) }
+            let assigned = Assignment(entries: newValue?.snapshot, plan: plan)
+            storedParameters.withLock { $0 = assigned }
             parameterObservers.notify()
         }
     }
@@ -60,7 +86,10 @@ public final class Query: Sendable {
     }
 
     func executeNow() throws -> ResultSet {
-        let rows = try Executor(plan: plan).run(reader, parameters: try storedParameters.withLock { $0.resolved }.get())
+        let slots = try storedParameters.withLock { $0.slots }.get()
+        if let direct, let rows = try direct.run(reader, slots: slots) { return ResultSet(columns: columns, rows: rows) }
+        let values = try storedParameters.withLock { $0.valuesByName() }.get()
+        let rows = try Executor(plan: plan).run(reader, parameters: values, slots: slots)
         return ResultSet(columns: columns, rows: rows)
     }
 
@@ -109,13 +138,18 @@ public final class Query: Sendable {
     ///
     /// The first line says how the main collection is read, for the current indexes and
     /// parameters: `SCAN collection` (every document) or `INDEX SCAN collection USING name
-    /// [bounds]` (the index and the conditions that bound its ranges).
+    /// [bounds]` (the index and the conditions that bound its ranges). A last line `DIRECT
+    /// LOOKUP` says that the rows are read straight from that index range, projected where the
+    /// documents lie, without the general executor's steps (the lines before it say what they
+    /// compute).
     public func explain() async throws -> String {
         try reader.checkOpen()
-        let values = (try? storedParameters.withLock { $0.resolved }.get()) ?? [:]
+        let values = (try? storedParameters.withLock { $0.valuesByName() }.get()) ?? [:]
         let context = EvaluationContext(plan, parameters: values)
         return try reader.read { snapshot in
-            try plan.mainScan.explain(snapshot, context: context) + plan.explanationTail(snapshot)
+            let direct = try self.direct?.runs(snapshot, context: context) == true
+            return try plan.mainScan.explain(snapshot, context: context) + plan.explanationTail(snapshot)
+                + (direct ? "\nDIRECT LOOKUP (one index walk, rows projected in place)" : "")
         }
     }
 }

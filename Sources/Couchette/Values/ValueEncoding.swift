@@ -43,6 +43,16 @@ enum ValueTag {
     static let narrowDictionary: UInt8 = 0x0C
     static let largeInteger: UInt8 = 0x0D
 
+    /// The tag of a dictionary or array, narrow or wide.
+    static func container(dictionary: Bool, narrow: Bool) -> UInt8 {
+        switch (dictionary, narrow) {
+        case (true, true): narrowDictionary
+        case (true, false): self.dictionary
+        case (false, true): narrowArray
+        case (false, false): array
+        }
+    }
+
     /// Bytes of the size and count fields (each) in a wide or narrow container.
     static func fieldWidth(narrow: Bool) -> Int { narrow ? 2 : 4 }
     /// Bytes before the first offset slot: tag, total size, count.
@@ -302,13 +312,7 @@ struct ValueEncoder {
         } else {
             bytes.append(contentsOf: repeatElement(0, count: header))
         }
-        let tag =
-            switch (dictionary, narrow) {
-            case (true, true): ValueTag.narrowDictionary
-            case (true, false): ValueTag.dictionary
-            case (false, true): ValueTag.narrowArray
-            case (false, false): ValueTag.array
-            }
+        let tag = ValueTag.container(dictionary: dictionary, narrow: narrow)
         // The header is written through one pointer: every field fits its width (the contents
         // were bounded above, narrow fields only when the whole container is under 64 KiB).
         bytes.withUnsafeMutableBytes { buffer in
@@ -334,50 +338,6 @@ struct ValueEncoder {
 
     /// Room for the header of a container of up to ~60 slots, appended in one copy.
     private static let zeros = [UInt8](repeating: 0, count: 256)
-
-    /// Like ``closeWrittenContainer(start:slots:dictionary:)`` for dictionary entries that arrived
-    /// in any order: sorts them by key bytes and, of a repeated key, keeps only the last one (as
-    /// JSON readers do).
-    mutating func closeUnsortedDictionary(start: Int, slots: ArraySlice<Int>) {
-        let count = slots.count / 2
-        let first = slots.startIndex
-        func entry(_ index: Int) -> Range<Int> {
-            slots[first + 2 * index]..<(index + 1 < count ? slots[first + 2 * index + 2] : bytes.count)
-        }
-        func compare(_ left: Int, _ right: Int) -> Int {
-            withKey(at: slots[first + 2 * left]) { a in
-                withKey(at: slots[first + 2 * right]) { b in
-                    for index in 0..<min(a.count, b.count) where a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
-                    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
-                }
-            }
-        }
-        let order = (0..<count).sorted { left, right in
-            let order = compare(left, right)
-            return order < 0 || (order == 0 && left < right)
-        }
-        var kept: [Int] = []
-        kept.reserveCapacity(count)
-        for (position, index) in order.enumerated() {
-            if position + 1 < order.count, compare(order[position + 1], index) == 0 { continue }
-            kept.append(index)
-        }
-        let ranges = kept.map(entry)
-        let contents = Array(bytes[start...])
-        var moved: [Int] = []
-        moved.reserveCapacity(kept.count * 2)
-        var written = start
-        for (index, range) in zip(kept, ranges) {
-            moved.append(written)
-            moved.append(written + (slots[first + 2 * index + 1] - range.lowerBound))
-            written += range.count
-        }
-        bytes.removeSubrange(start...)
-        for range in ranges {
-            bytes.append(contentsOf: contents[(range.lowerBound - start)..<(range.upperBound - start)])
-        }
-        closeWrittenContainer(start: start, slots: moved[...], dictionary: true)
-    }
 
     // MARK: - Bytes
 

@@ -1,0 +1,97 @@
+/// The lean executor of a prepared query that one index range answers: a lookup by an indexed
+/// value (`WHERE contact.email = $email`) or a range walked in index order up to a LIMIT
+/// (`WHERE birthday >= $date ORDER BY birthday LIMIT 20`), over one collection, every column the
+/// document's id or a fixed path into it.
+///
+/// ``Executor`` runs any plan: a sink that filters, groups, de-duplicates and sorts, scan-order
+/// and interruption objects, a row with its ORDER BY keys per document, copies between stages.
+/// A query of this shape needs none of it. The range finds exactly the documents the WHERE
+/// accepts (the WHERE is the one comparison that bounds it: ``IndexPlanner/Range/decidesWhere``),
+/// and in result order (id order for a lookup, ORDER BY order for a walk), so each document is
+/// projected where it lies in the map (``InPlaceProjection``) straight into the result rows:
+/// bind, build the key, walk the index once, read the columns. Every value in the rows is owned,
+/// so they outlive the read transaction.
+///
+/// Which access the planner picks still depends on the indexes and on the values bound, so it is
+/// checked at each execution: when it is not one this type runs (a full scan, a WHERE the range
+/// does not decide, an ORDER BY the range does not deliver), ``run(_:slots:)`` returns nil and the
+/// query goes through ``Executor``. `explain()` says which one runs (``runs(_:context:)``).
+struct DirectIndexLookup: Sendable {
+    private let plan: QueryPlan
+    private let scan: IndexedScan
+    private let projection: InPlaceProjection
+
+    /// Nil when `plan` is not of this shape; ``Query`` makes one when it is created.
+    init?(_ plan: QueryPlan) {
+        guard plan.sources.count == 1, plan.stages.isEmpty, !plan.isAggregating, !plan.distinct, plan.having == nil,
+            plan.mainFilter == nil, let projection = plan.inPlace, let scan = plan.mainScan as? IndexedScan,
+            scan.paths != nil, case .term(let term)? = scan.analysis.condition, case .document = term.context
+        else { return nil }
+        switch term.predicate {
+        case .equal, .range: break
+        default: return nil
+        }
+        self.plan = plan
+        self.scan = scan
+        self.projection = projection
+    }
+
+    /// Whether this type runs `choice`: no range (nothing matches); one range that decides the
+    /// WHERE, in id order without ORDER BY; or one that decides it walked in ORDER BY order.
+    private func runs(_ choice: IndexPlanner.Choice) -> Bool {
+        switch choice {
+        case .union(let ranges): ranges.isEmpty || (plan.order.isEmpty && ranges.count == 1 && ranges[0].decidesWhere)
+        case .ordered(let range, _, _): range.decidesWhere
+        }
+    }
+
+    /// Whether an execution in `snapshot` with the parameters of `context` runs here (explain()).
+    func runs(_ snapshot: StoreSnapshot, context: EvaluationContext) throws -> Bool {
+        try scan.choose(snapshot, context).map(runs) ?? false
+    }
+
+    /// The rows of one execution with the parameter values `slots` (``QueryPlan/parameterOrder``),
+    /// or nil when this execution's access is not one this type runs.
+    func run(_ reader: StoreReader, slots: [Datum?]) throws -> [[Datum?]]? {
+        try Executor.checkSet(slots, of: plan)
+        try reader.checkUsable(scan.collection)
+        let context = EvaluationContext(constantsOf: plan, slots: slots)
+        let limit = try plan.limit.map { try Executor.count($0, context, "LIMIT") }
+        let offset = try plan.offset.map { try Executor.count($0, context, "OFFSET") } ?? 0
+        // The rows kept: the first `offset + limit` (saturating), as ``Executor/Sink`` keeps.
+        let (sum, overflow) = offset.addingReportingOverflow(limit ?? 0)
+        let wanted = limit == nil || overflow ? Int.max : sum
+        let now = reader.clock.nowMilliseconds()
+        let projection = projection
+        return try reader.read { snapshot -> [[Datum?]]? in
+            guard let choice = try scan.choose(snapshot, context), runs(choice) else { return nil }
+            var rows: [[Datum?]] = []
+            var visited = 0
+            let order = ScanOrder()
+            try scan.walk(choice, snapshot, now: now, order: order, isSatisfied: { rows.count >= wanted }) { document in
+                // As ``Executor/Interruption`` checks: a close or a cancellation stops a long walk.
+                try reader.checkOpen()
+                visited &+= 1
+                if visited % 64 == 0, Task.isCancelled { throw CancellationError() }
+                rows.append(projection.project(document))
+                // An inexact tie group (cut keys, numbers beyond 2^53) is sorted below: the walk
+                // then goes on to the end of its first column, as the executor's does.
+                return rows.count < wanted || !order.exact
+            }
+            if !order.exact { rows = sorted(rows) }
+            if offset == 0 && rows.count <= wanted { return rows }
+            return Array(rows.prefix(wanted).dropFirst(offset))
+        }
+    }
+
+    /// Rows of a walk whose ties were not all exact, in ORDER BY order (arrival order breaking
+    /// ties), as ``Executor/Sink/finish()`` sorts them.
+    private func sorted(_ rows: [[Datum?]]) -> [[Datum?]] {
+        let order = plan.order
+        var keyed = rows.enumerated().map { ordinal, values in
+            Executor.Row(values: values, keys: order.map { values[$0.column!] }, ordinal: ordinal)
+        }
+        keyed.sort { a, b in Executor.precedes(a, b, order) }
+        return keyed.map(\.values)
+    }
+}
