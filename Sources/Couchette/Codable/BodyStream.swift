@@ -304,8 +304,7 @@ final class BodyStream {
     }
 
     /// Closes a dictionary whose entries lie in arrival order: as they are when their keys arrived
-    /// sorted, else moved into stored order first. A repeated key (the last value wins) goes
-    /// through ``ValueEncoder/closeUnsortedDictionary(start:slots:)``.
+    /// sorted, else moved into stored order first.
     private func closeDictionary(start: Int, firstSlot: Int) {
         defer { slots.removeSubrange(firstSlot...) }
         let count = (slots.count - firstSlot) / 2
@@ -314,62 +313,60 @@ final class BodyStream {
                 Self.compareKeys(bytes, slots[firstSlot + 2 * index], slots[firstSlot + 2 * index + 2]) < 0
             }
         }
-        if !inOrder {
-            guard sortEntries(start: start, firstSlot: firstSlot, count: count) else {
-                body.closeUnsortedDictionary(start: start, slots: slots[firstSlot...])
-                return
-            }
-        }
+        if !inOrder { sortEntries(start: start, firstSlot: firstSlot, count: count) }
         body.closeWrittenContainer(start: start, slots: slots[firstSlot...], dictionary: true)
     }
 
     /// Moves the `count` entries written since `start` into the order of their keys' bytes and
-    /// updates their slots; false, with nothing moved, when two keys are equal.
-    private func sortEntries(start: Int, firstSlot: Int, count: Int) -> Bool {
+    /// updates their slots. Of a repeated key only the last value is kept (as the buffered
+    /// encoder and JSON readers do); the slots of the entries dropped are removed.
+    private func sortEntries(start: Int, firstSlot: Int, count: Int) {
         // Scratch space on the stack (for the handful of entries of a model): the entry order,
         // then each entry's slots as they were.
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * count) { scratch in
+        let kept = withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * count) { scratch in
             var order = UnsafeMutableBufferPointer(rebasing: scratch[..<count])
             let old = UnsafeMutableBufferPointer(rebasing: scratch[count...])
             for index in 0..<count { order[index] = index }
             _ = old.update(fromContentsOf: slots[firstSlot...])
-            let distinct = body.bytes.withUnsafeBufferPointer { bytes in
+            body.bytes.withUnsafeBufferPointer { bytes in
                 func compare(_ left: Int, _ right: Int) -> Int { Self.compareKeys(bytes, old[2 * left], old[2 * right]) }
-                guard count <= 32 else {
-                    order.sort { compare($0, $1) < 0 }
-                    return (1..<count).allSatisfy { compare(order[$0 - 1], order[$0]) != 0 }
-                }
-                // Insertion sort, for a model's handful of keys: an equal key is met before any
-                // smaller one, so a repeated key is found on the way.
-                for index in 1..<count {
-                    let entry = order[index]
-                    var position = index
-                    while position > 0 {
-                        let comparison = compare(order[position - 1], entry)
-                        if comparison == 0 { return false }
-                        if comparison < 0 { break }
-                        order[position] = order[position - 1]
-                        position -= 1
+                // Stable either way: equal keys stay in arrival order, the last one last.
+                if count <= 32 {
+                    // Insertion sort, for a model's handful of keys.
+                    for index in 1..<count {
+                        let entry = order[index]
+                        var position = index
+                        while position > 0, compare(order[position - 1], entry) > 0 {
+                            order[position] = order[position - 1]
+                            position -= 1
+                        }
+                        order[position] = entry
                     }
-                    order[position] = entry
+                } else {
+                    order.sort { compare($0, $1) < 0 }
                 }
-                return true
+                // An entry whose key the next one repeats is dropped (-1): the later value wins.
+                for position in 0..<(count - 1) where compare(order[position], order[position + 1]) == 0 {
+                    order[position] = -1
+                }
             }
-            guard distinct else { return false }
             let end = body.bytes.count
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: end - start) { contents in
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: end - start) { contents in
                 body.bytes.withUnsafeBufferPointer { _ = contents.update(fromContentsOf: $0[start..<end]) }
                 body.truncate(to: start)
-                for (position, index) in order.enumerated() {
+                var kept = 0
+                for index in order where index >= 0 {
                     let keyStart = old[2 * index]
                     let entryEnd = index + 1 < count ? old[2 * index + 2] : end
-                    slots[firstSlot + 2 * position] = body.bytes.count
-                    slots[firstSlot + 2 * position + 1] = body.bytes.count + old[2 * index + 1] - keyStart
+                    slots[firstSlot + 2 * kept] = body.bytes.count
+                    slots[firstSlot + 2 * kept + 1] = body.bytes.count + old[2 * index + 1] - keyStart
                     body.appendRaw(UnsafeBufferPointer(rebasing: contents[(keyStart - start)..<(entryEnd - start)]))
+                    kept += 1
                 }
+                return kept
             }
-            return true
         }
+        if kept < count { slots.removeSubrange((firstSlot + 2 * kept)...) }
     }
 
     /// Compares the length-prefixed keys at `left` and `right` by their UTF-8 bytes.
