@@ -260,7 +260,7 @@ struct ValueEncoder {
     }
 
     /// Drops every byte from `count` on: what a failed value left behind when the buffer holds
-    /// several values one after another (see ``BinarySink/discard(from:)``).
+    /// several values one after another (a streamed model body that failed, say).
     mutating func truncate(to count: Int) {
         if count < bytes.count { bytes.removeSubrange(count...) }
     }
@@ -339,6 +339,49 @@ struct ValueEncoder {
     /// Room for the header of a container of up to ~60 slots, appended in one copy.
     private static let zeros = [UInt8](repeating: 0, count: 256)
 
+    /// Like ``closeWrittenContainer(start:slots:dictionary:)`` for dictionary entries that arrived
+    /// in any order: sorts them by key bytes and, of a repeated key, keeps only the last one (as
+    /// JSON readers do).
+    mutating func closeUnsortedDictionary(start: Int, slots: ArraySlice<Int>) {
+        let count = slots.count / 2
+        let first = slots.startIndex
+        func entry(_ index: Int) -> Range<Int> {
+            slots[first + 2 * index]..<(index + 1 < count ? slots[first + 2 * index + 2] : bytes.count)
+        }
+        func compare(_ left: Int, _ right: Int) -> Int {
+            withKey(at: slots[first + 2 * left]) { a in
+                withKey(at: slots[first + 2 * right]) { b in
+                    for index in 0..<min(a.count, b.count) where a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
+                    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+                }
+            }
+        }
+        let order = (0..<count).sorted { left, right in
+            let order = compare(left, right)
+            return order < 0 || (order == 0 && left < right)
+        }
+        var kept: [Int] = []
+        kept.reserveCapacity(count)
+        for (position, index) in order.enumerated() {
+            if position + 1 < order.count, compare(order[position + 1], index) == 0 { continue }
+            kept.append(index)
+        }
+        let ranges = kept.map(entry)
+        let contents = Array(bytes[start...])
+        var moved: [Int] = []
+        moved.reserveCapacity(kept.count * 2)
+        var written = start
+        for (index, range) in zip(kept, ranges) {
+            moved.append(written)
+            moved.append(written + (slots[first + 2 * index + 1] - range.lowerBound))
+            written += range.count
+        }
+        bytes.removeSubrange(start...)
+        for range in ranges {
+            bytes.append(contentsOf: contents[(range.lowerBound - start)..<(range.upperBound - start)])
+        }
+        closeWrittenContainer(start: start, slots: moved[...], dictionary: true)
+    }
     // MARK: - Bytes
 
     private mutating func appendLengthPrefixed(_ text: String) {
