@@ -27,7 +27,7 @@ extension Batch {
         let write = try ModelWrite(
             saving: object, blobs: collection.reader.blobs,
             newID: { wrapper in
-                models[ObjectIdentifier(wrapper)]?.id ?? DocumentIDGenerator.make()
+                wrapper.pendingID(inBatch: serial) ?? DocumentIDGenerator.make()
             })
         heldBlobs += write.heldBlobs
         let reference = write.reference
@@ -47,7 +47,7 @@ extension Batch {
         concurrencyControl: ConcurrencyControl = .lastWriteWins
     ) throws {
         try check(collection)
-        let reference = try ModelReference(existing: object, pendingID: { models[ObjectIdentifier($0)]?.id })
+        let reference = try ModelReference(existing: object, pendingID: { $0.pendingID(inBatch: serial) })
         append(
             .delete(
                 collection.spec, id: reference.id, base: reference.base,
@@ -62,10 +62,14 @@ extension Batch {
         for reference: ModelReference, in collection: Collection,
         requested: ConcurrencyControl
     ) -> ConcurrencyControl {
-        // One hash of the wrapper per save; collections by number (hashing names costs more),
-        // the first without an array.
-        let alreadyWritten = models[ObjectIdentifier(reference.wrapper), default: (reference.id, WrittenCollections())].collections
-            .insert(collection.spec.number)
+        // Marked on the wrapper: no hashing, no table of every model in the batch.
+        let wrapper = reference.wrapper
+        var written =
+            wrapper.batchWrite.flatMap { $0.batch == serial ? $0 : nil } ?? (
+                batch: serial, id: reference.id, collections: WrittenCollections()
+            )
+        let alreadyWritten = written.collections.insert(collection.spec.number)
+        wrapper.batchWrite = written
         return alreadyWritten ? .lastWriteWins : reference.control(requested)
     }
 }

@@ -26,14 +26,14 @@ final class BodyStream {
     }
 
     /// The kinds of value a position can hold.
-    enum Kind {
+    enum Kind: Sendable {
         case dictionary, array
         /// An encoder whose value is not written yet (a super-encoder, or the encoder of a nested
         /// value before it asked for a container): an empty dictionary if it never is.
         case encoder
     }
 
-    private struct OpenContainer {
+    private struct OpenContainer: Sendable {
         let serial: Int
         var kind: Kind
         /// Where its contents (for an encoder: its value) start in the body.
@@ -48,26 +48,51 @@ final class BodyStream {
     // across a call out of this file), so accesses cannot overlap; the runtime checks cost more
     // than the appends they guard.
     /// The body written so far.
-    @exclusivity(unchecked) private(set) var body = ValueEncoder(capacity: 256)
+    @exclusivity(unchecked) private(set) var body = ValueEncoder(capacity: 256, slots: 0)  // the stream keeps its own slots
     /// Slot targets of the open containers, innermost last (as ``ValueEncoder`` takes them: for an
     /// array each element's start, for a dictionary each key's start then its value's).
     @exclusivity(unchecked) private var slots: [Int] = []
     @exclusivity(unchecked) private var open: [OpenContainer] = []
-    private var nextSerial = 0
+    @exclusivity(unchecked) private var nextSerial = 0
     /// The level of the value whose `encode(to:)` runs now: a write to a container below it (one
     /// the model kept from an outer level) would land before the value's own entry is complete, an
     /// order the buffered encoder does not share.
-    private var floor = 0
+    @exclusivity(unchecked) private var floor = 0
     /// Whether the model must be encoded again by the buffered encoder.
-    private(set) var spoiled = false
+    @exclusivity(unchecked) private(set) var spoiled = false
     /// Whether it was spoiled by something other than an error thrown through the model's
     /// `encode(to:)`: then even an error is worth the buffered encoder's second opinion.
-    private(set) var misused = false
+    @exclusivity(unchecked) private(set) var misused = false
 
     init(context: EncodingContext) {
         self.context = context
-        slots.reserveCapacity(32)
-        open.reserveCapacity(8)
+        if let spare = Self.spareStacks.withLock({ spare in
+            defer { spare = nil }
+            return spare
+        }) {
+            (slots, open) = (spare.slots, spare.open)
+        } else {
+            slots.reserveCapacity(32)
+            open.reserveCapacity(8)
+        }
+    }
+
+    deinit {
+        // Kept for the next encoding unless a model with thousands of entries grew them.
+        guard slots.capacity <= 4096, open.capacity <= 64 else { return }
+        slots.removeAll(keepingCapacity: true)
+        open.removeAll(keepingCapacity: true)
+        let stacks = Stacks(slots: slots, open: open)
+        Self.spareStacks.withLock { $0 = stacks }
+    }
+
+    /// The stacks of a finished encoding, kept for the next one (on any thread): a batch of models
+    /// would otherwise allocate and free both for every model.
+    private static let spareStacks = Locked<Stacks?>(nil)
+
+    private struct Stacks: Sendable {
+        var slots: [Int]
+        var open: [OpenContainer]
     }
 
     // MARK: - The stack of open containers
@@ -279,8 +304,7 @@ final class BodyStream {
     }
 
     /// Closes a dictionary whose entries lie in arrival order: as they are when their keys arrived
-    /// sorted, else moved into stored order first. A repeated key (the last value wins) goes
-    /// through ``ValueEncoder/closeUnsortedDictionary(start:slots:)``.
+    /// sorted, else moved into stored order first.
     private func closeDictionary(start: Int, firstSlot: Int) {
         defer { slots.removeSubrange(firstSlot...) }
         let count = (slots.count - firstSlot) / 2
@@ -289,45 +313,60 @@ final class BodyStream {
                 Self.compareKeys(bytes, slots[firstSlot + 2 * index], slots[firstSlot + 2 * index + 2]) < 0
             }
         }
-        if !inOrder {
-            guard sortEntries(start: start, firstSlot: firstSlot, count: count) else {
-                body.closeUnsortedDictionary(start: start, slots: slots[firstSlot...])
-                return
-            }
-        }
+        if !inOrder { sortEntries(start: start, firstSlot: firstSlot, count: count) }
         body.closeWrittenContainer(start: start, slots: slots[firstSlot...], dictionary: true)
     }
 
     /// Moves the `count` entries written since `start` into the order of their keys' bytes and
-    /// updates their slots; false, with nothing moved, when two keys are equal.
-    private func sortEntries(start: Int, firstSlot: Int, count: Int) -> Bool {
+    /// updates their slots. Of a repeated key only the last value is kept (as the buffered
+    /// encoder and JSON readers do); the slots of the entries dropped are removed.
+    private func sortEntries(start: Int, firstSlot: Int, count: Int) {
         // Scratch space on the stack (for the handful of entries of a model): the entry order,
         // then each entry's slots as they were.
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * count) { scratch in
+        let kept = withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * count) { scratch in
             var order = UnsafeMutableBufferPointer(rebasing: scratch[..<count])
             let old = UnsafeMutableBufferPointer(rebasing: scratch[count...])
             for index in 0..<count { order[index] = index }
             _ = old.update(fromContentsOf: slots[firstSlot...])
-            let distinct = body.bytes.withUnsafeBufferPointer { bytes in
+            body.bytes.withUnsafeBufferPointer { bytes in
                 func compare(_ left: Int, _ right: Int) -> Int { Self.compareKeys(bytes, old[2 * left], old[2 * right]) }
-                order.sort { compare($0, $1) < 0 }
-                return (1..<max(count, 1)).allSatisfy { compare(order[$0 - 1], order[$0]) != 0 }
-            }
-            guard distinct else { return false }
-            let end = body.bytes.count
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: end - start) { contents in
-                body.bytes.withUnsafeBufferPointer { _ = contents.update(fromContentsOf: $0[start..<end]) }
-                body.truncate(to: start)
-                for (position, index) in order.enumerated() {
-                    let keyStart = old[2 * index]
-                    let entryEnd = index + 1 < count ? old[2 * index + 2] : end
-                    slots[firstSlot + 2 * position] = body.bytes.count
-                    slots[firstSlot + 2 * position + 1] = body.bytes.count + old[2 * index + 1] - keyStart
-                    body.appendRaw(UnsafeBufferPointer(rebasing: contents[(keyStart - start)..<(entryEnd - start)]))
+                // Stable either way: equal keys stay in arrival order, the last one last.
+                if count <= 32 {
+                    // Insertion sort, for a model's handful of keys.
+                    for index in 1..<count {
+                        let entry = order[index]
+                        var position = index
+                        while position > 0, compare(order[position - 1], entry) > 0 {
+                            order[position] = order[position - 1]
+                            position -= 1
+                        }
+                        order[position] = entry
+                    }
+                } else {
+                    order.sort { compare($0, $1) < 0 }
+                }
+                // An entry whose key the next one repeats is dropped (-1): the later value wins.
+                for position in 0..<(count - 1) where compare(order[position], order[position + 1]) == 0 {
+                    order[position] = -1
                 }
             }
-            return true
+            let end = body.bytes.count
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: end - start) { contents in
+                body.bytes.withUnsafeBufferPointer { _ = contents.update(fromContentsOf: $0[start..<end]) }
+                body.truncate(to: start)
+                var kept = 0
+                for index in order where index >= 0 {
+                    let keyStart = old[2 * index]
+                    let entryEnd = index + 1 < count ? old[2 * index + 2] : end
+                    slots[firstSlot + 2 * kept] = body.bytes.count
+                    slots[firstSlot + 2 * kept + 1] = body.bytes.count + old[2 * index + 1] - keyStart
+                    body.appendRaw(UnsafeBufferPointer(rebasing: contents[(keyStart - start)..<(entryEnd - start)]))
+                    kept += 1
+                }
+                return kept
+            }
         }
+        if kept < count { slots.removeSubrange((firstSlot + 2 * kept)...) }
     }
 
     /// Compares the length-prefixed keys at `left` and `right` by their UTF-8 bytes.

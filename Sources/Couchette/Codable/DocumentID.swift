@@ -43,6 +43,17 @@ public final class DocumentID: Codable {
         let revisionID: String
     }
 
+    /// The batch that last wrote this object (its ``Batch/serial``), the id it wrote it under
+    /// (generated once per object) and the collections it wrote it to: what a later write of the
+    /// object in the same batch builds on.
+    var batchWrite: (batch: UInt64, id: String, collections: Batch.WrittenCollections)?
+
+    /// The id the batch `serial` writes this object under, when it wrote it already.
+    func pendingID(inBatch serial: UInt64) -> String? {
+        guard let batchWrite, batchWrite.batch == serial else { return nil }
+        return batchWrite.id
+    }
+
     /// The document id, or nil for an object that was never saved.
     public var wrappedValue: String? {
         get { id }

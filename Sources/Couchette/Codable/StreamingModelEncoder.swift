@@ -27,7 +27,8 @@ final class StreamingModelEncoder: Encoder, DocumentModelEncoder {
         /// A single value, written.
         case single
     }
-    private(set) var state: State
+    /// Unchecked exclusivity, as the storages of ``BodyStream``: one encoding's, on one thread.
+    @exclusivity(unchecked) private(set) var state: State
 
     init(stream: BodyStream, position: BodyStream.Position, codingPath: [any CodingKey], isDocumentRoot: Bool) {
         self.stream = stream

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The writes of one ``Database/inBatch(_:)`` call, collected on the caller's side.
 ///
 /// Valid only inside the batch body; using it afterwards throws `.invalidParameter`. Documents
@@ -16,10 +18,10 @@ public final class Batch {
     /// The documents and models to update with their new revisions, in operation order (so that
     /// an object written twice ends at its last revision).
     private var trackers: [(operation: Int, tracker: any RevisionTracking)] = []
-    /// Document models written in this batch, by their `@DocumentID` wrapper: the id they are
-    /// written under (generated once per object) and the numbers of the collections they were
-    /// written to.
-    var models: [ObjectIdentifier: (id: String, collections: WrittenCollections)] = [:]
+    /// Tells this batch apart from every other in the process: a model written in it is marked
+    /// with it (``DocumentID/batchWrite``), so a batch of many models needs no table of them.
+    let serial = Batch.serials.add(1, ordering: .relaxed).newValue
+    private static let serials = Atomic<UInt64>(0)
     /// Mutable documents written in this batch, with the numbers of the collections they were
     /// written to (numbers: hashing a collection's names for every save would cost more).
     private var documents: [ObjectIdentifier: WrittenCollections] = [:]

@@ -254,9 +254,9 @@ struct ValueEncoder {
 
     /// An encoder whose buffer already holds room for about `capacity` bytes (and its slot list
     /// for a document's worth of containers, which would otherwise regrow four times).
-    init(capacity: Int) {
+    init(capacity: Int, slots: Int = 32) {
         bytes.reserveCapacity(capacity)
-        pendingSlots.reserveCapacity(32)
+        pendingSlots.reserveCapacity(slots)
     }
 
     /// Drops every byte from `count` on: what a failed value left behind when the buffer holds
