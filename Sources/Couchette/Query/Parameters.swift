@@ -139,12 +139,16 @@ public final class Parameters: Sendable {
     /// The values of the parameters `names`, in that order (nil: not set): a query's values by
     /// slot (``QueryPlan/parameterOrder``), found once per assignment. Throws for any value that
     /// could not be stored, used or not, as ``resolve(_:)`` does.
-    static func slots(_ entries: Entries, for names: [String]) throws -> [Datum?] {
-        for case (_, .unsupported(let reason)) in entries { throw unusable(reason) }
-        return names.map { name in
-            guard case .value(let value)? = entries.first(where: { $0.name == name })?.entry else { return nil }
-            return Datum(value)
+    static func slots(_ entries: Entries, for names: [String]) throws(CouchetteError) -> [Datum?] {
+        var slots = [Datum?](repeating: nil, count: names.count)
+        for (name, entry) in entries {
+            switch entry {
+            case .value(let value):
+                if let slot = names.firstIndex(of: name) { slots[slot] = Datum(value) }
+            case .unsupported(let reason): throw unusable(reason)
+            }
         }
+        return slots
     }
 
     private static func unusable(_ reason: String) -> CouchetteError {
