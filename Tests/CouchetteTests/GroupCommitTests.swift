@@ -104,10 +104,31 @@ import Testing
         #expect(pacing.wait == .milliseconds(1))
         pacing.committed(3, arrivedMeanwhile: 5, took: .seconds(1))
         #expect(pacing.expectedWriters == 6)
-        #expect(pacing.wait == GroupCommitPacing.maximumWait)
+        #expect(pacing.wait == GroupCommitPacing.defaultWait.upperBound)
         pacing.committed(1, arrivedMeanwhile: 0, took: .microseconds(1))
         #expect(pacing.expectedWriters == 1, "a lone sequential writer never waits")
-        #expect(pacing.wait == GroupCommitPacing.minimumWait)
+        #expect(pacing.wait == GroupCommitPacing.defaultWait.lowerBound)
+    }
+
+    /// `groupCommitWait` bounds the wait; a zero wait gathers nobody, and waits beyond 60 s or
+    /// below zero are refused.
+    @Test func theConfiguredWaitBoundsGathering() async throws {
+        var pacing = GroupCommitPacing(limits: .zero ... .zero)
+        pacing.committed(8, arrivedMeanwhile: 0, took: .milliseconds(1))
+        #expect(pacing.expectedWriters == 8)
+        #expect(pacing.stragglers(from: WriteQueue(), having: 1) == nil, "a zero wait never holds a commit back")
+        var patient = GroupCommitPacing(limits: .seconds(1) ... .seconds(2))
+        patient.committed(8, arrivedMeanwhile: 0, took: .microseconds(10))
+        #expect(patient.wait == .seconds(1))
+        #expect(patient.stragglers(from: WriteQueue(), having: 1) != nil)
+
+        let directory = try TemporaryDirectory()
+        for refused in [Duration.zero ... .seconds(61), .seconds(-1) ... .zero] {
+            var config = directory.configuration
+            config.groupCommitWait = refused
+            let message = await expectCouchetteError(.invalidParameter) { _ = try Database(name: "paced", config: config) }
+            #expect(message?.contains("groupCommitWait") == true)
+        }
     }
 
     @Test func aCallerWhoseWriteAnEarlierGroupCommittedDoesNotCommitLaterWrites() async throws {
@@ -133,13 +154,20 @@ import Testing
     /// When the last commit carried several writes, the next one opens its transaction with the
     /// writes at hand and takes the others as they arrive; a failing latecomer fails alone.
     @Test func writersArrivingWhileTheTransactionIsOpenJoinIt() async throws {
-        try await withDatabase { database, _ in
+        let directory = try TemporaryDirectory()
+        var config = directory.configuration
+        config.groupCommitWait = .seconds(30) ... .seconds(30)  // a wait no scheduling delay outlasts
+        let database = try Database(name: "paced", config: config)
+        do {
             let spec = try database.defaultCollection().spec
             let gone = try await database.createCollection(name: "gone").spec
             try await database.deleteCollection(name: "gone")
             let queue = database.core.writeQueue
-            // As after a commit of three writes, but with a wait no scheduling delay outlasts.
-            await database.setGroupCommitPacing(GroupCommitPacing(expectedWriters: 3, wait: .seconds(30)))
+            // A commit of three writes: the next one expects three writers.
+            let group = (0..<3).map { save(spec, "group-\($0)") }
+            for write in group { queue.append(write) }
+            await database.commitQueuedWrites(including: group[0])
+            #expect(database.statistics.totals == (commits: 1, writes: 3))
 
             let first = save(spec, "first")
             let late = save(spec, "late")
@@ -156,9 +184,10 @@ import Testing
             #expect(try late.outcomes().count == 1)
             #expect(failing.isCompleted)
             #expect(throws: CouchetteError.self) { try failing.outcomes() }
-            #expect(database.statistics.totals == (commits: 1, writes: 3), "the latecomers joined the open transaction")
+            #expect(database.statistics.totals == (commits: 2, writes: 6), "the latecomers joined the open transaction")
             #expect(try await database.defaultCollection().document(id: "late") != nil)
         }
+        try await database.close()
     }
 
     @Test func eightConcurrentSaversShareCommits() async throws {

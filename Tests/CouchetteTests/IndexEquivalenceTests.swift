@@ -133,53 +133,55 @@ import Testing
     }
 
     @Test func randomQueriesGiveTheSameResultsWithAndWithoutIndexes() async throws {
-        let directory = try TemporaryDirectory()
-        let indexed = try directory.open("indexed"), plain = try directory.open("plain")
-        var random = Generator(seed: 0x1DE7)
-        let documentCount = Self.stress ? 400 : 60
-        let queryCount = Self.stress ? 10_000 : 2_000
-        let indexedDocs = try await indexed.createCollection(name: "docs")
-        let plainDocs = try await plain.createCollection(name: "docs")
-        // Half the documents before the indexes exist (built at creation), half after (maintained),
-        // then some updated and deleted.
-        var documents = (0..<documentCount).map { Self.document($0, &random) }
-        func saveAll(_ docs: ArraySlice<MutableDocument>) async throws {
-            try await indexed.inBatch { batch in for doc in docs { try batch.save(document: doc, in: indexedDocs) } }
-            try await plain.inBatch { batch in for doc in docs { try batch.save(document: doc.toMutable(), in: plainDocs) } }
-        }
-        try await saveAll(documents[..<(documentCount / 2)])
-        for (name, config) in Self.indexes { try await indexedDocs.createIndex(withName: name, config: config) }
-        try await saveAll(documents[(documentCount / 2)...])
-        for _ in 0..<(documentCount / 5) {
-            let number = Int.random(in: 0..<documentCount, using: &random)
-            if Bool.random(using: &random) {
-                documents[number] = Self.document(number, &random)
-                try await indexedDocs.save(document: documents[number])
-                try await plainDocs.save(document: documents[number].toMutable())
-            } else if let doc = try await indexedDocs.document(id: documents[number].id) {
-                try await indexedDocs.delete(document: doc)
-                try await plainDocs.delete(document: try #require(try await plainDocs.document(id: doc.id)))
+        try await onAThreadOfItsOwn {
+            let directory = try TemporaryDirectory()
+            let indexed = try directory.open("indexed"), plain = try directory.open("plain")
+            var random = Generator(seed: 0x1DE7)
+            let documentCount = Self.stress ? 400 : 60
+            let queryCount = Self.stress ? 10_000 : 2_000
+            let indexedDocs = try await indexed.createCollection(name: "docs")
+            let plainDocs = try await plain.createCollection(name: "docs")
+            // Half the documents before the indexes exist (built at creation), half after (maintained),
+            // then some updated and deleted.
+            var documents = (0..<documentCount).map { Self.document($0, &random) }
+            func saveAll(_ docs: ArraySlice<MutableDocument>) async throws {
+                try await indexed.inBatch { batch in for doc in docs { try batch.save(document: doc, in: indexedDocs) } }
+                try await plain.inBatch { batch in for doc in docs { try batch.save(document: doc.toMutable(), in: plainDocs) } }
             }
-        }
-
-        var usedIndex = 0, failures = 0
-        for _ in 0..<queryCount {
-            let sql = Self.query(&random)
-            let withIndexes = try indexed.createQuery(sql), withoutIndexes = try plain.createQuery(sql)
-            if try await withIndexes.explain().hasPrefix("INDEX") { usedIndex += 1 }
-            let expected = try await withoutIndexes.execute().map { $0.toJSON() }
-            let actual = try await withIndexes.execute().map { $0.toJSON() }
-            if actual != expected {
-                failures += 1
-                if failures <= 5 {
-                    Issue.record("\(sql)\n\(try await withIndexes.explain())\nindexed: \(actual)\nfull scan: \(expected)")
+            try await saveAll(documents[..<(documentCount / 2)])
+            for (name, config) in Self.indexes { try await indexedDocs.createIndex(withName: name, config: config) }
+            try await saveAll(documents[(documentCount / 2)...])
+            for _ in 0..<(documentCount / 5) {
+                let number = Int.random(in: 0..<documentCount, using: &random)
+                if Bool.random(using: &random) {
+                    documents[number] = Self.document(number, &random)
+                    try await indexedDocs.save(document: documents[number])
+                    try await plainDocs.save(document: documents[number].toMutable())
+                } else if let doc = try await indexedDocs.document(id: documents[number].id) {
+                    try await indexedDocs.delete(document: doc)
+                    try await plainDocs.delete(document: try #require(try await plainDocs.document(id: doc.id)))
                 }
             }
-            await Task.yield()
+
+            var usedIndex = 0, failures = 0
+            for _ in 0..<queryCount {
+                let sql = Self.query(&random)
+                let withIndexes = try indexed.createQuery(sql), withoutIndexes = try plain.createQuery(sql)
+                if try await withIndexes.explain().hasPrefix("INDEX") { usedIndex += 1 }
+                let expected = try await withoutIndexes.execute().map { $0.toJSON() }
+                let actual = try await withIndexes.execute().map { $0.toJSON() }
+                if actual != expected {
+                    failures += 1
+                    if failures <= 5 {
+                        Issue.record("\(sql)\n\(try await withIndexes.explain())\nindexed: \(actual)\nfull scan: \(expected)")
+                    }
+                }
+                await Task.yield()
+            }
+            #expect(failures == 0)
+            #expect(usedIndex > queryCount / 3, "only \(usedIndex) of \(queryCount) queries used an index")
+            try await indexed.close()
+            try await plain.close()
         }
-        #expect(failures == 0)
-        #expect(usedIndex > queryCount / 3, "only \(usedIndex) of \(queryCount) queries used an index")
-        try await indexed.close()
-        try await plain.close()
     }
 }

@@ -11,10 +11,11 @@ import Testing
 @Suite struct NestingLimitTests {
     static let depth = Parser.maximumDepth
 
-    /// Runs `body` in a detached task: on the cooperative pool's threads, which run queries and
-    /// whose stacks (8 MB on Linux, smaller elsewhere) every limit here must fit in.
+    /// Runs `body` on a thread with the stack of the cooperative pool's threads (8 MB on Linux),
+    /// which run queries and which every limit here must fit in; a thread of its own keeps the
+    /// deep recursions here from holding a pool thread (see ``onAThreadOfItsOwn(_:)``).
     static func inTask<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-        try await Task.detached { try body() }.value
+        try await onAThreadOfItsOwn { try body() }
     }
 
     static func value(_ database: Database, _ expression: String) throws -> String {

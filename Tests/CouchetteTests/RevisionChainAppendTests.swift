@@ -31,29 +31,31 @@ import Testing
         return decoded
     }
 
-    @Test func appendingGivesTheBytesOfDecodingAddingAndEncoding() throws {
-        var random = SystemRandomNumberGenerator()
-        for _ in 0..<50 {
-            // A chain started by a single revision (its first edit has no stored tree).
-            var parent = try RevisionID.make(parent: nil, deleted: false, body: [UInt8.random(in: 0...255, using: &random)])
-            var sequence = UInt64.random(in: 1...300, using: &random)
-            var deleted = false
-            var tree = RevisionTree()
-            tree.add(parent, parent: nil, isDeleted: false, sequence: sequence)
-            var stored = false
-            for _ in 0..<Int.random(in: 1...40, using: &random) {
-                let isDelete = Int.random(in: 0..<6, using: &random) == 0
-                let child = try RevisionID.make(parent: parent, deleted: isDelete, body: [UInt8.random(in: 0...255, using: &random)])
-                // Sequences grow, by one (varint sizes change at 128) or by jumps; grafts can repeat one.
-                let next = sequence + [0, 1, 1, 120, 20_000].randomElement(using: &random)!
-                let result = try appendMatches(
-                    tree, stored: stored, parent: parent, parentSequence: sequence, parentDeleted: deleted,
-                    child: child, sequence: next, deleted: isDelete, limit: 1000)
-                tree = try #require(result)
-                stored = true
-                parent = child
-                sequence = next
-                deleted = isDelete
+    @Test func appendingGivesTheBytesOfDecodingAddingAndEncoding() async throws {
+        try await onAThreadOfItsOwn {
+            var random = SystemRandomNumberGenerator()
+            for _ in 0..<50 {
+                // A chain started by a single revision (its first edit has no stored tree).
+                var parent = try RevisionID.make(parent: nil, deleted: false, body: [UInt8.random(in: 0...255, using: &random)])
+                var sequence = UInt64.random(in: 1...300, using: &random)
+                var deleted = false
+                var tree = RevisionTree()
+                tree.add(parent, parent: nil, isDeleted: false, sequence: sequence)
+                var stored = false
+                for _ in 0..<Int.random(in: 1...40, using: &random) {
+                    let isDelete = Int.random(in: 0..<6, using: &random) == 0
+                    let child = try RevisionID.make(parent: parent, deleted: isDelete, body: [UInt8.random(in: 0...255, using: &random)])
+                    // Sequences grow, by one (varint sizes change at 128) or by jumps; grafts can repeat one.
+                    let next = sequence + [0, 1, 1, 120, 20_000].randomElement(using: &random)!
+                    let result = try appendMatches(
+                        tree, stored: stored, parent: parent, parentSequence: sequence, parentDeleted: deleted,
+                        child: child, sequence: next, deleted: isDelete, limit: 1000)
+                    tree = try #require(result)
+                    stored = true
+                    parent = child
+                    sequence = next
+                    deleted = isDelete
+                }
             }
         }
     }

@@ -37,6 +37,34 @@ import Testing
         #expect(try Self.storedFormat(folder: folder) == StoreLayout.formatVersion)
     }
 
+    /// Format 2 had no catalog generation. Opening such a file gives it one (and format 3) in
+    /// the upgrade's transaction, its catalog and documents intact; later catalog changes
+    /// advance it.
+    @Test func aFormatTwoFileIsUpgradedWithACatalogGeneration() async throws {
+        let directory = try TemporaryDirectory()
+        var database: Database? = try directory.open("two")
+        let folder = try #require(database?.path)
+        let items = try #require(try await database?.createCollection(name: "items"))
+        try await items.save(document: MutableDocument(id: "kept").setInt(1, forKey: "n"))
+        try await database?.close()
+        database = nil
+
+        try Self.rewriteAsFormatTwo(folder: folder)
+        #expect(try Self.storedGeneration(folder: folder) == nil)
+
+        let reopened = try directory.open("two")
+        let core = reopened.core
+        #expect(try core.read { try core.store.catalogGeneration($0) } == 1)
+        let upgraded = try #require(try reopened.collection(name: "items"))
+        #expect(try await upgraded.document(id: "kept")?.int(forKey: "n") == 1)
+        _ = try await reopened.createCollection(name: "more")
+        #expect(try core.read { try core.store.catalogGeneration($0) } == 2)
+        try await reopened.performMaintenance(type: .integrityCheck)
+        try await reopened.close()
+        #expect(try Self.storedFormat(folder: folder) == StoreLayout.formatVersion)
+        #expect(try Self.storedGeneration(folder: folder) == 2)
+    }
+
     /// A file written by a newer version is refused, not misread.
     @Test func aNewerFormatIsRefused() async throws {
         let directory = try TemporaryDirectory()
@@ -95,7 +123,26 @@ import Testing
         let store = DocumentStore(tables: tables, indexes: IndexRegistry(tables: tables))
         try environment.write { txn in
             try store.moveCounters(txn, from: tables.counters, to: tables.meta)
+            _ = try txn.delete(tables.counters, key: StoreLayout.catalogGenerationKey)
             try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(1))
+        }
+    }
+
+    /// Format 2 is format 3 without the catalog generation.
+    private static func rewriteAsFormatTwo(folder: String) throws {
+        let environment = try StorageEnvironment(path: folder)
+        defer { environment.close() }
+        try environment.write { txn in
+            _ = try txn.delete(environment.tables.counters, key: StoreLayout.catalogGenerationKey)
+            try txn.put(environment.tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(2))
+        }
+    }
+
+    private static func storedGeneration(folder: String) throws -> UInt64? {
+        let environment = try StorageEnvironment(path: folder)
+        defer { environment.close() }
+        return try environment.read { txn in
+            try txn.get(environment.tables.counters, key: StoreLayout.catalogGenerationKey).map { StoreLayout.decodeUInt64($0) }
         }
     }
 

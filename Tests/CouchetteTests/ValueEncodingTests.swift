@@ -394,67 +394,73 @@ import Testing
         _ = intoTable.decode()
     }
 
-    @Test func randomlyDamagedBodiesNeverCrash() throws {
-        var generator = SeededGenerator(seed: 2024)
-        let value = Value.dictionary([
-            "people": .array(
-                (0..<8).map { index in
-                    .dictionary([
-                        "name": .string("person \(index)"), "age": .int(Int64(index * 300)),
-                        "pets": .array([.string("cat"), .double(Double(index) / 3)]),
-                        "nested": .dictionary(["a": .dictionary(["b": .array([.null, .bool(true)])])]),
-                    ])
-                }),
-            "title": .string("a team"),
-        ])
-        let original = try ValueEncoder.encode(value)
-        for _ in 0..<600 {
-            var bytes = original
-            for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+    @Test func randomlyDamagedBodiesNeverCrash() async throws {
+        try await onAThreadOfItsOwn {
+            var generator = SeededGenerator(seed: 2024)
+            let value = Value.dictionary([
+                "people": .array(
+                    (0..<8).map { index in
+                        .dictionary([
+                            "name": .string("person \(index)"), "age": .int(Int64(index * 300)),
+                            "pets": .array([.string("cat"), .double(Double(index) / 3)]),
+                            "nested": .dictionary(["a": .dictionary(["b": .array([.null, .bool(true)])])]),
+                        ])
+                    }),
+                "title": .string("a team"),
+            ])
+            let original = try ValueEncoder.encode(value)
+            for _ in 0..<600 {
+                var bytes = original
+                for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                }
+                exercise(EncodedValue(bytes: bytes))
             }
-            exercise(EncodedValue(bytes: bytes))
         }
     }
 
     // MARK: - Large documents
 
-    @Test func tenMegabyteValueRoundTrips() throws {
-        let value = Self.largeValue()
-        let bytes = try ValueEncoder.encode(value)
-        #expect(bytes.count > 10_000_000)
-        let root = EncodedValue(bytes: bytes)
-        #expect(root.value(forKey: "text")?.string?.utf8.count == 8_000_000)
-        #expect(root.value(forKey: "numbers")?.element(at: 99_999)?.integer == Int64(99_999) * 99_999)
-        #expect(root.value(forKey: "chunks")?.value(forKey: "chunk-0999")?.string?.hasPrefix("999:") == true)
-        #expect(root.decode() == value)
+    @Test func tenMegabyteValueRoundTrips() async throws {
+        try await onAThreadOfItsOwn {
+            let value = Self.largeValue()
+            let bytes = try ValueEncoder.encode(value)
+            #expect(bytes.count > 10_000_000)
+            let root = EncodedValue(bytes: bytes)
+            #expect(root.value(forKey: "text")?.string?.utf8.count == 8_000_000)
+            #expect(root.value(forKey: "numbers")?.element(at: 99_999)?.integer == Int64(99_999) * 99_999)
+            #expect(root.value(forKey: "chunks")?.value(forKey: "chunk-0999")?.string?.hasPrefix("999:") == true)
+            #expect(root.decode() == value)
+        }
     }
 
     @Test func tenMegabyteDocumentIsSavedAndReadBack() async throws {
-        let value = Self.largeValue()
-        guard case .dictionary(let entries) = value else { return }
-        let expectedBody = try ValueEncoder.encode(value)
-        try await withDatabase { database, directory in
-            let document = MutableDocument(id: "big")
-            for (key, entry) in entries { document.setValue(entry, forKey: key) }
-            try await database.defaultCollection().save(document: document)
-            #expect(try await database.defaultCollection().document(id: "big")?.body == expectedBody)
+        try await onAThreadOfItsOwn {
+            let value = Self.largeValue()
+            guard case .dictionary(let entries) = value else { return }
+            let expectedBody = try ValueEncoder.encode(value)
+            try await withDatabase { database, directory in
+                let document = MutableDocument(id: "big")
+                for (key, entry) in entries { document.setValue(entry, forKey: key) }
+                try await database.defaultCollection().save(document: document)
+                #expect(try await database.defaultCollection().document(id: "big")?.body == expectedBody)
 
-            // Read it back from disk through a fresh open.
-            try await database.close()
-            let reopened = try directory.open()
-            do {
-                let stored = try #require(try await reopened.defaultCollection().document(id: "big"))
-                #expect(stored.body == expectedBody)
-                #expect(stored.string(forKey: "text")?.utf8.count == 8_000_000)
-                #expect(stored.array(forKey: "numbers")?.count == 100_000)
-                #expect(stored.array(forKey: "numbers")?.int64(at: 12_345) == Int64(12_345) * 12_345)
-                #expect(stored["chunks"]["chunk-0500"].string?.hasPrefix("500:") == true)
-                #expect(stored.dictionary(forKey: "chunks")?.count == 1000)
-                try await reopened.close()
-            } catch {
-                try? await reopened.close()
-                throw error
+                // Read it back from disk through a fresh open.
+                try await database.close()
+                let reopened = try directory.open()
+                do {
+                    let stored = try #require(try await reopened.defaultCollection().document(id: "big"))
+                    #expect(stored.body == expectedBody)
+                    #expect(stored.string(forKey: "text")?.utf8.count == 8_000_000)
+                    #expect(stored.array(forKey: "numbers")?.count == 100_000)
+                    #expect(stored.array(forKey: "numbers")?.int64(at: 12_345) == Int64(12_345) * 12_345)
+                    #expect(stored["chunks"]["chunk-0500"].string?.hasPrefix("500:") == true)
+                    #expect(stored.dictionary(forKey: "chunks")?.count == 1000)
+                    try await reopened.close()
+                } catch {
+                    try? await reopened.close()
+                    throw error
+                }
             }
         }
     }

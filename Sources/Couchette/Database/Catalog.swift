@@ -9,42 +9,62 @@ struct CollectionSpec: Sendable, Hashable {
 
 /// The in-memory list of scopes and collections that lets catalog look-ups stay synchronous.
 ///
-/// The database actor replaces it after every catalog change; a miss re-reads it from disk, since
-/// another process may have created the collection.
-///
 /// The in-memory list is only a cache: another ``Database`` instance or process may delete a
 /// collection and create one of the same name. Collection numbers are never reused (the
 /// `next-collection` counter only grows), so a number names one incarnation of a collection, and
 /// every write checks the numbers it uses against the catalog stored in its own write transaction
-/// (``load(_:tables:)``, ``checkCurrent(_:in:tables:)``) before touching anything.
+/// before touching anything.
+///
+/// The copy is kept with the catalog generation it was read under
+/// (``StoreLayout/catalogGenerationKey``): every change to the stored catalog, by any process,
+/// advances that counter in the same transaction, so a transaction that reads the generation the
+/// copy has sees exactly the copy's catalog and need not read the `"c:"` entries again
+/// (``current(in:store:)``). That is one look-up in the main database per commit instead of a
+/// scan of the catalog.
 final class Catalog: Sendable {
     static let defaultName = "_default"
 
+    /// The copy and the generation it was read under (nil: not known to be any generation's).
     /// Keyed by collection number: the check every read and write makes is a single look-up.
-    private let specs = Locked<[UInt32: CollectionSpec]>([:])
+    private let state = Locked<(generation: UInt64?, specs: [UInt32: CollectionSpec])>((nil, [:]))
 
-    func replace(with list: [CollectionSpec]) {
-        specs.withLock { specs in
-            specs = Dictionary(uniqueKeysWithValues: list.map { ($0.number, $0) })
+    /// Makes `specs`, read under `generation`, the copy — unless the copy is of a later
+    /// generation already (a reader that read an older snapshot must not take the copy back).
+    func replace(with specs: [UInt32: CollectionSpec], generation: UInt64) {
+        state.withLock { state in
+            if let known = state.generation, known > generation { return }
+            state = (generation, specs)
         }
     }
 
+    /// The catalog as `txn` sees it: the copy when `txn` reads the generation it was read under,
+    /// else the stored catalog, which then becomes the copy. The specs come with whether they
+    /// were read from the file (the copy was stale or missing).
+    func current(in txn: ReadTransaction, store: DocumentStore) throws -> (specs: [UInt32: CollectionSpec], reloaded: Bool) {
+        let generation = try store.catalogGeneration(txn)
+        if let specs = state.withLock({ $0.generation == generation ? $0.specs : nil }) { return (specs, false) }
+        let specs = Dictionary(uniqueKeysWithValues: try Self.load(txn, tables: store.tables).map { ($0.number, $0) })
+        replace(with: specs, generation: generation)
+        return (specs, true)
+    }
+
     func lookup(scope: String, name: String) -> CollectionSpec? {
-        specs.withLock { $0.values.first { $0.scope == scope && $0.name == name } }
+        state.withLock { $0.specs.values.first { $0.scope == scope && $0.name == name } }
     }
 
     func contains(_ spec: CollectionSpec) -> Bool {
-        specs.withLock { $0[spec.number] == spec }
+        state.withLock { $0.specs[spec.number] == spec }
     }
 
     /// Every collection by number, for resolving the numbers stored in keys.
-    var byNumber: [UInt32: CollectionSpec] { specs.withLock { $0 } }
+    var byNumber: [UInt32: CollectionSpec] { state.withLock { $0.specs } }
 
     var all: [CollectionSpec] {
-        specs.withLock { Array($0.values) }.sorted { ($0.scope, $0.name) < ($1.scope, $1.name) }
+        state.withLock { Array($0.specs.values) }.sorted { ($0.scope, $0.name) < ($1.scope, $1.name) }
     }
 
-    /// Reads every collection recorded in the `meta` table.
+    /// Reads every collection recorded in the `meta` table (``current(in:store:)`` reads it only
+    /// when the copy is stale).
     static func load(_ txn: ReadTransaction, tables: StorageEnvironment.Tables) throws -> [CollectionSpec] {
         var list: [CollectionSpec] = []
         var numbers: Set<UInt32> = []

@@ -25,7 +25,7 @@ public actor Database {
     nonisolated let writer: WriterExecutor
     /// Commits made and writes they carried (for the benchmark's writes-per-commit figure).
     nonisolated let statistics = CommitStatistics()
-    private var groupCommit = GroupCommitPacing()
+    private var groupCommit: GroupCommitPacing
 
     /// The actor runs on its own writer thread (`WriterExecutor`).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { writer.asUnownedSerialExecutor() }
@@ -45,6 +45,8 @@ public actor Database {
         guard (1...1_000_000).contains(config.maxRevisionHistory) else {
             throw CouchetteError(.invalidParameter, "maxRevisionHistory must be 1 to 1,000,000, got \(config.maxRevisionHistory)")
         }
+        try GroupCommitPacing.validate(config.groupCommitWait)
+        groupCommit = GroupCommitPacing(limits: config.groupCommitWait)
         let path = Database.folder(name: name, directory: config.directory)
         core = try DatabaseCore(name: name, path: path, configuration: config, clock: clock)
         reader = StoreReader(core: core)
@@ -289,9 +291,11 @@ public actor Database {
             let results = try core.environment.write(usingReserve: freesSpace) { txn -> [Result<[WriteOutcome], any Error>] in
                 summary = CommitSummary()
                 var commitStart: [UInt32: UInt64] = [:]
-                // The catalog as this transaction sees it, not this instance's cached copy: another
-                // instance or process may have deleted (and re-created) a collection meanwhile.
-                let collections = Dictionary(uniqueKeysWithValues: try Catalog.load(txn, tables: tables).map { ($0.number, $0) })
+                // The catalog as this transaction sees it: another instance or process may have
+                // deleted (and re-created) a collection meanwhile. The cached copy when the stored
+                // catalog generation shows it current; a stale copy is replaced, so objects of
+                // collections deleted elsewhere then fail their reads too.
+                let collections = try core.catalog.current(in: txn, store: store).specs
                 storedCatalog = collections
                 // The outcomes of one pending write's operations, applied in `context`.
                 func apply(_ write: PendingWrite, in context: WriteContext) throws -> [WriteOutcome] {
@@ -357,7 +361,6 @@ public actor Database {
                 return results
             }
             transactionID = nil  // committed: the record stays for the monitor
-            adoptCatalog(storedCatalog)
             if core.configuration.fullSync && !core.environment.syncsMetaPage { try core.environment.syncToDisk() }
             statistics.recordCommit(carrying: writes.count)
             for (write, result) in zip(writes, results) { write.complete(result) }
@@ -372,15 +375,8 @@ public actor Database {
             if let transactionID {  // the commit failed: LMDB reuses its id
                 core.observers.forEachTransactionObserver { $0.commitFailed(transactionID: transactionID) }
             }
-            adoptCatalog(storedCatalog)  // a lone write refused for a deleted collection aborts the transaction
             throw CouchetteError.wrapping(error)
         }
-    }
-
-    /// Makes the catalog a transaction read this instance's, when it differs: objects of
-    /// collections deleted by another instance or process then fail their reads too.
-    private func adoptCatalog(_ stored: [UInt32: CollectionSpec]?) {
-        if let stored, core.catalog.byNumber != stored { core.catalog.replace(with: Array(stored.values)) }
     }
 
     /// Collects writes made in `body` and commits them in one transaction: all or none.
@@ -449,12 +445,6 @@ public actor Database {
             return try core.read { try core.store.nextExpiration($0) }
         }
         return next
-    }
-
-    /// Replaces what the next commit expects of its group (tests set a wait no scheduling delay
-    /// outlasts, to make latecomers deterministic).
-    func setGroupCommitPacing(_ pacing: GroupCommitPacing) {
-        groupCommit = pacing
     }
 
     /// Commits operations from inside the actor, through the same group-commit path.

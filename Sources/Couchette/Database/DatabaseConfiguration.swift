@@ -39,13 +39,31 @@ public struct DatabaseConfiguration: Sendable {
     /// database open, the first opener's limit applies; the limit bounds this process's growth of
     /// the file, not another process's.
     public var maximumSize: Int?
+    /// How long a commit may wait for writers expected to join it (group commit), default
+    /// 200 µs to 2 ms.
+    ///
+    /// When the last commit carried several writes, or writes queued while it synced, the next
+    /// one expects as many writers again: it opens its transaction with the writes at hand,
+    /// applies them, and waits for the others — as long as the last commit took, kept within
+    /// this range — so that concurrent savers share one disk sync instead of splitting over two.
+    /// A single task saving in a loop never waits. `.zero ... .zero` never waits for anyone: each
+    /// commit takes only what is queued when it begins. At most 60 s;
+    /// ``Database/init(name:config:)`` throws `.invalidParameter` for a longer or negative wait.
+    ///
+    /// ```swift
+    /// var config = DatabaseConfiguration()
+    /// config.groupCommitWait = .zero ... .zero   // latency first: never hold a commit back
+    /// ```
+    public var groupCommitWait: ClosedRange<Duration>
 
     /// The default configuration: databases in `directory` (the current directory when nil), no full
-    /// sync, CouchDB's 1,000-revision history, and a size that grows as needed.
+    /// sync, CouchDB's 1,000-revision history, a size that grows as needed, and group commits that
+    /// wait 200 µs to 2 ms for expected writers.
     public init(directory: String? = nil) {
         self.directory = directory ?? FileManager.default.currentDirectoryPath
         self.fullSync = false
         self.maxRevisionHistory = RevisionTree.defaultHistoryLimit
         self.maximumSize = nil
+        self.groupCommitWait = GroupCommitPacing.defaultWait
     }
 }

@@ -52,18 +52,16 @@ final class DatabaseCore: Sendable {
     private static func prepareFormatAndLoadCatalog(
         _ environment: StorageEnvironment, _ store: DocumentStore, _ catalog: Catalog, path: String
     ) throws -> Bool {
-        typealias Opened = (version: UInt32?, hasUUID: Bool, catalog: [CollectionSpec], hasExpirations: Bool)
+        typealias Opened = (version: UInt32?, hasUUID: Bool, hasExpirations: Bool)
         let opened = try environment.read { txn -> Opened in
-            guard let version = try store.formatVersion(txn) else { return (nil, false, [], false) }
-            guard version == StoreLayout.formatVersion else { return (version, false, [], false) }
-            return (
-                version, try store.uuid(txn) != nil, try Catalog.load(txn, tables: environment.tables),
-                try store.nextExpiration(txn) != nil
-            )
+            guard let version = try store.formatVersion(txn) else { return (nil, false, false) }
+            guard version == StoreLayout.formatVersion else { return (version, false, false) }
+            _ = try catalog.current(in: txn, store: store)
+            return (version, try store.uuid(txn) != nil, try store.nextExpiration(txn) != nil)
         }
         func reloadCatalog() throws -> Bool {
             try environment.read { txn in
-                catalog.replace(with: try Catalog.load(txn, tables: environment.tables))
+                _ = try catalog.current(in: txn, store: store)
                 return try store.nextExpiration(txn) != nil
             }
         }
@@ -88,7 +86,6 @@ final class DatabaseCore: Sendable {
             try environment.write { try store.setUUIDIfMissing($0, Self.newUUID()) }
             return try reloadCatalog()
         }
-        catalog.replace(with: opened.catalog)
         return opened.hasExpirations
     }
 
@@ -102,9 +99,10 @@ final class DatabaseCore: Sendable {
         return uuid
     }
 
+    /// Brings the in-memory catalog up to the stored one: one look-up of the catalog generation
+    /// when nothing changed (see ``Catalog/current(in:store:)``).
     func reloadCatalog() throws {
-        let list = try environment.read { try Catalog.load($0, tables: environment.tables) }
-        catalog.replace(with: list)
+        _ = try environment.read { try catalog.current(in: $0, store: store) }
     }
 
     // MARK: - Open state
@@ -128,8 +126,9 @@ final class DatabaseCore: Sendable {
         try currentCatalog().first { $0.scope == scope && $0.name == name }
     }
 
-    /// Every collection, re-read from the file: for the look-ups users make by name, which must
-    /// not answer from a cache another instance or process has made stale.
+    /// Every collection as the file has it now: for the look-ups users make by name, which must
+    /// not answer from a cache another instance or process has made stale (the copy is used when
+    /// the stored catalog generation shows it current).
     func currentCatalog() throws -> [CollectionSpec] {
         try checkOpen()
         try reloadCatalog()

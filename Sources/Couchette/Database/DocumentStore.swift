@@ -461,16 +461,18 @@ struct DocumentStore: Sendable {
             tables.meta, key: StoreLayout.collectionKey(scope: Catalog.defaultName, name: Catalog.defaultName),
             value: StoreLayout.encodeUInt32(StoreLayout.defaultCollectionNumber))
         try txn.put(tables.meta, key: StoreLayout.nextCollectionKey, value: StoreLayout.encodeUInt32(1))
+        try advanceCatalogGeneration(txn)
     }
 
     /// Brings a file of an older format to ``StoreLayout/formatVersion``: format 1 kept the
-    /// per-collection counters in `meta`, format 2 in the main database. Throws `.corruption` for
-    /// a format it does not know.
+    /// per-collection counters in `meta`, format 2 in the main database; format 3 adds the catalog
+    /// generation. Throws `.corruption` for a format it does not know.
     func upgradeFormat(_ txn: WriteTransaction, from version: UInt32) throws {
-        guard version == 1 else {
+        guard version == 1 || version == 2 else {
             throw CouchetteError(.corruption, "storage format \(version) cannot be upgraded to \(StoreLayout.formatVersion)")
         }
-        try moveCounters(txn, from: tables.meta, to: tables.counters)
+        if version == 1 { try moveCounters(txn, from: tables.meta, to: tables.counters) }
+        try advanceCatalogGeneration(txn)
         try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(StoreLayout.formatVersion))
     }
 
@@ -513,6 +515,7 @@ struct DocumentStore: Sendable {
         let number = StoreLayout.decodeUInt32(try txn.get(tables.meta, key: StoreLayout.nextCollectionKey)) ?? 1
         try txn.put(tables.meta, key: StoreLayout.nextCollectionKey, value: StoreLayout.encodeUInt32(number + 1))
         try txn.put(tables.meta, key: StoreLayout.collectionKey(scope: scope, name: name), value: StoreLayout.encodeUInt32(number))
+        try advanceCatalogGeneration(txn)
         return CollectionSpec(scope: scope, name: name, number: number)
     }
 
@@ -546,5 +549,6 @@ struct DocumentStore: Sendable {
         try txn.delete(tables.counters, key: StoreLayout.countKey(collection.number))
         try txn.delete(tables.counters, key: StoreLayout.sequenceCounterKey(collection.number))
         try txn.delete(tables.meta, key: StoreLayout.collectionKey(scope: collection.scope, name: collection.name))
+        try advanceCatalogGeneration(txn)
     }
 }

@@ -5,34 +5,47 @@
 /// committing the first to arrive alone splits them over two syncs. When the last commit showed
 /// concurrency (it carried several writes, or writes arrived while it synced), the next commit
 /// takes writes until as many as last time are there — at most as long as the last commit took
-/// (within ``minimumWait`` and ``maximumWait``), since a straggler that misses the commit waits
-/// a whole commit anyway; it gathers them with its transaction open (``StragglerGathering``).
-/// A single sequential writer never waits: nothing arrives while its commits sync.
+/// (within ``DatabaseConfiguration/groupCommitWait``), since a straggler that misses the commit
+/// waits a whole commit anyway; it gathers them with its transaction open
+/// (``StragglerGathering``). A single sequential writer never waits: nothing arrives while its
+/// commits sync.
 struct GroupCommitPacing {
-    static let minimumWait: Duration = .microseconds(200)
-    static let maximumWait: Duration = .milliseconds(2)
+    /// ``DatabaseConfiguration/groupCommitWait``'s default.
+    static let defaultWait: ClosedRange<Duration> = .microseconds(200) ... .milliseconds(2)
+    /// The longest wait a configuration may ask for: every wait has a limit.
+    static let longestWait: Duration = .seconds(60)
 
+    /// The bounds of every wait.
+    let limits: ClosedRange<Duration>
     /// How many writes the next commit expects (1: no waiting).
-    private(set) var expectedWriters: Int
+    private(set) var expectedWriters = 1
     /// How long the next commit may wait for them.
     private(set) var wait: Duration
 
-    init(expectedWriters: Int = 1, wait: Duration = minimumWait) {
-        self.expectedWriters = expectedWriters
-        self.wait = wait
+    init(limits: ClosedRange<Duration> = defaultWait) {
+        self.limits = limits
+        wait = limits.lowerBound
+    }
+
+    /// Throws `.invalidParameter` unless `limits` are waits this type accepts (0 to 60 s).
+    static func validate(_ limits: ClosedRange<Duration>) throws {
+        guard limits.lowerBound >= .zero, limits.upperBound <= longestWait else {
+            throw CouchetteError(.invalidParameter, "groupCommitWait must lie within 0 and 60 s, got \(limits)")
+        }
     }
 
     /// Records a finished commit: how many writes it carried, how many queued up meanwhile, and
     /// how long it took from taking its writes to completing them.
     mutating func committed(_ count: Int, arrivedMeanwhile: Int, took duration: Duration) {
         expectedWriters = arrivedMeanwhile > 0 || count > 1 ? max(count, arrivedMeanwhile + 1) : 1
-        wait = min(max(duration, Self.minimumWait), Self.maximumWait)
+        wait = min(max(duration, limits.lowerBound), limits.upperBound)
     }
 
     /// The writers the next commit waits for, having taken `having` writes already; nil when it
-    /// waits for none.
+    /// waits for none (or may not wait at all).
     func stragglers(from queue: WriteQueue, having: Int) -> StragglerGathering? {
-        having < expectedWriters ? StragglerGathering(queue: queue, missing: expectedWriters - having, wait: wait) : nil
+        guard expectedWriters > having, wait > .zero else { return nil }
+        return StragglerGathering(queue: queue, missing: expectedWriters - having, wait: wait)
     }
 }
 

@@ -9,6 +9,7 @@ import Foundation
 /// | `meta`        | `"next-collection"`                        | next collection number (u32)       |
 /// | main          | `"sequence:" collection`                   | last sequence of the collection    |
 /// | main          | `"count:" collection`                      | live documents of the collection   |
+/// | main          | `"catalog-generation"`                     | catalog changes so far (u64)       |
 /// | `meta`        | `"purges:" collection`                     | purges asked for (not expirations) |
 /// | `meta`        | `"uuid"`                                   | database UUID, 32 hex digits       |
 /// | `meta`        | `"local:" collection, id`                  | `_local` document body (binary)    |
@@ -29,6 +30,16 @@ import Foundation
 /// less than with the counters in `meta` (format 1 kept them there; opening such a file moves
 /// them, see ``DocumentStore/upgradeFormat(_:from:)``).
 ///
+/// The catalog generation grows by one with every change to the catalog (a collection created or
+/// deleted, a format upgrade), so a process that read the catalog under generation *g* may use
+/// its copy for as long as the stored generation is still *g*: a commit reads that one value
+/// instead of every `"c:"` entry (see ``Catalog``). It is a stored value, not LMDB's transaction
+/// id, which compaction restarts; compaction copies it like any other value, and it never goes
+/// down. Format 3 added it: a format-2 file is upgraded at open, and a version that reads format
+/// 2 refuses format 3 files, so no process that does not know the counter can change the catalog
+/// of a file whose readers rely on it (a process of such a version must not have the file open
+/// while a newer one upgrades it, as for the format 1 → 2 upgrade).
+///
 /// `_local` documents (replication checkpoints) are never replicated and have no sequence, so
 /// they live in `meta`. The UUID names this database in replication ids.
 ///
@@ -37,11 +48,13 @@ import Foundation
 /// Collections are numbered (u32, big-endian in keys) so that every table is shared by all
 /// collections, renaming needs no data move and deleting one is a prefix range delete.
 enum StoreLayout {
-    static let formatVersion: UInt32 = 2
+    static let formatVersion: UInt32 = 3
     static let defaultCollectionNumber: UInt32 = 0
     static let formatKey = Array("format".utf8)
     static let nextCollectionKey = Array("next-collection".utf8)
     static let nextIndexKey = Array("next-index".utf8)
+    /// In the main database (``StorageEnvironment/Tables/counters``), which every commit reads.
+    static let catalogGenerationKey = Array("catalog-generation".utf8)
     /// LMDB keys are at most 511 bytes; a document key is a collection number and the id.
     static let maximumDocumentIDLength = 480
 
