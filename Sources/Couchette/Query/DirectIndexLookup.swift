@@ -16,7 +16,10 @@
 /// checked at each execution: when it is not one this type runs (a full scan, a WHERE the range
 /// does not decide, an ORDER BY the range does not deliver), ``run(_:slots:)`` returns nil and the
 /// query goes through ``Executor``. `explain()` says which one runs (``runs(_:context:)``).
-struct DirectIndexLookup: Sendable {
+///
+/// A class: each execution then takes one reference to it, where a struct of these fields was
+/// copied field by field (some fifteen retains and releases).
+final class DirectIndexLookup: Sendable {
     private let plan: QueryPlan
     private let scan: IndexedScan
     private let paths: AccessPathCache
