@@ -150,7 +150,9 @@ import Testing
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             let kept = Blob(contentType: "text/plain", data: Data("kept".utf8))
-            let purged = Blob(contentType: "text/plain", data: hello)
+            // Content no other test stores: `content()` looks in every open database of the process,
+            // and a test running alongside may hold "hello, blob" when this one checks it is gone.
+            let purged = Blob(contentType: "text/plain", data: Data("purged \(UUID())".utf8))
             try await collection.save(document: MutableDocument(id: "keep").setBlob(kept, forKey: "x"))
             try await collection.save(document: MutableDocument(id: "gone").setBlob(purged, forKey: "x"))
             let unreferenced = Blob(contentType: "text/plain", data: Data("never referenced".utf8))

@@ -80,8 +80,9 @@ import Testing
         }
     }
 
-    /// Equality with doubles compared by their bits (NaN equals NaN).
-    private static func same(_ lhs: Value, _ rhs: Value) -> Bool {
+    /// Equality with doubles compared by their bits (NaN equals NaN); also used by
+    /// `DictionaryShapeTests`.
+    static func same(_ lhs: Value, _ rhs: Value) -> Bool {
         switch (lhs, rhs) {
         case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
         case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { same($0, $1) }

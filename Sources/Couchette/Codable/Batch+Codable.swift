@@ -62,19 +62,10 @@ extension Batch {
         for reference: ModelReference, in collection: Collection,
         requested: ConcurrencyControl
     ) -> ConcurrencyControl {
-        let number = collection.spec.number
-        var alreadyWritten = false
-        // One hash of the wrapper per save; collections by number (hashing names costs more).
-        withModel(reference) { written in
-            alreadyWritten = written.collections.contains(number)
-            if !alreadyWritten { written.collections.append(number) }
-        }
+        // One hash of the wrapper per save; collections by number (hashing names costs more),
+        // the first without an array.
+        let alreadyWritten = models[ObjectIdentifier(reference.wrapper), default: (reference.id, WrittenCollections())].collections
+            .insert(collection.spec.number)
         return alreadyWritten ? .lastWriteWins : reference.control(requested)
-    }
-
-    /// Runs `body` on the entry of the model `reference` stands for, creating it under the
-    /// reference's id the first time.
-    private func withModel(_ reference: ModelReference, _ body: (inout (id: String, collections: [UInt32])) -> Void) {
-        body(&models[ObjectIdentifier(reference.wrapper), default: (reference.id, [])])
     }
 }

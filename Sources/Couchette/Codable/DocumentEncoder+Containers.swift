@@ -21,13 +21,19 @@ struct ModelKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
     mutating func encode(_ value: Int16, forKey key: Key) throws { store(.int(Int64(value)), key) }
     mutating func encode(_ value: Int32, forKey key: Key) throws { store(.int(Int64(value)), key) }
     mutating func encode(_ value: Int64, forKey key: Key) throws { store(.int(value), key) }
-    mutating func encode(_ value: Int128, forKey key: Key) throws { store(try encoder.integer(value, at: codingPath, key: key), key) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { store(try encoder.integer(value, at: codingPath, key: key), key) }
+    mutating func encode(_ value: Int128, forKey key: Key) throws {
+        store(try encoder.context.integer(value, at: codingPath, key: key), key)
+    }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { store(try encoder.context.integer(value, at: codingPath, key: key), key) }
     mutating func encode(_ value: UInt8, forKey key: Key) throws { store(.int(Int64(value)), key) }
     mutating func encode(_ value: UInt16, forKey key: Key) throws { store(.int(Int64(value)), key) }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { store(.int(Int64(value)), key) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { store(try encoder.integer(value, at: codingPath, key: key), key) }
-    mutating func encode(_ value: UInt128, forKey key: Key) throws { store(try encoder.integer(value, at: codingPath, key: key), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws {
+        store(try encoder.context.integer(value, at: codingPath, key: key), key)
+    }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws {
+        store(try encoder.context.integer(value, at: codingPath, key: key), key)
+    }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         if T.self == DocumentID.self, encoder.isDocumentRoot {
@@ -121,13 +127,13 @@ struct ModelUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: Int16) throws { append(.int(Int64(value))) }
     mutating func encode(_ value: Int32) throws { append(.int(Int64(value))) }
     mutating func encode(_ value: Int64) throws { append(.int(value)) }
-    mutating func encode(_ value: Int128) throws { append(try encoder.integer(value, at: codingPath, key: nextKey)) }
-    mutating func encode(_ value: UInt) throws { append(try encoder.integer(value, at: codingPath, key: nextKey)) }
+    mutating func encode(_ value: Int128) throws { append(try encoder.context.integer(value, at: codingPath, key: nextKey)) }
+    mutating func encode(_ value: UInt) throws { append(try encoder.context.integer(value, at: codingPath, key: nextKey)) }
     mutating func encode(_ value: UInt8) throws { append(.int(Int64(value))) }
     mutating func encode(_ value: UInt16) throws { append(.int(Int64(value))) }
     mutating func encode(_ value: UInt32) throws { append(.int(Int64(value))) }
-    mutating func encode(_ value: UInt64) throws { append(try encoder.integer(value, at: codingPath, key: nextKey)) }
-    mutating func encode(_ value: UInt128) throws { append(try encoder.integer(value, at: codingPath, key: nextKey)) }
+    mutating func encode(_ value: UInt64) throws { append(try encoder.context.integer(value, at: codingPath, key: nextKey)) }
+    mutating func encode(_ value: UInt128) throws { append(try encoder.context.integer(value, at: codingPath, key: nextKey)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         array.elements.append(try encoder.box(value, at: codingPath, key: nextKey))

@@ -54,6 +54,46 @@ enum DocumentEncoder {
         _ model: T, blobs: BlobStore? = nil, revisionPosition: @escaping () -> Int64? = { nil }
     ) throws -> Output {
         let context = EncodingContext(blobs: blobs, revisionPosition: revisionPosition)
+        let streamed: [UInt8]?
+        do {
+            streamed = try streamedBody(model, context: context)
+        } catch {
+            blobs?.release(context.heldBlobs)
+            throw error
+        }
+        if let body = streamed {
+            return Output(
+                body: body, documentID: context.firstDocumentID, otherDocumentIDs: context.otherDocumentIDs,
+                heldBlobs: context.heldBlobs)
+        }
+        // A model the stream could not follow: the buffered encoder encodes it again. Blobs the
+        // first pass stored stay held until the second holds them too.
+        defer { blobs?.release(context.heldBlobs) }
+        return try encodeBuffered(model, blobs: blobs, revisionPosition: revisionPosition)
+    }
+
+    /// The body of `model` written as its values arrive (see ``BodyStream``); nil when the buffered
+    /// encoder must encode it instead.
+    static func streamedBody<T: Encodable>(_ model: T, context: EncodingContext) throws -> [UInt8]? {
+        let stream = BodyStream(context: context)
+        let root = StreamingModelEncoder(stream: stream, position: stream.push(.encoder), codingPath: [], isDocumentRoot: true)
+        do {
+            try model.encode(to: root)
+        } catch {
+            // An error after a misuse may come from the misuse: the buffered encoder reports it.
+            if stream.misused { return nil }
+            if let error = error as? EncodingError { throw CouchetteError(.invalidParameter, describe(error)) }
+            throw error
+        }
+        guard root.isDictionary else { return nil }  // the buffered encoder names the mistake
+        return stream.finishedBody(root: root.position)
+    }
+
+    /// The buffered encoder: every container kept until `encode(to:)` returns, then written.
+    static func encodeBuffered<T: Encodable>(
+        _ model: T, blobs: BlobStore?, revisionPosition: @escaping () -> Int64?
+    ) throws -> Output {
+        let context = EncodingContext(blobs: blobs, revisionPosition: revisionPosition)
         do {
             let encoder = try run(model, isDocumentRoot: true, context: context)
             guard encoder.encodedADictionary else {
@@ -280,7 +320,7 @@ final class PendingArray {
 }
 
 /// The `Encoder` handed to `encode(to:)`; also its own single-value container.
-final class ModelEncoder: Encoder {
+final class ModelEncoder: Encoder, DocumentModelEncoder {
     let codingPath: [any CodingKey]
     let context: EncodingContext
     /// True for the encoder of the model itself and the super-encoders it hands out: a
@@ -363,67 +403,11 @@ final class ModelEncoder: Encoder {
     /// Nested models and containers stay containers until the whole model is written, so their
     /// entries go straight to the binary body too.
     func box<T: Encodable>(_ value: T, at path: [any CodingKey], key: (any CodingKey)?) throws -> PendingValue {
-        if let leaf = try leaf(value, at: path, key: key) { return .value(leaf) }
-        guard path.count < ValueEncoder.maximumDepth else {
-            // A model graph with a cycle would otherwise recurse until the stack overflows.
-            throw CouchetteError(
-                .invalidParameter,
-                "\(T.self) at '\(Self.describe(path, key))' is nested deeper than \(ValueEncoder.maximumDepth) levels "
-                    + "(does an object contain itself?)")
-        }
+        if let leaf = try context.leaf(value, at: path, key: key) { return .value(leaf) }
+        try EncodingContext.checkNesting(T.self, at: path, key: key)
         let child = ModelEncoder(codingPath: key.map { path + [$0] } ?? path, context: context, isDocumentRoot: false)
         try value.encode(to: child)
         return .encoder(child)
-    }
-
-    /// The stored form of a common leaf (or array of leaves), with no encoder per value; nil for
-    /// any other type.
-    private func leaf<T: Encodable>(_ value: T, at path: [any CodingKey], key: (any CodingKey)?) throws -> Value? {
-        if T.self == String.self { return .string(same(value, as: String.self)) }
-        if T.self == Int.self { return .int(Int64(same(value, as: Int.self))) }
-        if T.self == Double.self { return .double(same(value, as: Double.self)) }
-        if T.self == Bool.self { return .bool(same(value, as: Bool.self)) }
-        if T.self == [String].self { return .array(same(value, as: [String].self).map(Value.string)) }
-        if T.self == [Int].self { return .array(same(value, as: [Int].self).map { .int(Int64($0)) }) }
-        if T.self == [Double].self { return .array(same(value, as: [Double].self).map(Value.double)) }
-        if T.self == Date.self {
-            let date = same(value, as: Date.self)
-            guard ISO8601.canFormat(date) else {
-                throw CouchetteError(
-                    .invalidParameter,
-                    "date \(date.timeIntervalSince1970) s after 1970 at '\(Self.describe(path, key))' cannot be stored: "
-                        + "it is outside the years 0000...9999")
-            }
-            return .string(ISO8601.string(from: date))
-        }
-        if T.self == DocumentID.self {
-            // A nested model's id: a normal string field.
-            return same(value, as: DocumentID.self).wrappedValue.map(Value.string) ?? .null
-        }
-        if T.self == URL.self { return .string(same(value, as: URL.self).absoluteString) }
-        if T.self == UUID.self { return .string(same(value, as: UUID.self).uuidString) }
-        if T.self == Decimal.self { return ValueConversion.number(same(value, as: Decimal.self)) }
-        if T.self == Blob.self { return try context.store(same(value, as: Blob.self), at: Self.describe(path, key)) }
-        if T.self == Data.self {
-            throw CouchetteError(
-                .invalidParameter,
-                "Data at '\(Self.describe(path, key))' cannot be stored in a document property: use a Blob for binary data")
-        }
-        return nil
-    }
-
-    /// An integer of any width as a stored 64-bit integer.
-    func integer<T: BinaryInteger>(_ value: T, at path: [any CodingKey], key: (any CodingKey)?) throws -> Value {
-        if let number = Int64(exactly: value) { return .int(number) }
-        // Beyond Int64 (a UInt64, an Int128): kept exactly, as CouchDB keeps it.
-        guard let large = LargeInteger(text: String(value)) else {
-            throw CouchetteError(.invalidParameter, "\(T.self) \(value) at '\(Self.describe(path, key))' cannot be stored")
-        }
-        return .largeInteger(large)
-    }
-
-    private static func describe(_ path: [any CodingKey], _ key: (any CodingKey)?) -> String {
-        CodingPath.describe(key.map { path + [$0] } ?? path)
     }
 }
 
@@ -449,13 +433,13 @@ extension ModelEncoder: SingleValueEncodingContainer {
     func encode(_ value: Int16) throws { store(.int(Int64(value))) }
     func encode(_ value: Int32) throws { store(.int(Int64(value))) }
     func encode(_ value: Int64) throws { store(.int(value)) }
-    func encode(_ value: Int128) throws { store(try integer(value, at: codingPath, key: nil)) }
-    func encode(_ value: UInt) throws { store(try integer(value, at: codingPath, key: nil)) }
+    func encode(_ value: Int128) throws { store(try context.integer(value, at: codingPath, key: nil)) }
+    func encode(_ value: UInt) throws { store(try context.integer(value, at: codingPath, key: nil)) }
     func encode(_ value: UInt8) throws { store(.int(Int64(value))) }
     func encode(_ value: UInt16) throws { store(.int(Int64(value))) }
     func encode(_ value: UInt32) throws { store(.int(Int64(value))) }
-    func encode(_ value: UInt64) throws { store(try integer(value, at: codingPath, key: nil)) }
-    func encode(_ value: UInt128) throws { store(try integer(value, at: codingPath, key: nil)) }
+    func encode(_ value: UInt64) throws { store(try context.integer(value, at: codingPath, key: nil)) }
+    func encode(_ value: UInt128) throws { store(try context.integer(value, at: codingPath, key: nil)) }
 
     func encode<T: Encodable>(_ value: T) throws {
         if T.self == DocumentID.self, isDocumentRoot {

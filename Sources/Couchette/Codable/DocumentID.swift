@@ -76,7 +76,7 @@ public final class DocumentID: Codable {
     /// Encodes the id as a string or null. A document encoder at the root of a model writes
     /// nothing: the id is the document's, not one of its properties.
     public func encode(to encoder: any Encoder) throws {
-        if let encoder = encoder as? ModelEncoder, encoder.isDocumentRoot {
+        if let encoder = encoder as? any DocumentModelEncoder, encoder.isDocumentRoot {
             encoder.context.noteDocumentID(self)
             return
         }

@@ -18,14 +18,14 @@ public final class Batch {
     private var trackers: [(operation: Int, tracker: any RevisionTracking)] = []
     /// Document models written in this batch, by their `@DocumentID` wrapper: the id they are
     /// written under (generated once per object) and the numbers of the collections they were
-    /// written to (a few at most, so a list).
-    var models: [ObjectIdentifier: (id: String, collections: [UInt32])] = [:]
+    /// written to.
+    var models: [ObjectIdentifier: (id: String, collections: WrittenCollections)] = [:]
     /// Mutable documents written in this batch, with the numbers of the collections they were
     /// written to (numbers: hashing a collection's names for every save would cost more).
     private var documents: [ObjectIdentifier: WrittenCollections] = [:]
 
     /// The collections one document was written to: almost always one, kept without an array.
-    private struct WrittenCollections {
+    struct WrittenCollections {
         var first: UInt32?
         var others: [UInt32] = []
 
@@ -47,6 +47,14 @@ public final class Batch {
 
     init(database: Database) { self.database = database }
 
+    /// A batch whose body failed (it was never closed) will not be written: the revision digests
+    /// its JSON documents still wait for are skipped.
+    deinit {
+        guard !isClosed else { return }
+        jsonDocuments?.abandon()
+        for case .saveJSON(let documents) in operations { documents.digester.cancel() }
+    }
+
     /// Adds the save of `document` to the batch (encoded now; later edits are not included).
     ///
     /// With `.failOnConflict`, a document that changed since it was read fails the whole batch
@@ -60,10 +68,12 @@ public final class Batch {
         heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody()
         let alreadyWritten = documents[ObjectIdentifier(document), default: WrittenCollections()].insert(collection.spec.number)
+        let control = alreadyWritten ? .lastWriteWins : concurrencyControl
+        // The base is compared only under .failOnConflict: otherwise its text is not even made.
         append(
             .save(
-                collection.spec, id: document.id, body: body, base: document.revisionID,
-                control: alreadyWritten ? .lastWriteWins : concurrencyControl), tracking: document)
+                collection.spec, id: document.id, body: body, base: control == .failOnConflict ? document.revisionID : nil,
+                control: control), tracking: document)
     }
 
     /// Adds the deletion of `document` (a tombstone revision) to the batch.
@@ -101,7 +111,7 @@ public final class Batch {
 
     /// Ends the current run of JSON documents, so that later writes come after them.
     func finishJSONDocuments() {
-        guard let documents = jsonDocuments else { return }
+        guard var documents = jsonDocuments else { return }
         jsonDocuments = nil
         jsonCollection = nil
         if !documents.isEmpty { operations.append(.saveJSON(documents.finished())) }

@@ -38,14 +38,14 @@ final class Catalog: Sendable {
     }
 
     /// The catalog as `txn` sees it: the copy when `txn` reads the generation it was read under,
-    /// else the stored catalog, which then becomes the copy. The specs come with whether they
-    /// were read from the file (the copy was stale or missing).
-    func current(in txn: ReadTransaction, store: DocumentStore) throws -> (specs: [UInt32: CollectionSpec], reloaded: Bool) {
+    /// else the stored catalog, which then becomes the copy.
+    @discardableResult
+    func current(in txn: ReadTransaction, store: DocumentStore) throws -> [UInt32: CollectionSpec] {
         let generation = try store.catalogGeneration(txn)
-        if let specs = state.withLock({ $0.generation == generation ? $0.specs : nil }) { return (specs, false) }
+        if let specs = state.withLock({ $0.generation == generation ? $0.specs : nil }) { return specs }
         let specs = Dictionary(uniqueKeysWithValues: try Self.load(txn, tables: store.tables).map { ($0.number, $0) })
         replace(with: specs, generation: generation)
-        return (specs, true)
+        return specs
     }
 
     func lookup(scope: String, name: String) -> CollectionSpec? {

@@ -295,7 +295,7 @@ public actor Database {
                 // deleted (and re-created) a collection meanwhile. The cached copy when the stored
                 // catalog generation shows it current; a stale copy is replaced, so objects of
                 // collections deleted elsewhere then fail their reads too.
-                let collections = try core.catalog.current(in: txn, store: store).specs
+                let collections = try core.catalog.current(in: txn, store: store)
                 storedCatalog = collections
                 // The outcomes of one pending write's operations, applied in `context`.
                 func apply(_ write: PendingWrite, in context: WriteContext) throws -> [WriteOutcome] {

@@ -56,12 +56,12 @@ final class DatabaseCore: Sendable {
         let opened = try environment.read { txn -> Opened in
             guard let version = try store.formatVersion(txn) else { return (nil, false, false) }
             guard version == StoreLayout.formatVersion else { return (version, false, false) }
-            _ = try catalog.current(in: txn, store: store)
+            try catalog.current(in: txn, store: store)
             return (version, try store.uuid(txn) != nil, try store.nextExpiration(txn) != nil)
         }
         func reloadCatalog() throws -> Bool {
             try environment.read { txn in
-                _ = try catalog.current(in: txn, store: store)
+                try catalog.current(in: txn, store: store)
                 return try store.nextExpiration(txn) != nil
             }
         }

@@ -214,7 +214,10 @@ struct DocumentStore: Sendable {
     private func currentRecord(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String, key: [UInt8]? = nil
     ) throws -> DocumentRecord? {
-        guard let existing = try record(context.txn, key: key ?? StoreLayout.documentKey(collection.number, id)) else { return nil }
+        let key = key ?? StoreLayout.documentKey(collection.number, id)
+        // Through the kept cursor: the write of this record that usually follows finds it there.
+        guard let stored = try key.withUnsafeBytes({ try context.txn.getNear(tables.documents, key: $0) }) else { return nil }
+        let existing = try DocumentRecord(decoding: stored)
         guard existing.isExpired(now: context.now) else { return existing }
         try purge(context, collection, id, existing)
         return nil
@@ -264,7 +267,13 @@ struct DocumentStore: Sendable {
         {
             // A history without branches gains one node at its end: written without decoding it.
             // Its only leaf, the new revision, is the winner (what commitTree would find).
-            try context.txn.put(tables.revisions, key: key, value: chain.bytes, replacing: chain.replacing)
+            if chain.replacing {
+                try key.withUnsafeBytes { key in
+                    try chain.bytes.withUnsafeBytes { try context.txn.putNear(tables.revisions, key: key, value: $0) }
+                }
+            } else {
+                try context.txn.put(tables.revisions, key: key, value: chain.bytes)  // a new key may append
+            }
             let record = DocumentRecord(
                 isDeleted: deleting, sequence: sequence, expiration: deleting ? 0 : existing.expiration,
                 revision: revision, body: deleting ? [] : body)
@@ -290,7 +299,7 @@ struct DocumentStore: Sendable {
     ) throws -> (bytes: [UInt8], replacing: Bool)? {
         guard case .packed(let generation, let words) = existing.revision, case .packed(let childGeneration, let childWords) = revision
         else { return nil }
-        let stored = try txn.get(tables.revisions, key: treeKey)
+        let stored = try treeKey.withUnsafeBytes { try txn.getNear(tables.revisions, key: $0) }
         let chain = try RevisionTree.appendingToChain(
             stored,
             current: .init(
@@ -395,7 +404,11 @@ struct DocumentStore: Sendable {
         let key = key ?? StoreLayout.documentKey(collection.number, id)
         if let old {
             if old.sequence != new?.sequence {
-                try txn.delete(tables.sequences, key: StoreLayout.sequenceKey(collection.number, old.sequence))
+                // Through the kept cursor: a batch's documents, written in the order they were
+                // saved, have their old entries near one another.
+                _ = try StoreLayout.sequenceKey(collection.number, old.sequence).withUnsafeBytes {
+                    try txn.deleteNear(tables.sequences, key: $0)
+                }
             }
             if old.expiration != 0 && old.expiration != new?.expiration {
                 try txn.delete(tables.expirations, key: StoreLayout.expirationKey(old.expiration, collection.number, id))
@@ -418,8 +431,14 @@ struct DocumentStore: Sendable {
             try txn.put(tables.expirations, key: StoreLayout.expirationKey(new.expiration, collection.number, id), value: [])
         }
         let layout = new.layout
-        // A record replacing one is an update of a stored key: no append is tried.
-        try txn.put(tables.documents, key: key, count: layout.size, replacing: old != nil) { new.encode(layout, into: $0) }
+        if old != nil {
+            // An update of a stored key: through the cursor that read it, no search and no append.
+            try key.withUnsafeBytes { key in
+                try txn.replaceNear(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
+            }
+        } else {
+            try txn.put(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
+        }
         let wasLive = old.map { !$0.isDeleted } ?? false
         if wasLive != !new.isDeleted { context.adjustCount(collection, by: new.isDeleted ? -1 : 1) }
     }

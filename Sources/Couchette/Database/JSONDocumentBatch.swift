@@ -2,43 +2,46 @@
 /// transcoded into the stored binary format: every body in one buffer, every id in another.
 ///
 /// This is the bulk path: no `MutableDocument`, no array, string or tracker per document. Each
-/// body is transcoded straight after the previous one into the same buffer, and its revision
-/// digest for a new document (MD5 over the deleted flag, an empty parent and the body, see
-/// ``RevisionID/makeStored(parent:deleted:body:)``) is computed while its bytes are still in the
-/// cache. The writer copies each body once, into the record LMDB reserves for it.
+/// text is transcoded into a small buffer that stays in the cache, then copied after the previous
+/// body into a ``BodyBuffer``; its revision digest for a new document (MD5 over the deleted flag,
+/// an empty parent and the body, see ``RevisionID/makeStored(parent:deleted:body:)``) is computed
+/// by ``BodyDigester`` on another thread while the caller transcodes the next ones. The writer
+/// copies each body once, into the record LMDB reserves for it.
 struct JSONDocumentBatch: Sendable {
     /// Where one document's id and body end; each starts where the previous one ended.
     struct Entry: Sendable {
         let idEnd: Int
         let bodyEnd: Int
-        /// The digest of generation 1 of this body (no parent): its revision id when the
-        /// document does not exist yet, as two little-endian words.
-        let newDigest: (UInt64, UInt64)
     }
 
     let collection: CollectionSpec
     let control: ConcurrencyControl
     let ids: [UInt8]
-    let bodies: [UInt8]
+    let bodies: BodyBuffer
     let entries: [Entry]
+    /// The digests of the bodies, in order, a chunk at a time.
+    let chunks: [DigestChunk]
+    let digester: BodyDigester
 
     var count: Int { entries.count }
 
     /// Calls `body` with each document's id bytes, body bytes and new-document digest, in the
-    /// order they were added.
+    /// order they were added, once every digest is computed.
     func forEach(
         _ body: (_ id: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer, _ newDigest: (UInt64, UInt64)) throws -> Void
-    ) rethrows {
+    ) throws {
+        try digester.waitForChunks()
         try ids.withUnsafeBytes { ids in
-            try bodies.withUnsafeBytes { bodies in
-                var idStart = 0
-                var bodyStart = 0
-                for entry in entries {
-                    try body(
-                        UnsafeRawBufferPointer(rebasing: ids[idStart..<entry.idEnd]),
-                        UnsafeRawBufferPointer(rebasing: bodies[bodyStart..<entry.bodyEnd]), entry.newDigest)
-                    idStart = entry.idEnd
-                    bodyStart = entry.bodyEnd
+            var idStart = 0
+            var bodyStart = 0
+            var entry = 0
+            for chunk in chunks {
+                for digest in chunk.digests {
+                    let end = entries[entry]
+                    try body(UnsafeRawBufferPointer(rebasing: ids[idStart..<end.idEnd]), bodies.bytes(bodyStart..<end.bodyEnd), digest)
+                    idStart = end.idEnd
+                    bodyStart = end.bodyEnd
+                    entry += 1
                 }
             }
         }
@@ -49,32 +52,43 @@ struct JSONDocumentBatch: Sendable {
         let collection: CollectionSpec
         let control: ConcurrencyControl
         private var ids: [UInt8] = []
-        private var sink: BinarySink
+        /// Transcodes one document at a time; its bytes are then copied into ``bodies``.
+        private var sink = BinarySink(capacity: 4096)
+        private var bodies: BodyBuffer
+        private var bodyCount = 0
         private var entries: [Entry] = []
+        private var chunks: [DigestChunk] = []
+        /// Ends of the bodies not yet in a chunk (they start at ``chunkStart``).
+        private var pendingEnds: [Int] = []
+        private var chunkStart = 0
+        private let digester = BodyDigester()
 
         /// Bodies kept in one buffer before a new one is started: a large import then neither
         /// copies its buffer as it doubles nor touches twice the memory it needs (each full
         /// buffer becomes one operation; the next starts at this capacity).
         static let bufferLimit = 8 << 20
 
-        /// A builder whose body buffer starts with room for `capacity` bytes: a little for the
-        /// first documents of a batch, ``bufferLimit`` once a batch has filled a buffer.
-        init(collection: CollectionSpec, control: ConcurrencyControl, capacity: Int = 1 << 16) {
+        /// A builder whose body buffer starts with room for `capacity` bytes: ``bufferLimit`` once
+        /// a batch has filled a buffer; by default as much as the last run of JSON documents
+        /// needed (at least 64 KiB), since an import commits runs of one size, one after another,
+        /// and a buffer grown by doubling copies its bytes each time.
+        init(collection: CollectionSpec, control: ConcurrencyControl, capacity: Int? = nil) {
             self.collection = collection
             self.control = control
-            sink = BinarySink(capacity: capacity)
+            bodies = BodyBuffer(capacity: capacity ?? Self.lastRunSize.withLock { max($0, 1 << 16) })
+            pendingEnds.reserveCapacity(64)
         }
 
         var isEmpty: Bool { entries.isEmpty }
 
         /// Whether the body buffer has reached ``bufferLimit``.
-        var isFull: Bool { sink.encoder.bytes.count >= Self.bufferLimit }
+        var isFull: Bool { bodyCount >= Self.bufferLimit }
 
         /// Transcodes `json` after the bodies collected so far. A bad text throws
         /// `.invalidParameter` naming `id` and leaves the builder as it was.
         mutating func append(id: String, json: String) throws {
-            let start = try transcode(json, of: "document '\(id)'")
-            try add(id: id, bodyFrom: start)
+            try transcode(json, of: "document '\(id)'")
+            add(id: id)
         }
 
         /// Transcodes `json` and takes the document's id from its first top-level property
@@ -82,38 +96,32 @@ struct JSONDocumentBatch: Sendable {
         /// is there), removing that property and every one of `removedKeys` from the body: what
         /// `couchette import` does with `_id`, `_rev` and `--id-key`. Returns the id.
         mutating func append(json: String, idKeys: [String], removing removedKeys: [String]) throws -> String {
-            let start = try transcode(json, of: "the document")
-            do {
-                var id: String?
-                var removed = removedKeys
-                // Only a text that can spell one of the keys is read back (an escape can spell any).
-                let mayHoldKeys = (idKeys + removedKeys).contains { Self.mayHold(key: $0, json) }
-                if mayHoldKeys {
-                    let body = EncodedValue(bytes: Array(sink.encoder.bytes[start...]))
-                    for key in idKeys {
-                        guard let value = body.value(forKey: key) else { continue }
-                        id = try Self.idText(value, key: key)
-                        removed.append(key)
-                        break
-                    }
-                    let kept = body.keys.filter { !removed.contains($0) }
-                    if kept.count < body.count {
-                        var encoder = ValueEncoder()
-                        try encoder.writeDictionary(sortedKeys: kept) { encoder, index in
-                            if let value = body.value(forKey: kept[index]) { encoder.append(value) }
-                        }
-                        sink.discard(from: start)
-                        sink.appendEncoded(encoder.bytes)
-                    }
+            try transcode(json, of: "the document")
+            var id: String?
+            var removed = removedKeys
+            // Only a text that can spell one of the keys is read back (an escape can spell any).
+            let mayHoldKeys = (idKeys + removedKeys).contains { Self.mayHold(key: $0, json) }
+            if mayHoldKeys {
+                let body = EncodedValue(bytes: sink.bytes)
+                for key in idKeys {
+                    guard let value = body.value(forKey: key) else { continue }
+                    id = try Self.idText(value, key: key)
+                    removed.append(key)
+                    break
                 }
-                let documentID = id ?? DocumentIDGenerator.make()
-                try DocumentStore.validate(id: documentID)
-                try add(id: documentID, bodyFrom: start)
-                return documentID
-            } catch {
-                sink.discard(from: start)
-                throw error
+                let kept = body.keys.filter { !removed.contains($0) }
+                if kept.count < body.count {
+                    var encoder = ValueEncoder()
+                    try encoder.writeDictionary(sortedKeys: kept) { encoder, index in
+                        if let value = body.value(forKey: kept[index]) { encoder.append(value) }
+                    }
+                    sink.replace(with: encoder.bytes)
+                }
             }
+            let documentID = id ?? DocumentIDGenerator.make()
+            try DocumentStore.validate(id: documentID)
+            add(id: documentID)
+            return documentID
         }
 
         /// Whether `json` may hold the property `key`: its quoted name, or any escape.
@@ -129,45 +137,82 @@ struct JSONDocumentBatch: Sendable {
                 .invalidParameter, "'\(key)' must be a non-empty string or an integer, not \(JSON.string(from: value.decode()))")
         }
 
-        /// Transcodes `json` after the bodies collected so far and checks that it is an object;
-        /// returns where its body starts. Errors name `document`; the builder is left as it was.
-        private mutating func transcode(_ json: String, of document: @autoclosure () -> String) throws -> Int {
+        /// Transcodes `json` into ``sink`` (alone) and checks that it is an object. Errors name
+        /// `document`; nothing is added to the builder.
+        private mutating func transcode(_ json: String, of document: @autoclosure () -> String) throws {
             var json = json
-            return try json.withUTF8 { utf8 in
+            try json.withUTF8 { utf8 in
                 guard utf8.count <= JSON.maximumBinaryInput else {
                     throw CouchetteError(
                         .invalidParameter,
                         "JSON of \(document()) is \(utf8.count) bytes, too large to store (the limit is \(JSON.maximumBinaryInput))")
                 }
-                let start = sink.encoder.bytes.count
+                sink.reset()
                 do {
                     try JSONParser.parse(utf8: utf8, into: &sink)
                 } catch {
-                    sink.discard(from: start)
                     guard let error = error as? CouchetteError else { throw error }
                     throw CouchetteError(error.code, "JSON of \(document()): \(error.message)")
                 }
-                let tag = sink.encoder.bytes[start]
-                guard tag == ValueTag.narrowDictionary || tag == ValueTag.dictionary else {
-                    sink.discard(from: start)
+                guard let tag = sink.firstByte, tag == ValueTag.narrowDictionary || tag == ValueTag.dictionary else {
                     throw CouchetteError(.invalidParameter, "JSON for \(document()) must be an object")
                 }
-                return start
             }
         }
 
-        /// Records the body transcoded from `start` on as the document `id`, with its digest.
-        private mutating func add(id: String, bodyFrom start: Int) throws {
-            let digest = sink.encoder.bytes.withUnsafeBytes {
-                RevisionID.newDocumentDigest(body: UnsafeRawBufferPointer(rebasing: $0[start...]))
+        /// Adds the body in ``sink`` as the document `id`: copied after the bodies before it,
+        /// and handed to the digest thread with the others of its chunk.
+        private mutating func add(id: String) {
+            let count = sink.count
+            if bodyCount + count > bodies.capacity { moveBodies(toHold: bodyCount + count) }
+            sink.withBytes { body in
+                if let source = body.baseAddress { (bodies.base + bodyCount).copyMemory(from: source, byteCount: count) }
             }
+            bodyCount += count
             ids.append(contentsOf: id.utf8)
-            entries.append(Entry(idEnd: ids.count, bodyEnd: sink.encoder.bytes.count, newDigest: digest))
+            entries.append(Entry(idEnd: ids.count, bodyEnd: bodyCount))
+            pendingEnds.append(bodyCount)
+            guard bodyCount - chunkStart >= BodyDigester.chunkBytes else { return }
+            handOverChunk()
+            // Only runs longer than a chunk map their pages ahead: a small one is written by now.
+            if let pages = bodies.rangeToPrepare(upTo: bodyCount) { digester.prepare(pages, of: bodies) }
         }
 
-        /// The documents collected, ready to cross into the database actor.
-        func finished() -> JSONDocumentBatch {
-            JSONDocumentBatch(collection: collection, control: control, ids: ids, bodies: sink.encoder.bytes, entries: entries)
+        /// Gives the bodies not yet in a chunk to the digest thread (or, `inline`, hashes them now).
+        private mutating func handOverChunk(inline: Bool = false) {
+            guard !pendingEnds.isEmpty else { return }
+            let chunk = DigestChunk(start: chunkStart, ends: pendingEnds)
+            chunks.append(chunk)
+            digester.hash(chunk, in: bodies, inline: inline)
+            chunkStart = bodyCount
+            pendingEnds.removeAll(keepingCapacity: true)
         }
+
+        /// Copies the bodies into a buffer of at least `needed` bytes (twice the old one, up to
+        /// ``bufferLimit`` and what one body needs). The old buffer stays alive while digest jobs
+        /// read it; the bytes are the same.
+        private mutating func moveBodies(toHold needed: Int) {
+            let larger = BodyBuffer(capacity: max(needed, min(2 * bodies.capacity, Self.bufferLimit + (1 << 16))))
+            larger.base.copyMemory(from: bodies.base, byteCount: bodyCount)
+            bodies = larger
+        }
+
+        /// How many body bytes the last run of JSON documents in the process held, an eighth more
+        /// (up to a full buffer): the capacity the next builder starts with.
+        private static let lastRunSize = Locked(0)
+
+        /// The documents collected, ready to cross into the database actor. The last bodies go
+        /// to the digest thread too, unless the whole run is one small chunk: then they are hashed
+        /// here, which costs less than the hand-off.
+        mutating func finished() -> JSONDocumentBatch {
+            handOverChunk(inline: chunks.isEmpty)
+            Self.lastRunSize.withLock { $0 = min(bodyCount + bodyCount / 8, Self.bufferLimit + (1 << 16)) }
+            return JSONDocumentBatch(
+                collection: collection, control: control, ids: ids, bodies: bodies, entries: entries, chunks: chunks,
+                digester: digester)
+        }
+
+        /// Skips the digests still queued: the documents will not be written.
+        func abandon() { digester.cancel() }
     }
 }

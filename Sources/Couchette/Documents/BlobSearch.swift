@@ -61,7 +61,9 @@ enum BlobSearch {
         }
         switch container {
         case let dictionary as MutableDictionaryObject:
-            for slot in dictionary.materializedSlots?.values ?? [:].values { visit(slot) }
+            for entry in dictionary.changedEntries {
+                if let slot = entry.slot { visit(slot) }
+            }
         case let array as MutableArrayObject:
             for slot in array.slots { visit(slot) }
         default: break

@@ -70,7 +70,7 @@ public final class Document: DictionaryProtocol, Sendable {
 
     /// A mutable copy that remembers this revision, so a later save can detect conflicts.
     public func toMutable() -> MutableDocument {
-        MutableDocument(id: id, revisionID: revisionID, sequence: sequence, root: properties.toMutable())
+        MutableDocument(id: id, revision: revision, sequence: sequence, root: properties.toMutable())
     }
 }
 

@@ -8,7 +8,13 @@ import Foundation
 /// try doc.array(forKey: "tags")?.insertValue("first", at: 0)   // edits the document's array
 /// ```
 public final class MutableArrayObject: ArrayProtocol {
-    var slots: [MutableSlot]
+    /// Unchecked exclusivity (here and on ``stored``), for the reasons given on
+    /// ``MutableDictionaryObject``: one task's object, whose accesses never overlap.
+    @exclusivity(unchecked) private(set) var slots: [MutableSlot]
+    /// The stored array these slots were read from, while no element has been added, inserted or
+    /// removed: slot `i` then replaces stored element `i`, so changes of the same encoded size
+    /// can be written over the stored bytes (see ``patch(_:)``).
+    @exclusivity(unchecked) private var stored: EncodedValue?
 
     /// An empty array, to fill with the `add` methods.
     public init() { slots = [] }
@@ -30,6 +36,29 @@ public final class MutableArrayObject: ArrayProtocol {
     /// A mutable view of a stored array: its elements stay in binary form until touched.
     init(encoded: EncodedValue) {
         slots = (0..<encoded.count).map { index in encoded.element(at: index).map(MutableSlot.encoded) ?? .value(.null) }
+        stored = encoded.isArray ? encoded : nil
+    }
+
+    /// Whether this is the stored array `value`, read from the same bytes, with its elements where
+    /// they were (so its changes can be written over them).
+    func isView(of value: EncodedValue) -> Bool { stored.map { $0.isSameValue(as: value) } ?? false }
+
+    /// Writes the changed elements over the stored bytes in `body` (a copy of the buffer the
+    /// stored array lies in), when each keeps its element's encoded size; false when one does not.
+    func patch(_ body: inout [UInt8]) -> Bool {
+        guard let stored else { return false }
+        var index = 0
+        var patched = true
+        stored.forEachElement { old in
+            guard patched else { return }
+            defer { index += 1 }
+            guard let old, index < slots.count else {
+                patched = false
+                return
+            }
+            patched = slots[index].patch(over: old, in: &body)
+        }
+        return patched && index == slots.count
     }
 
     /// Writes this array in the binary format.
@@ -57,6 +86,7 @@ public final class MutableArrayObject: ArrayProtocol {
     func copy() -> MutableArrayObject {
         let copy = MutableArrayObject()
         copy.slots = slots.map { $0.copy() }
+        copy.stored = stored
         return copy
     }
 
@@ -67,7 +97,7 @@ public final class MutableArrayObject: ArrayProtocol {
         guard slots.indices.contains(index) else {
             throw CouchetteError(.invalidParameter, "array index \(index) out of range 0..<\(slots.count)")
         }
-        slots[index] = MutableSlot(value, owner: self)
+        slots[index] = MutableSlot(value, owner: self)  // in place: the stored layout still holds
         return self
     }
 
@@ -76,6 +106,7 @@ public final class MutableArrayObject: ArrayProtocol {
     /// stored is kept and reported by the next save.
     @discardableResult public func addValue(_ value: Any?) -> Self {
         slots.append(MutableSlot(value, owner: self))
+        stored = nil
         return self
     }
 
@@ -85,6 +116,7 @@ public final class MutableArrayObject: ArrayProtocol {
             throw CouchetteError(.invalidParameter, "array index \(index) out of range 0...\(slots.count)")
         }
         slots.insert(MutableSlot(value, owner: self), at: index)
+        stored = nil
         return self
     }
 
@@ -95,6 +127,7 @@ public final class MutableArrayObject: ArrayProtocol {
             throw CouchetteError(.invalidParameter, "array index \(index) out of range 0..<\(slots.count)")
         }
         slots.remove(at: index)
+        stored = nil
         return self
     }
 
@@ -122,6 +155,7 @@ public final class MutableArrayObject: ArrayProtocol {
     /// Replaces every element with the contents of `data`.
     @discardableResult public func setData(_ data: [Any]) -> Self {
         slots = data.map { MutableSlot($0, owner: self) }
+        stored = nil
         return self
     }
 

@@ -11,58 +11,30 @@ import Foundation
 /// doc.setDictionary(address, forKey: "address")
 /// ```
 public final class MutableDictionaryObject: DictionaryProtocol {
-    /// The entries, built from ``pristine`` the first time they are needed.
-    private var storage: [String: MutableSlot]?
-    /// The stored form this dictionary was read from, while nothing in it has been touched but
-    /// by ``edits``: saving then copies its bytes as they are (entry by entry around the edits),
-    /// and nothing is decoded.
-    private var pristine: EncodedValue?
-    /// Plain values set by the typed setters on a still stored dictionary (an update of a few
-    /// fields): kept beside ``pristine`` instead of decoding every entry into ``storage``.
-    private var edits: [String: Value] = [:]
+    /// The stored form this dictionary was read from; nil for one built in memory. While it is
+    /// set, ``entries`` holds only what changed since (a nil slot: a removed key), so nothing is
+    /// decoded until read, and saving copies every untouched entry's bytes as they are.
+    ///
+    /// Unchecked exclusivity (here and on ``entries``): the object is not `Sendable`, so one task
+    /// uses it, and no access overlaps another of the same object — nothing called while
+    /// ``entries`` is being changed reads this dictionary (a value's cycle check stops at this
+    /// object's identity, and containers cannot contain themselves). The runtime checks cost a
+    /// document save more than its setters' work.
+    @exclusivity(unchecked) private var stored: EncodedValue?
+    /// With ``stored``: the changed entries. Without: every entry. In key order either way.
+    @exclusivity(unchecked) private var entries: MutableEntries
 
-    /// The entries. Any access through it (reads included, since they can hand out a nested
-    /// container to edit) ends the pristine state.
-    var slots: [String: MutableSlot] {
-        get {
-            materialize()
-            return storage ?? [:]
-        }
-        _modify {
-            materialize()
-            pristine = nil
-            yield &storage!
-        }
-    }
-
-    /// Whether this dictionary is its stored form alone, without edits. (While ``pristine`` is
-    /// set, the contents are exactly it plus ``edits``, and edits exist only before ``storage``
-    /// is built: building it applies them and ends the pristine state.)
-    private var isPristine: Bool { pristine != nil && edits.isEmpty }
-
-    /// The entries once materialized; nil while the dictionary is still its stored form (which
-    /// holds no unsaved blob), so walks for blobs need not decode it.
-    var materializedSlots: [String: MutableSlot]? { storage }
-
-    private func materialize() {
-        guard storage == nil else { return }
-        var built: [String: MutableSlot] = [:]
-        if let pristine {
-            built.reserveCapacity(pristine.count + edits.count)
-            for (key, value) in pristine.entries { built[key] = .encoded(value) }
-        }
-        for (key, value) in edits { built[key] = .value(value) }
-        if !edits.isEmpty { pristine = nil }
-        edits = [:]
-        storage = built
-    }
+    /// The entries this dictionary holds in memory (a nil slot: a removed key). Every nested
+    /// mutable container, blob or unstorable value is among them, since the stored form holds
+    /// none: walks for blobs and cycles need not decode anything.
+    var changedEntries: [MutableEntries.Entry] { entries.items }
 
     /// An empty dictionary, to fill with the setters and store with a `setDictionary(_:forKey:)`.
-    public init() { storage = [:] }
+    public init() { entries = MutableEntries() }
 
     /// An empty dictionary with room for `capacity` entries (a new document's properties), so
     /// the first setters do not regrow it.
-    init(capacity: Int) { storage = Dictionary(minimumCapacity: capacity) }
+    init(capacity: Int) { entries = MutableEntries(capacity: capacity) }
 
     /// A dictionary holding a copy of `data` (values as accepted by ``setValue(_:forKey:)``).
     public convenience init(data: [String: Any]) {
@@ -71,122 +43,153 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     }
 
     init(value: Value) {
-        if case .dictionary(let entries) = value {
-            storage = entries.mapValues { .value($0) }
+        if case .dictionary(let values) = value {
+            entries = MutableEntries(unsorted: values.map { MutableEntries.Entry(key: $0.key, slot: .value($0.value)) })
         } else {
-            storage = [:]
+            entries = MutableEntries()
         }
     }
 
     /// A mutable view of a stored dictionary: nothing is decoded until it is read or changed.
     init(encoded: EncodedValue) {
-        pristine = encoded.isDictionary ? encoded : nil
-        storage = encoded.isDictionary ? nil : [:]
+        stored = encoded.isDictionary ? encoded : nil
+        entries = MutableEntries()
     }
 
     /// Replaces every entry with those of a stored dictionary.
     func replaceContents(with encoded: EncodedValue) {
-        pristine = encoded
-        storage = nil
-        edits = [:]
+        stored = encoded
+        entries.removeAll()
     }
+
+    /// Whether this is the stored dictionary `value`, read from the same bytes (so its changes,
+    /// if any, can be written over them).
+    func isView(of value: EncodedValue) -> Bool { stored.map { $0.isSameValue(as: value) } ?? false }
 
     /// The bytes of this dictionary when it is still exactly a whole stored body (one just read
     /// from JSON, say, and not touched since): saving it then copies nothing.
     var pristineBody: [UInt8]? {
-        guard isPristine, let pristine, pristine.offset == 0, pristine.encodedSize == pristine.bytes.count else { return nil }
-        return pristine.bytes
+        guard entries.isEmpty, let stored, stored.isWholeBuffer else { return nil }
+        return stored.bytes
     }
 
-    /// The whole stored body with each edited value written over the one it replaces, when this
-    /// dictionary is a whole stored body whose edits all replace existing values of the same
-    /// encoded size (a counter incremented, a flag flipped): the offsets then stay as they are,
-    /// and these are exactly the bytes a full encoding gives. Nil otherwise (including an edit
-    /// that cannot be stored, which the full encoding reports).
+    /// The whole stored body with each changed value written over the one it replaces, when this
+    /// dictionary is a whole stored body whose changes, at any depth, all replace existing values
+    /// by values of the same encoded size (a counter incremented, a flag flipped, a nested field
+    /// edited): the offsets then stay as they are, and these are exactly the bytes a full
+    /// encoding gives. Nil otherwise (including a change that cannot be stored, which the full
+    /// encoding reports).
     var patchedBody: [UInt8]? {
-        guard storage == nil, !edits.isEmpty, let pristine, pristine.offset == 0, pristine.encodedSize == pristine.bytes.count
-        else { return nil }
-        var body = pristine.bytes
-        for (key, value) in edits {
-            guard let old = pristine.value(forKey: key), let size = old.encodedSize else { return nil }
-            var encoder = ValueEncoder()
-            guard (try? encoder.write(value)) != nil, encoder.bytes.count == size else { return nil }
-            body.replaceSubrange(old.offset..<(old.offset + size), with: encoder.bytes)
+        guard !entries.isEmpty, let stored, stored.isWholeBuffer else { return nil }
+        var body = stored.bytes
+        return patch(&body) ? body : nil
+    }
+
+    /// Writes this dictionary's changes over its stored bytes in `body` (a copy of the buffer
+    /// ``stored`` lies in), when each keeps its value's encoded size; false when one does not.
+    func patch(_ body: inout [UInt8]) -> Bool {
+        guard let stored else { return false }
+        for entry in entries.items {
+            guard let slot = entry.slot, let old = stored.value(forKey: entry.key), slot.patch(over: old, in: &body) else {
+                return false
+            }
         }
-        return body
+        return true
     }
 
     /// Writes this dictionary in the binary format.
     func encode(into encoder: inout ValueEncoder) throws {
-        if let pristine {
-            if edits.isEmpty {
-                encoder.append(pristine)
-            } else {
-                try encodeEdited(pristine, into: &encoder)
+        guard let stored else {
+            let entries = self.entries.sorted
+            try encoder.writeDictionary(count: entries.count, key: { entries[$0].key }) { encoder, index in
+                try entries[index].slot?.encode(into: &encoder)
             }
             return
         }
-        // The entries sorted once, with their slots: no look-up by key while writing.
-        let entries = slots.sorted { Self.precedes($0.key, $1.key) }
-        try encoder.writeDictionary(count: entries.count, key: { entries[$0].key }) { encoder, index in
-            try entries[index].value.encode(into: &encoder)
+        if entries.isEmpty {
+            encoder.append(stored)
+            return
         }
-    }
-
-    /// Whether key `a` sorts before `b` in the stored order (by UTF-8 bytes), comparing the bytes
-    /// where they lie (a property name is almost always stored in the string itself).
-    private static func precedes(_ a: String, _ b: String) -> Bool {
-        let order = a.utf8.withContiguousStorageIfAvailable { left in
-            b.utf8.withContiguousStorageIfAvailable { right -> Bool in
-                let common = min(left.count, right.count)
-                if common > 0 {
-                    let difference = memcmp(left.baseAddress!, right.baseAddress!, common)
-                    if difference != 0 { return difference < 0 }
-                }
-                return left.count < right.count
-            }
-        }
-        return (order ?? nil) ?? a.utf8.lexicographicallyPrecedes(b.utf8)
-    }
-
-    /// Writes the stored entries as they are, in their stored (sorted) order, with the edited
-    /// ones merged in: no entry is decoded, no key sorted but the edited ones.
-    private func encodeEdited(_ stored: EncodedValue, into encoder: inout ValueEncoder) throws {
-        let entries = stored.entries
-        let edited = ValueEncoder.sortedKeys(edits.keys)
+        // The stored entries as they are, in their stored (sorted) order, with the changed ones
+        // merged in: no entry is decoded, no key sorted.
         var keys: [String] = []
         var slots: [MutableSlot] = []
-        keys.reserveCapacity(entries.count + edited.count)
-        slots.reserveCapacity(entries.count + edited.count)
-        var next = 0
-        for (key, value) in entries {
-            while next < edited.count, edited[next].utf8.lexicographicallyPrecedes(key.utf8) {
-                keys.append(edited[next])
-                slots.append(.value(edits[edited[next]]!))
-                next += 1
-            }
-            if next < edited.count, edited[next] == key {
-                keys.append(key)
-                slots.append(.value(edits[key]!))
-                next += 1
-            } else {
-                keys.append(key)
-                slots.append(.encoded(value))
-            }
-        }
-        for key in edited[next...] {
+        keys.reserveCapacity(stored.count + entries.count)
+        slots.reserveCapacity(stored.count + entries.count)
+        forEachEntry(stored) { key, slot in
             keys.append(key)
-            slots.append(.value(edits[key]!))
+            slots.append(slot)
         }
         try encoder.writeDictionary(sortedKeys: keys) { encoder, index in try slots[index].encode(into: &encoder) }
     }
 
-    public var count: Int { isPristine ? pristine?.count ?? 0 : slots.count }
-    public var keys: [String] { isPristine ? pristine?.keys ?? [] : ValueEncoder.sortedKeys(slots.keys) }
+    /// Visits every entry in key order: the stored ones (as `.encoded` slots) merged with the
+    /// changed ones, removed keys left out.
+    private func forEachEntry(_ stored: EncodedValue, _ body: (String, MutableSlot) -> Void) {
+        let changes = entries.sorted
+        var next = 0
+        stored.forEachEntry { key, value in
+            while next < changes.count {
+                let order = MutableEntries.compare(changes[next].key, key)
+                if order > 0 { break }
+                if let slot = changes[next].slot { body(changes[next].key, slot) }
+                next += 1
+                if order == 0 { return }
+            }
+            body(key, .encoded(value))
+        }
+        for change in changes[next...] {
+            if let slot = change.slot { body(change.key, slot) }
+        }
+    }
+
+    /// Visits every entry in key order.
+    private func forEachEntry(_ body: (String, MutableSlot) -> Void) {
+        if let stored {
+            forEachEntry(stored, body)
+        } else {
+            for entry in entries.sorted {
+                if let slot = entry.slot { body(entry.key, slot) }
+            }
+        }
+    }
+
+    public var count: Int {
+        guard let stored else { return entries.count }
+        var count = stored.count
+        for entry in entries.items {
+            let wasStored = stored.value(forKey: entry.key) != nil
+            if entry.slot == nil {
+                if wasStored { count -= 1 }
+            } else if !wasStored {
+                count += 1
+            }
+        }
+        return count
+    }
+
+    public var keys: [String] {
+        if let stored, entries.isEmpty { return stored.keys }
+        var keys: [String] = []
+        forEachEntry { key, _ in keys.append(key) }
+        return keys
+    }
 
     public func value(forKey key: String) -> Any? {
-        guard slots[key] != nil else { return nil }
-        return MutableSlot.get(&slots[key]!)
+        if let index = entries.index(of: key) {
+            return entries.withSlot(at: index) { slot in
+                guard slot != nil else { return nil }
+                return MutableSlot.get(&slot!)
+            }
+        }
+        guard let value = stored?.value(forKey: key) else { return nil }
+        guard value.isDictionary || value.isArray else { return ValueConversion.plain(value) }
+        // A nested container is handed out to be edited: it joins the changed entries (changing
+        // nothing yet), so edits made through it are saved.
+        var slot = MutableSlot.encoded(value)
+        let object = MutableSlot.get(&slot)
+        entries.set(slot, forKey: key)
+        return object
     }
 
     /// The property as an editable array: changes made through it change this dictionary. Nil when
@@ -198,17 +201,19 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     /// A fragment that reads and sets along a path: `address["geo"]["lat"].double = 48.85`.
     public subscript(key: String) -> MutableFragment { MutableFragment(parent: .dictionary(self, key)) }
 
-    public func toDictionary() -> [String: Any] { slots.mapValues(MutableSlot.plain) }
+    public func toDictionary() -> [String: Any] {
+        if let stored, entries.isEmpty { return ValueConversion.plainDictionary(stored) }
+        var dictionary: [String: Any] = [:]
+        dictionary.reserveCapacity(entries.count)
+        forEachEntry { key, slot in dictionary[key] = MutableSlot.plain(slot) }
+        return dictionary
+    }
 
     /// A deep copy, keeping values that cannot be stored (the next save still reports them).
     func copy() -> MutableDictionaryObject {
-        if let pristine {
-            let copy = MutableDictionaryObject(encoded: pristine)
-            copy.edits = edits
-            return copy
-        }
         let copy = MutableDictionaryObject()
-        copy.slots = slots.mapValues { $0.copy() }
+        copy.stored = stored
+        copy.entries = entries.deepCopy()
         return copy
     }
 
@@ -218,7 +223,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     /// strings), `nil`/`NSNull` (JSON null), arrays, dictionaries and Couchette's container objects.
     /// A value that cannot be stored is kept and reported by the next save.
     @discardableResult public func setValue(_ value: Any?, forKey key: String) -> Self {
-        slots[key] = MutableSlot(value, owner: self)
+        entries.set(MutableSlot(value, owner: self), forKey: key)
         return self
     }
 
@@ -244,11 +249,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     }
 
     private func set(_ value: Value, _ key: String) -> Self {
-        if pristine != nil && storage == nil {
-            edits[key] = value
-        } else {
-            slots[key] = .value(value)
-        }
+        entries.set(.value(value), forKey: key)
         return self
     }
     /// Stores an array read from a document (its elements are copied); nil stores JSON null.
@@ -266,28 +267,38 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { setValue(value, forKey: key) }
     /// Removes the property, so it is missing rather than null; removing a missing key does nothing.
     @discardableResult public func removeValue(forKey key: String) -> Self {
-        slots[key] = nil
+        if let stored, stored.value(forKey: key) != nil {
+            entries.set(nil, forKey: key)  // hides the stored entry
+        } else {
+            entries.remove(forKey: key)
+        }
         return self
     }
 
     /// Replaces every property with the contents of `data`.
     @discardableResult public func setData(_ data: [String: Any]) -> Self {
-        slots = data.mapValues { MutableSlot($0, owner: self) }
+        let replacement = MutableEntries(unsorted: data.map { MutableEntries.Entry(key: $0.key, slot: MutableSlot($0.value, owner: self)) })
+        stored = nil
+        entries = replacement
         return self
     }
 
     /// The storable form, or the path of the first value that cannot be stored.
     /// (``ValueConvertible``)
     func toValue() -> ValueConversion.Converted {
-        var entries: [String: Value] = [:]
-        entries.reserveCapacity(slots.count)
-        for (key, slot) in slots {
+        if let stored, entries.isEmpty { return .value(stored.decode()) }
+        var values: [String: Value] = [:]
+        values.reserveCapacity(entries.count)
+        var unsupported: String?
+        forEachEntry { key, slot in
+            guard unsupported == nil else { return }
             switch slot.converted {
-            case .value(let value): entries[key] = value
-            case .unsupported(let reason): return .unsupported("\(key): \(reason)")
+            case .value(let value): values[key] = value
+            case .unsupported(let reason): unsupported = "\(key): \(reason)"
             }
         }
-        return .value(.dictionary(entries))
+        if let unsupported { return .unsupported(unsupported) }
+        return .value(.dictionary(values))
     }
 }
 

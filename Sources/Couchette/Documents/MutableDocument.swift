@@ -16,7 +16,13 @@ public final class MutableDocument: DictionaryProtocol {
     /// The document's id; generated (random, URL-safe) when none is given.
     public let id: String
     /// The revision this document was read at or last saved as; nil for a new document.
-    public internal(set) var revisionID: String?
+    public internal(set) var revisionID: String? {
+        get { revision?.text }
+        set { revision = newValue.map(StoredRevisionID.text) }
+    }
+    /// ``revisionID`` as the record it was read from stores it: formatted as text only when
+    /// asked for, since an edit saved without concurrency control never needs it.
+    private(set) var revision: StoredRevisionID?
     /// The sequence of the revision this document was read at or last saved as.
     public internal(set) var sequence: UInt64
     let root: MutableDictionaryObject
@@ -24,7 +30,7 @@ public final class MutableDocument: DictionaryProtocol {
     /// A new, empty document. With no id, a unique one is generated.
     public init(id: String? = nil) {
         self.id = id ?? DocumentIDGenerator.make()
-        self.revisionID = nil
+        self.revision = nil
         self.sequence = 0
         self.root = MutableDictionaryObject(capacity: 8)
     }
@@ -42,9 +48,9 @@ public final class MutableDocument: DictionaryProtocol {
         try setJSON(json)
     }
 
-    init(id: String, revisionID: String?, sequence: UInt64, root: MutableDictionaryObject) {
+    init(id: String, revision: StoredRevisionID?, sequence: UInt64, root: MutableDictionaryObject) {
         self.id = id
-        self.revisionID = revisionID
+        self.revision = revision
         self.sequence = sequence
         self.root = root
     }
@@ -66,7 +72,7 @@ public final class MutableDocument: DictionaryProtocol {
 
     /// An independent mutable copy (same id and revision).
     public func toMutable() -> MutableDocument {
-        MutableDocument(id: id, revisionID: revisionID, sequence: sequence, root: root.copy())
+        MutableDocument(id: id, revision: revision, sequence: sequence, root: root.copy())
     }
 
     // MARK: - Writing
@@ -138,7 +144,13 @@ public final class MutableDocument: DictionaryProtocol {
         if let body = root.pristineBody ?? root.patchedBody { return body }
         var encoder = ValueEncoder(capacity: 256)  // a typical document's body without regrowing (the container headers go in last)
         encoder.lenient = lenient
-        encoder.blobRevisionPosition = revisionID.flatMap(RevisionID.generation(of:)).map { Int64($0) + 1 } ?? 1
+        let generation: Int? =
+            switch revision {
+            case .packed(let generation, _): Int(generation)
+            case .text(let text): RevisionID.generation(of: text)
+            case nil: nil
+            }
+        encoder.blobRevisionPosition = generation.map { Int64($0) + 1 } ?? 1
         do {
             try root.encode(into: &encoder)
         } catch let failure as EncodingFailure {

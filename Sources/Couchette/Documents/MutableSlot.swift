@@ -49,7 +49,7 @@ enum MutableSlot {
         if container === owner { return true }
         let children: [MutableSlot] =
             switch container {
-            case let dictionary as MutableDictionaryObject: Array(dictionary.slots.values)
+            case let dictionary as MutableDictionaryObject: dictionary.changedEntries.compactMap(\.slot)
             case let array as MutableArrayObject: array.slots
             default: []
             }
@@ -124,6 +124,30 @@ enum MutableSlot {
         case .array(let object): object.toArray()
         case .blob(let blob): blob.properties
         case .invalid: NSNull()
+        }
+    }
+
+    /// Writes this slot's value over `old`, the stored value it replaces, in `body` (a copy of the
+    /// buffer `old` lies in), when it encodes to the same number of bytes: a container read from
+    /// exactly there writes only its own changes. False when the sizes differ, or for what only a
+    /// full encoding writes (blobs, which take the revision's position; unstorable values, which
+    /// it reports).
+    func patch(over old: EncodedValue, in body: inout [UInt8]) -> Bool {
+        switch self {
+        case .dictionary(let object) where object.isView(of: old): return object.patch(&body)
+        case .array(let object) where object.isView(of: old): return object.patch(&body)
+        case .encoded(let encoded) where encoded.isSameValue(as: old): return true
+        case .blob, .invalid: return false
+        case .value, .encoded, .dictionary, .array:
+            guard let size = old.encodedSize, old.offset + size <= body.count else { return false }
+            var encoder = ValueEncoder()
+            guard (try? encode(into: &encoder)) != nil, encoder.bytes.count == size else { return false }
+            body.withUnsafeMutableBufferPointer { target in
+                encoder.bytes.withUnsafeBufferPointer { source in
+                    (target.baseAddress! + old.offset).update(from: source.baseAddress!, count: size)
+                }
+            }
+            return true
         }
     }
 

@@ -152,6 +152,9 @@ class ReadTransaction {
 
 /// A read-write transaction. It must begin and end on one thread, inside one synchronous call.
 final class WriteTransaction: ReadTransaction {
+    /// Cursors kept open until the transaction ends, by table handle (see ``keptCursor(_:)``).
+    var keptCursors: [OpaquePointer?] = []
+
     /// Stores `value` under `key`, replacing any previous value.
     ///
     /// A key after every key of the table is appended (`MDB_APPEND`): LMDB then fills pages

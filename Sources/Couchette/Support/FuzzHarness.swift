@@ -94,7 +94,7 @@ package final class FuzzHarness: Sendable {
             _ = try? builder.append(id: "broken", json: #"{"x":[1,{"y":"#)
             try builder.append(id: "fuzzed", json: text)
             var stored: [UInt8] = []
-            builder.finished().forEach { _, body, _ in stored = Array(body) }
+            try builder.finished().forEach { _, body, _ in stored = Array(body) }
             Self.check(isObject && stored == expected, "the bulk path stores \(text.debugDescription) as \(stored)")
         } catch {
             Self.check(!isObject, "the bulk path refuses the object \(text.debugDescription): \(error)")

@@ -1,98 +1,291 @@
 /// Writes parser events straight into the binary format (see ``ValueTag``), in one pass.
 ///
 /// Values are written where they are read, and only their positions are remembered (one flat
-/// stack for every open container). When an object or array closes, its header is put in front
-/// of its contents in one move; an object's entries are sorted only when its keys did not arrive
-/// in order (JSON written with sorted keys, like CouchDB's and the benchmark's, never is).
+/// stack for every open container). A container's header goes in front of its contents: room for
+/// it is left when the container opens — as much as the container opened at the same place in
+/// the previous value needed, so a run of documents of one shape (an import) writes each header
+/// in place — and the contents move only when the guess was wrong. An object's entries are sorted
+/// only when its keys did not arrive in order (JSON written with sorted keys, like CouchDB's and
+/// the benchmark's, never is).
+///
+/// Bytes go through a pointer (``PlainBuffer``), not an `Array`; like it, keep one owner.
 struct BinarySink: JSONSink {
-    private(set) var encoder: ValueEncoder
+    private var output: PlainBuffer<UInt8>
 
     private struct Frame {
-        /// Where the container's contents (and later its header) start.
+        /// Where the container's tag is.
         let start: Int
+        /// Where its contents start: the room left for its header ends here.
+        let contentStart: Int
         /// Index in ``slots`` of the container's first slot target.
         let firstSlot: Int
+        /// The container's place among those opened in the value (for ``headerGuesses``).
+        let ordinal: Int
         let isObject: Bool
         /// Keys so far strictly increasing by their UTF-8 bytes (no repeats).
         var inOrder = true
     }
 
     private var frames: [Frame] = []
-    /// Slot targets of every open container, innermost last (see
-    /// ``ValueEncoder/closeWrittenContainer(start:slots:dictionary:)``).
-    private var slots: [Int] = []
+    /// Slot targets of every open container, innermost last: for an array each element's start,
+    /// for an object each key's length prefix then its value's start (absolute positions).
+    private var slots: PlainBuffer<Int>
+    /// The header size of the container opened `n`th in the previous value, for the first
+    /// containers of a value (0: none seen yet).
+    private var headerGuesses: PlainBuffer<Int>
+    /// Containers opened since the value began.
+    private var opened = 0
+
+    /// Containers per value whose header sizes are remembered.
+    private static let guessedContainers = 64
+    /// The smallest header: a narrow container without entries.
+    private static let smallestHeader = ValueTag.headerSize(narrow: true)
 
     /// A sink whose output buffer starts with room for `capacity` bytes.
     init(capacity: Int = 0) {
-        encoder = ValueEncoder(capacity: capacity)
+        output = PlainBuffer(capacity: capacity)
+        slots = PlainBuffer(capacity: 64)
+        headerGuesses = PlainBuffer(capacity: Self.guessedContainers)
+        for _ in 0..<Self.guessedContainers { headerGuesses.append(0) }
         frames.reserveCapacity(8)
-        slots.reserveCapacity(64)
     }
 
-    /// Forgets a value whose transcoding failed halfway: its bytes from `start` on, and the
-    /// containers it left open. The sink then continues after the values before it, so one sink
-    /// can write many documents one after another (see ``JSONDocumentBatch``).
-    mutating func discard(from start: Int) {
-        encoder.truncate(to: start)
+    /// Bytes written so far.
+    var count: Int { output.count }
+
+    /// The bytes written, as an array.
+    var bytes: [UInt8] { Array(output.elements) }
+
+    /// Calls `body` with the bytes written (valid only during the call).
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(output.elements))
+    }
+
+    /// The first byte written: the tag of the value, once it is complete.
+    var firstByte: UInt8? { output.count > 0 ? output[0] : nil }
+
+    /// Forgets everything written, and the containers a failed value left open, to write the
+    /// next value from the start (the header guesses stay).
+    mutating func reset() {
+        output.truncate(to: 0)
+        slots.truncate(to: 0)
         frames.removeAll(keepingCapacity: true)
-        slots.removeAll(keepingCapacity: true)
+        opened = 0
     }
 
-    /// Appends a value already in the binary format, as a value of its own (not inside an open
-    /// container).
-    mutating func appendEncoded(_ bytes: [UInt8]) {
-        encoder.append(EncodedValue(bytes: bytes))
+    /// Replaces what was written by a value already in the binary format.
+    mutating func replace(with encoded: [UInt8]) {
+        reset()
+        encoded.withUnsafeBufferPointer { output.append($0) }
     }
 
     /// Notes where a value starts, when it is an array element (object values are noted with
     /// their keys).
-    private mutating func valueStarts() {
-        if let top = frames.last, !top.isObject { slots.append(encoder.bytes.count) }
+    @inline(__always) private mutating func valueStarts() {
+        if let top = frames.last, !top.isObject { slots.append(output.count) }
     }
 
-    mutating func null() { valueStarts(); encoder.write(null: ()) }
-    mutating func bool(_ value: Bool) { valueStarts(); encoder.write(bool: value) }
-    mutating func integer(_ value: Int64) { valueStarts(); encoder.writeInteger(value) }
-    mutating func double(_ value: Double) { valueStarts(); encoder.writeFiniteDouble(value) }
-    mutating func largeInteger(_ value: LargeInteger) { valueStarts(); encoder.writeLargeInteger(value) }
-    mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) { valueStarts(); encoder.appendStringBytes(utf8) }
-
-    mutating func beginObject() {
+    mutating func null() {
         valueStarts()
-        frames.append(Frame(start: encoder.bytes.count, firstSlot: slots.count, isObject: true))
+        output.append(ValueTag.null)
     }
+
+    mutating func bool(_ value: Bool) {
+        valueStarts()
+        output.append(value ? ValueTag.trueValue : ValueTag.falseValue)
+    }
+
+    mutating func integer(_ value: Int64) {
+        valueStarts()
+        if let small = Int8(exactly: value) {
+            writeNumber(ValueTag.int8, small)
+        } else if let medium = Int16(exactly: value) {
+            writeNumber(ValueTag.int16, medium)
+        } else if let large = Int32(exactly: value) {
+            writeNumber(ValueTag.int32, large)
+        } else {
+            writeNumber(ValueTag.int64, value)
+        }
+    }
+
+    mutating func double(_ value: Double) {
+        valueStarts()
+        writeNumber(ValueTag.double, value.bitPattern)
+    }
+
+    mutating func largeInteger(_ value: LargeInteger) {
+        valueStarts()
+        var text = value.text
+        text.withUTF8 { writeString(tag: ValueTag.largeInteger, $0) }
+    }
+
+    mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) {
+        valueStarts()
+        writeString(tag: ValueTag.string, utf8)
+    }
+
+    mutating func beginObject() { open(isObject: true) }
+    mutating func beginArray() { open(isObject: false) }
 
     mutating func key(_ utf8: UnsafeBufferPointer<UInt8>) {
         guard let top = frames.indices.last else { return }
         if frames[top].inOrder, slots.count > frames[top].firstSlot {
-            let follows = encoder.withKey(at: slots[slots.count - 2]) { previous in Self.precedes(previous, utf8) }
-            if !follows { frames[top].inOrder = false }
+            if !Self.precedes(key(at: slots[slots.count - 2]), utf8) { frames[top].inOrder = false }
         }
-        slots.append(encoder.bytes.count)
-        encoder.appendKey(utf8)
-        slots.append(encoder.bytes.count)
+        slots.append(output.count)
+        appendVarint(utf8.count)
+        output.append(utf8)
+        slots.append(output.count)
     }
 
     mutating func endObject() {
         guard let frame = frames.popLast() else { return }
-        let targets = slots[frame.firstSlot...]
-        if frame.inOrder {
-            encoder.closeWrittenContainer(start: frame.start, slots: targets, dictionary: true)
-        } else {
-            encoder.closeUnsortedDictionary(start: frame.start, slots: targets)
-        }
-        slots.removeSubrange(frame.firstSlot...)
-    }
-
-    mutating func beginArray() {
-        valueStarts()
-        frames.append(Frame(start: encoder.bytes.count, firstSlot: slots.count, isObject: false))
+        if !frame.inOrder { sortEntries(of: frame) }
+        close(frame, dictionary: true)
     }
 
     mutating func endArray() {
         guard let frame = frames.popLast() else { return }
-        encoder.closeWrittenContainer(start: frame.start, slots: slots[frame.firstSlot...], dictionary: false)
-        slots.removeSubrange(frame.firstSlot...)
+        close(frame, dictionary: false)
+    }
+
+    // MARK: - Writing
+
+    @inline(__always) private mutating func writeNumber<Number: FixedWidthInteger>(_ tag: UInt8, _ number: Number) {
+        output.reserve(1 + MemoryLayout<Number>.size)
+        let position = UnsafeMutableRawPointer(output.pointer + output.count)
+        position.storeBytes(of: tag, as: UInt8.self)
+        position.storeBytes(of: number.littleEndian, toByteOffset: 1, as: Number.self)
+        output.moveEnd(by: 1 + MemoryLayout<Number>.size)
+    }
+
+    private mutating func writeString(tag: UInt8, _ utf8: UnsafeBufferPointer<UInt8>) {
+        output.reserve(11 + utf8.count)
+        output.append(tag)
+        appendVarint(utf8.count)
+        output.append(utf8)
+    }
+
+    /// An unsigned LEB128 length (one byte below 128).
+    @inline(__always) private mutating func appendVarint(_ value: Int) {
+        var remaining = UInt(value)
+        while remaining >= 0x80 {
+            output.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
+            remaining >>= 7
+        }
+        output.append(UInt8(remaining))
+    }
+
+    /// The UTF-8 bytes of the key whose length prefix starts at `position` (written by ``key(_:)``).
+    private func key(at position: Int) -> UnsafeBufferPointer<UInt8> {
+        var length = 0
+        var shift = 0
+        var cursor = position
+        while output[cursor] & 0x80 != 0 {
+            length |= Int(output[cursor] & 0x7F) << shift
+            shift += 7
+            cursor += 1
+        }
+        length |= Int(output[cursor]) << shift
+        return UnsafeBufferPointer(start: output.pointer + cursor + 1, count: length)
+    }
+
+    // MARK: - Containers
+
+    /// Opens a container, leaving room for its header as guessed from the previous value.
+    private mutating func open(isObject: Bool) {
+        valueStarts()
+        let ordinal = opened
+        opened += 1
+        let reserved = ordinal < headerGuesses.count ? max(headerGuesses[ordinal], Self.smallestHeader) : Self.smallestHeader
+        let start = output.count
+        output.reserve(reserved)
+        output.moveEnd(by: reserved)  // written when the container closes
+        frames.append(Frame(start: start, contentStart: output.count, firstSlot: slots.count, ordinal: ordinal, isObject: isObject))
+    }
+
+    /// Writes the header of `frame`'s container in front of its contents, which already lie in
+    /// canonical order: in the room left for it, or after moving the contents when that room
+    /// was not the header's size. Drops the container's slots.
+    private mutating func close(_ frame: Frame, dictionary: Bool) {
+        let slotCount = slots.count - frame.firstSlot
+        let contentSize = output.count - frame.contentStart
+        let narrow = Self.smallestHeader + slotCount * 2 + contentSize <= Int(UInt16.max)
+        let width = ValueTag.fieldWidth(narrow: narrow)
+        let header = ValueTag.headerSize(narrow: narrow) + slotCount * width
+        if frame.ordinal < headerGuesses.count { headerGuesses[frame.ordinal] = header }
+        let shift = frame.start + header - frame.contentStart
+        if shift != 0 {
+            if shift > 0 { output.reserve(shift) }
+            let contents = output.pointer + frame.contentStart
+            (contents + shift).update(from: contents, count: contentSize)  // regions may overlap
+            output.moveEnd(by: shift)
+        }
+        // Every field fits its width: the contents are bounded (the parser's input is at most
+        // `JSON.maximumBinaryInput`), narrow fields only when the whole container is under 64 KiB.
+        let base = UnsafeMutableRawPointer(output.pointer + frame.start)
+        base.storeBytes(of: ValueTag.container(dictionary: dictionary, narrow: narrow), as: UInt8.self)
+        let count = dictionary ? slotCount / 2 : slotCount
+        if narrow {
+            writeFields(UInt16.self, at: base, size: header + contentSize, count: count, frame: frame, header: header)
+        } else {
+            writeFields(UInt32.self, at: base, size: header + contentSize, count: count, frame: frame, header: header)
+        }
+        slots.truncate(to: frame.firstSlot)
+    }
+
+    /// Writes a header's fields after its tag at `base`, each a `Field`: total size, count, and
+    /// the offset of each slot target of `frame`, from the tag.
+    @inline(__always) private func writeFields<Field: FixedWidthInteger>(
+        _: Field.Type, at base: UnsafeMutableRawPointer, size: Int, count: Int, frame: Frame, header: Int
+    ) {
+        let width = MemoryLayout<Field>.size
+        base.storeBytes(of: Field(truncatingIfNeeded: size).littleEndian, toByteOffset: 1, as: Field.self)
+        base.storeBytes(of: Field(truncatingIfNeeded: count).littleEndian, toByteOffset: 1 + width, as: Field.self)
+        let firstTarget = frame.contentStart - header  // a target's offset is `target - firstTarget`
+        var field = base + 1 + 2 * width
+        for index in frame.firstSlot..<slots.count {
+            field.storeBytes(of: Field(truncatingIfNeeded: slots[index] - firstTarget).littleEndian, as: Field.self)
+            field += width
+        }
+    }
+
+    /// Puts the entries of an object whose keys arrived out of order in key order, keeping only
+    /// the last of a repeated key (as JSON readers do), and rewrites its slots to match.
+    private mutating func sortEntries(of frame: Frame) {
+        let first = frame.firstSlot
+        let count = (slots.count - first) / 2
+        let keyStarts = (0..<count).map { slots[first + 2 * $0] }
+        let valueStarts = (0..<count).map { slots[first + 2 * $0 + 1] }
+        let contentEnd = output.count
+        func end(_ index: Int) -> Int { index + 1 < count ? keyStarts[index + 1] : contentEnd }
+        func order(_ left: Int, _ right: Int) -> Int {
+            let a = key(at: keyStarts[left])
+            let b = key(at: keyStarts[right])
+            for index in 0..<min(a.count, b.count) where a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
+            return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+        }
+        let sorted = (0..<count).sorted { left, right in
+            let result = order(left, right)
+            return result < 0 || (result == 0 && left < right)
+        }
+        var kept: [Int] = []
+        kept.reserveCapacity(count)
+        for (position, index) in sorted.enumerated() {
+            if position + 1 < sorted.count, order(sorted[position + 1], index) == 0 { continue }
+            kept.append(index)
+        }
+        let contents = Array(UnsafeBufferPointer(start: output.pointer + frame.contentStart, count: output.count - frame.contentStart))
+        output.truncate(to: frame.contentStart)
+        slots.truncate(to: first)
+        contents.withUnsafeBufferPointer { contents in
+            for index in kept {
+                let from = keyStarts[index] - frame.contentStart
+                slots.append(output.count)
+                slots.append(output.count + valueStarts[index] - keyStarts[index])
+                output.append(UnsafeBufferPointer(rebasing: contents[from..<(end(index) - frame.contentStart)]))
+            }
+        }
     }
 
     /// Whether `a` sorts strictly before `b` by bytes.

@@ -98,6 +98,11 @@ struct BorrowedValue {
     /// element i + 1's begins.
     func forEachElement(_ body: (BorrowedValue?) throws -> Void) rethrows {
         guard let layout, !layout.isDictionary else { return }
+        try forEachElement(in: layout, body)
+    }
+
+    /// ``forEachElement(_:)`` with this array's layout already read: exactly `layout.count` calls.
+    func forEachElement(in layout: Layout, _ body: (BorrowedValue?) throws -> Void) rethrows {
         guard let size = layout.size else {
             for _ in 0..<layout.count { try body(nil) }
             return
@@ -128,11 +133,23 @@ struct BorrowedValue {
 
     /// Visits the entries of a dictionary in encoded order (damaged ones left out), the key as
     /// its stored UTF-8 bytes.
+    func forEachRawEntry(_ body: (UnsafeRawBufferPointer, BorrowedValue) throws -> Void) rethrows {
+        try forEachEntryRange { key, value in try body(UnsafeRawBufferPointer(rebasing: buffer[key]), value) }
+    }
+
+    /// Visits the entries of a dictionary in encoded order (damaged ones left out), the key as the
+    /// range of its stored UTF-8 bytes in `buffer`.
     ///
     /// The checks of ``slot(_:_:)`` for both slots of each entry, with each offset read once: the
     /// key's window ends where the value's begins, the value's where the next key's begins.
-    func forEachRawEntry(_ body: (UnsafeRawBufferPointer, BorrowedValue) throws -> Void) rethrows {
-        guard let layout, layout.isDictionary, let size = layout.size else { return }
+    func forEachEntryRange(_ body: (Range<Int>, BorrowedValue) throws -> Void) rethrows {
+        guard let layout, layout.isDictionary else { return }
+        try forEachEntryRange(in: layout, body)
+    }
+
+    /// ``forEachEntryRange(_:)`` with this dictionary's layout already read.
+    func forEachEntryRange(in layout: Layout, _ body: (Range<Int>, BorrowedValue) throws -> Void) rethrows {
+        guard let size = layout.size else { return }
         let table = offset + layout.header
         let width = layout.width
         var keyStart = unsigned(at: table, width: width)
@@ -146,7 +163,7 @@ struct BorrowedValue {
             else { continue }
             let value = child(at: valueStart)
             guard (value.encodedSize ?? 0) <= valueEnd - valueStart else { continue }
-            try body(UnsafeRawBufferPointer(rebasing: buffer[key]), value)
+            try body(key, value)
         }
     }
 
@@ -181,7 +198,14 @@ struct BorrowedValue {
     }
 
     /// The bytes of a length-prefixed string starting at `position` (the varint).
+    @inline(__always)
     func lengthPrefixed(at position: Int) -> Range<Int>? {
+        // Keys and most strings are shorter than 128 bytes: a one-byte length, read inline.
+        if position >= 0, position < buffer.count, buffer[position] < 0x80 {
+            let length = Int(buffer[position])
+            guard length <= buffer.count - position - 1 else { return nil }
+            return (position + 1)..<(position + 1 + length)
+        }
         guard let (length, size) = varint(at: position) else { return nil }
         let start = position + size
         guard length <= buffer.count - start else { return nil }
@@ -284,13 +308,19 @@ struct BorrowedValue {
     // MARK: - Bytes
 
     /// A little-endian unsigned field of `width` bytes (2 or 4 in the format; others byte by byte).
+    @inline(__always)
     func unsigned(at position: Int, width: Int) -> Int? {
         guard position >= 0, position <= buffer.count - width else { return nil }
         switch width {
         case 2: return Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: position, as: UInt16.self)))
         case 4: return Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
-        default: return (0..<width).reversed().reduce(0) { $0 << 8 | Int(buffer[position + $1]) }
+        default: return unsignedBytewise(at: position, width: width)
         }
+    }
+
+    /// ``unsigned(at:width:)`` for widths the format does not use, kept out of line.
+    private func unsignedBytewise(at position: Int, width: Int) -> Int {
+        (0..<width).reversed().reduce(0) { $0 << 8 | Int(buffer[position + $1]) }
     }
 
     /// A LEB128 varint at `position`: its value and how many bytes it took.

@@ -113,6 +113,15 @@ struct EncodedValue: Sendable {
     /// The number of bytes this value occupies, or nil when the bytes are damaged.
     var encodedSize: Int? { withBorrowed(\.encodedSize) }
 
+    /// Whether `other` is this very value: the same position in the same buffer (not merely equal bytes).
+    func isSameValue(as other: EncodedValue) -> Bool {
+        guard offset == other.offset, bytes.count == other.bytes.count else { return false }
+        return bytes.withUnsafeBufferPointer { mine in other.bytes.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress } }
+    }
+
+    /// Whether this value is the whole of its buffer (a document body just read, not a part of one).
+    var isWholeBuffer: Bool { offset == 0 && encodedSize == bytes.count }
+
     /// The bytes of this value alone: a valid encoding by itself (null when damaged).
     var slice: [UInt8] { Array(sliceBytes) }
 

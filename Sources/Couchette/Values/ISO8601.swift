@@ -9,6 +9,38 @@ enum ISO8601 {
     /// binary seconds, so x.340 may be stored as x.33999…; rounding down would print .339 and a
     /// date read back from text and stored again would drift. `date` must pass ``canFormat(_:)``.
     static func string(from date: Date) -> String {
+        let (days, milliseconds) = split(date)
+        let (year, month, day) = civil(fromDays: days)
+        if (0...9999).contains(year) {
+            // The usual case, written digit by digit into the string's own storage (dates are
+            // formatted for every save of a model or document holding one).
+            return String(unsafeUninitializedCapacity: formattedCount) { output in
+                put(year: year, month: month, day: day, milliseconds: milliseconds, into: output)
+            }
+        }
+        let seconds = milliseconds / 1000
+        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
+            + pad(seconds / 3600, 2) + ":" + pad(seconds / 60 % 60, 2) + ":" + pad(seconds % 60, 2)
+            + "." + pad(milliseconds % 1000, 3) + "Z"
+    }
+
+    /// The bytes of a date with a four-digit year.
+    static let formattedCount = 24
+
+    /// Writes the UTF-8 bytes of ``string(from:)`` into `output` (``formattedCount`` bytes) without
+    /// making a string; false, with nothing written, for a year outside 0000–9999.
+    static func write(_ date: Date, into output: UnsafeMutableBufferPointer<UInt8>) -> Bool {
+        let (days, milliseconds) = split(date)
+        let (year, month, day) = civil(fromDays: days)
+        guard (0...9999).contains(year), output.count >= formattedCount else { return false }
+        _ = put(year: year, month: month, day: day, milliseconds: milliseconds, into: output)
+        return true
+    }
+
+    /// Days since 1970 and milliseconds into the day, rounded to the nearest millisecond: `Date`
+    /// holds binary seconds, so x.340 may be stored as x.33999…; rounding down would print .339 and
+    /// a date read back from text and stored again would drift.
+    private static func split(_ date: Date) -> (days: Int64, milliseconds: Int64) {
         let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
         var days = totalMilliseconds / 86_400_000
         var milliseconds = totalMilliseconds % 86_400_000
@@ -16,35 +48,32 @@ enum ISO8601 {
             milliseconds += 86_400_000
             days -= 1
         }
-        let (year, month, day) = civil(fromDays: days)
+        return (days, milliseconds)
+    }
+
+    /// `yyyy-MM-dd'T'HH:mm:ss.SSS'Z'` digit by digit; returns the count written.
+    private static func put(
+        year: Int64, month: Int64, day: Int64, milliseconds: Int64, into output: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int {
         let seconds = milliseconds / 1000
-        if (0...9999).contains(year) {
-            // The usual case, written digit by digit into the string's own storage (dates are
-            // formatted for every save of a model or document holding one).
-            return String(unsafeUninitializedCapacity: 24) { output in
-                var position = 0
-                func put(_ value: Int64, _ width: Int, _ separator: Unicode.Scalar) {
-                    var remaining = value
-                    for digit in stride(from: width - 1, through: 0, by: -1) {
-                        output[position + digit] = UInt8(ascii: "0") + UInt8(remaining % 10)
-                        remaining /= 10
-                    }
-                    output[position + width] = UInt8(ascii: separator)
-                    position += width + 1
-                }
-                put(year, 4, "-")
-                put(month, 2, "-")
-                put(day, 2, "T")
-                put(seconds / 3600, 2, ":")
-                put(seconds / 60 % 60, 2, ":")
-                put(seconds % 60, 2, ".")
-                put(milliseconds % 1000, 3, "Z")
-                return position
+        var position = 0
+        func put(_ value: Int64, _ width: Int, _ separator: Unicode.Scalar) {
+            var remaining = value
+            for digit in stride(from: width - 1, through: 0, by: -1) {
+                output[position + digit] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
             }
+            output[position + width] = UInt8(ascii: separator)
+            position += width + 1
         }
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-            + pad(seconds / 3600, 2) + ":" + pad(seconds / 60 % 60, 2) + ":" + pad(seconds % 60, 2)
-            + "." + pad(milliseconds % 1000, 3) + "Z"
+        put(year, 4, "-")
+        put(month, 2, "-")
+        put(day, 2, "T")
+        put(seconds / 3600, 2, ":")
+        put(seconds / 60 % 60, 2, ":")
+        put(seconds % 60, 2, ".")
+        put(milliseconds % 1000, 3, "Z")
+        return position
     }
 
     /// Whether `date` formats with a four-digit year (0000–9999), so that it can be stored and

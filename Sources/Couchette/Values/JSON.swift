@@ -168,7 +168,7 @@ enum JSON {
         }
         var sink = BinarySink(capacity: utf8.count + 16)
         try JSONParser.parse(utf8: utf8, into: &sink)
-        return sink.encoder.bytes
+        return sink.bytes
     }
 
     /// The largest JSON text ``encodeBinary(_:)`` accepts: 512 MiB.

@@ -151,7 +151,39 @@ enum ValueConversion {
         }
     }
 
+    /// A dictionary whose key set this thread converted before (``DictionaryShapes``) maps the
+    /// values of that finished dictionary: no key is created or hashed again.
     static func plainDictionary(_ encoded: BorrowedValue) -> [String: Any] {
+        guard let layout = encoded.layout, layout.isDictionary, layout.count > 0 else { return [:] }
+        guard layout.count <= DictionaryShapes.maximumKeys, encoded.depth < DictionaryShapes.maximumDepth,
+            encoded.buffer.count <= Int(Int32.max), let shapes = DictionaryShapes.current
+        else { return hashedDictionary(encoded) }
+        let buffer = encoded.buffer
+        return withUnsafeTemporaryAllocation(of: DictionaryShapes.Entry.self, capacity: layout.count) { table in
+            var found = 0
+            encoded.forEachEntryRange(in: layout) { key, value in
+                (table.baseAddress! + found).initialize(
+                    to: DictionaryShapes.Entry(keyStart: Int32(key.lowerBound), keyCount: Int32(key.count), value: Int32(value.offset)))
+                found += 1
+            }
+            let entries = UnsafeMutableBufferPointer(rebasing: table[..<found])
+            let fingerprint = DictionaryShapes.fingerprint(entries, in: buffer)
+            let depth = encoded.depth + 1
+            if let shape = shapes.shape(fingerprint, matching: entries, in: buffer) {
+                return shape.positions.mapValues { plain(BorrowedValue(buffer: buffer, offset: Int(entries[$0].value), depth: depth)) }
+            }
+            var result = [String: Any](minimumCapacity: found)
+            for entry in entries {
+                let key = UnsafeRawBufferPointer(rebasing: buffer[Int(entry.keyStart)..<(Int(entry.keyStart) + Int(entry.keyCount))])
+                result[BorrowedValue.string(key)] = plain(BorrowedValue(buffer: buffer, offset: Int(entry.value), depth: depth))
+            }
+            shapes.noteMiss(fingerprint, entries: entries, in: buffer)
+            return result
+        }
+    }
+
+    /// The conversion that creates and hashes every key.
+    private static func hashedDictionary(_ encoded: BorrowedValue) -> [String: Any] {
         // `init(minimumCapacity:)` is specialized here; `reserveCapacity` on an empty dictionary
         // instantiates the generic storage's metadata at run time (5% of a point read).
         var result = [String: Any](minimumCapacity: encoded.count)
@@ -160,10 +192,15 @@ enum ValueConversion {
     }
 
     static func plainArray(_ encoded: BorrowedValue) -> [Any] {
-        var result: [Any] = []
-        result.reserveCapacity(encoded.count)
-        encoded.forEachElement { result.append($0.map(plain) ?? NSNull()) }
-        return result
+        guard let layout = encoded.layout, !layout.isDictionary else { return [] }
+        // Every slot gives one element (a damaged one NSNull), written in place.
+        return [Any](unsafeUninitializedCapacity: layout.count) { elements, initialized in
+            encoded.forEachElement(in: layout) { element in
+                guard initialized < elements.count else { return }
+                (elements.baseAddress! + initialized).initialize(to: element.map(plain) ?? NSNull())
+                initialized += 1
+            }
+        }
     }
 
     private static func plain(_ number: LargeInteger) -> Any { number.decimal ?? number.double }

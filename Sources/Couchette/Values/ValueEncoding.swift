@@ -43,6 +43,16 @@ enum ValueTag {
     static let narrowDictionary: UInt8 = 0x0C
     static let largeInteger: UInt8 = 0x0D
 
+    /// The tag of a dictionary or array, narrow or wide.
+    static func container(dictionary: Bool, narrow: Bool) -> UInt8 {
+        switch (dictionary, narrow) {
+        case (true, true): narrowDictionary
+        case (true, false): self.dictionary
+        case (false, true): narrowArray
+        case (false, false): array
+        }
+    }
+
     /// Bytes of the size and count fields (each) in a wide or narrow container.
     static func fieldWidth(narrow: Bool) -> Int { narrow ? 2 : 4 }
     /// Bytes before the first offset slot: tag, total size, count.
@@ -250,7 +260,7 @@ struct ValueEncoder {
     }
 
     /// Drops every byte from `count` on: what a failed value left behind when the buffer holds
-    /// several values one after another (see ``BinarySink/discard(from:)``).
+    /// several values one after another (a streamed model body that failed, say).
     mutating func truncate(to count: Int) {
         if count < bytes.count { bytes.removeSubrange(count...) }
     }
@@ -259,6 +269,12 @@ struct ValueEncoder {
     mutating func appendKey(_ utf8: UnsafeBufferPointer<UInt8>) {
         appendVarint(utf8.count)
         bytes.append(contentsOf: utf8)
+    }
+
+    /// Appends bytes as they are: entries of a container being closed, moved into stored order
+    /// (see ``BodyStream``).
+    mutating func appendRaw(_ raw: UnsafeBufferPointer<UInt8>) {
+        bytes.append(contentsOf: raw)
     }
 
     mutating func appendStringBytes(_ utf8: UnsafeBufferPointer<UInt8>) {
@@ -296,13 +312,7 @@ struct ValueEncoder {
         } else {
             bytes.append(contentsOf: repeatElement(0, count: header))
         }
-        let tag =
-            switch (dictionary, narrow) {
-            case (true, true): ValueTag.narrowDictionary
-            case (true, false): ValueTag.dictionary
-            case (false, true): ValueTag.narrowArray
-            case (false, false): ValueTag.array
-            }
+        let tag = ValueTag.container(dictionary: dictionary, narrow: narrow)
         // The header is written through one pointer: every field fits its width (the contents
         // were bounded above, narrow fields only when the whole container is under 64 KiB).
         bytes.withUnsafeMutableBytes { buffer in
@@ -372,7 +382,6 @@ struct ValueEncoder {
         }
         closeWrittenContainer(start: start, slots: moved[...], dictionary: true)
     }
-
     // MARK: - Bytes
 
     private mutating func appendLengthPrefixed(_ text: String) {

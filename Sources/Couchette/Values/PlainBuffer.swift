@@ -1,0 +1,71 @@
+/// A growable buffer of plain values written through a pointer: what ``BinarySink`` writes into.
+///
+/// An `Array` append checks uniqueness, and appending a slice retains and releases its storage:
+/// together about a sixth of transcoding JSON. Here a write checks the capacity and stores.
+///
+/// Not a value type: copies share one allocation (each copy keeps it alive, so a copy never
+/// reads freed memory, but writes through one copy show in the other). Keep one owner.
+struct PlainBuffer<Element: BitwiseCopyable> {
+    private final class Allocation {
+        let pointer: UnsafeMutablePointer<Element>
+        init(capacity: Int) { pointer = .allocate(capacity: capacity) }
+        deinit { pointer.deallocate() }
+    }
+
+    private var allocation: Allocation
+    /// The first element; valid until the next call that may grow the buffer.
+    private(set) var pointer: UnsafeMutablePointer<Element>
+    private(set) var count = 0
+    private(set) var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 16)
+        allocation = Allocation(capacity: self.capacity)
+        pointer = allocation.pointer
+    }
+
+    /// Makes room for `extra` more elements after ``count``.
+    @inline(__always) mutating func reserve(_ extra: Int) {
+        if _slowPath(capacity - count < extra) { grow(toHold: count + extra) }
+    }
+
+    @inline(never) private mutating func grow(toHold needed: Int) {
+        let newCapacity = max(needed, 2 * capacity)
+        let larger = Allocation(capacity: newCapacity)
+        larger.pointer.initialize(from: pointer, count: count)
+        allocation = larger
+        pointer = larger.pointer
+        capacity = newCapacity
+    }
+
+    @inline(__always) mutating func append(_ element: Element) {
+        reserve(1)
+        (pointer + count).initialize(to: element)
+        count += 1
+    }
+
+    mutating func append(_ elements: UnsafeBufferPointer<Element>) {
+        reserve(elements.count)
+        if let source = elements.baseAddress { (pointer + count).initialize(from: source, count: elements.count) }
+        count += elements.count
+    }
+
+    /// Moves the end by `delta` elements (after ``reserve(_:)`` when growing): the caller has
+    /// written, or will write, every element it adds, and drops the ones it removes.
+    @inline(__always) mutating func moveEnd(by delta: Int) {
+        count += delta
+    }
+
+    /// Drops every element from `newCount` on.
+    mutating func truncate(to newCount: Int) {
+        count = min(count, max(newCount, 0))
+    }
+
+    @inline(__always) subscript(index: Int) -> Element {
+        get { pointer[index] }
+        set { pointer[index] = newValue }
+    }
+
+    /// The elements, valid until the next call that may grow the buffer.
+    var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: pointer, count: count) }
+}
