@@ -147,7 +147,9 @@ struct IndexedScan: DocumentScan {
             // A tie group that is one whole key read forwards arrives in id order (LMDB keeps a
             // key's ids in byte order, the order ties are broken in): its documents are then
             // fetched as their entries come, with no list of ids to sort.
-            let streams = !descending && groupColumns >= range.index.columnKeys.count
+            let columns = range.index.columnKeys.count
+            let groupIsKey = groupColumns >= columns
+            let streams = !descending && groupIsKey
             var group: [UInt8] = []  // the current group's bytes, in a buffer reused per group
             var hasGroup = false
             var firstColumnEnd = 0
@@ -174,10 +176,15 @@ struct IndexedScan: DocumentScan {
             try snapshot.forEachIndexEntry(from: range.lower, to: range.upper, descending: descending) { key, id in
                 let tuple = UnsafeRawBufferPointer(rebasing: key[4...])
                 var end = 0, firstEnd = tuple.count
-                for column in 0..<groupColumns {
-                    guard let next = IndexKey.end(of: tuple, at: end) else { end = tuple.count; break }
-                    end = next
-                    if column == 0 { firstEnd = next }
+                if groupIsKey {  // the whole key (a cut one included): only the first column to find
+                    end = tuple.count
+                    if columns > 1 { firstEnd = IndexKey.end(of: tuple, at: 0) ?? tuple.count }
+                } else {
+                    for column in 0..<groupColumns {
+                        guard let next = IndexKey.end(of: tuple, at: end) else { end = tuple.count; break }
+                        end = next
+                        if column == 0 { firstEnd = next }
+                    }
                 }
                 // An entry of the current group (equal values) is compared in place; the group's
                 // bytes are copied only when a new one starts.

@@ -17,16 +17,20 @@ protocol DocumentScan: Sendable, CustomStringConvertible {
 }
 
 /// What a scan tells the executor about the order of its rows, while it runs.
+///
+/// Unchecked exclusivity: one execution on one thread owns it, and its flags are only read and
+/// assigned (never passed `inout`), so accesses cannot overlap; the runtime check ran for every
+/// row an ordered walk delivered.
 final class ScanOrder {
     /// Set by a scan that delivers rows in ORDER BY order, each tie group in id order (the
     /// order a full scan's ties have), so the executor keeps rows as they come instead of sorting.
-    var inOrder = false
+    @exclusivity(unchecked) var inOrder = false
     /// Cleared when a tie group may hold rows whose ORDER BY values differ (cut keys, numbers
     /// beyond 2^53): the executor sorts what it kept after all.
-    var exact = true
+    @exclusivity(unchecked) var exact = true
     /// Set by a scan whose every row passes the WHERE (an index range that decides it exactly,
     /// ``IndexPlanner/Range/decidesWhere``): the executor does not evaluate it again.
-    var passesWhere = false
+    @exclusivity(unchecked) var passesWhere = false
 }
 
 extension DocumentScan {

@@ -27,10 +27,14 @@ struct SourceBinding: Sendable {
 /// aggregate values, and the parameters of this execution.
 ///
 /// One context lives for one execution on one thread and is mutated in place as rows go by.
+///
+/// Unchecked exclusivity on what changes per row: one execution on one thread owns the context,
+/// and its fields are assigned or read, never passed `inout` while an evaluator runs, so
+/// accesses cannot overlap; the runtime check ran at every source bound and variable read.
 final class EvaluationContext {
-    var sources: [SourceBinding?]
-    var variables: [Datum?]
-    var aggregates: [Datum?] = []
+    @exclusivity(unchecked) var sources: [SourceBinding?]
+    @exclusivity(unchecked) var variables: [Datum?]
+    @exclusivity(unchecked) var aggregates: [Datum?] = []
     let parameters: [String: Datum]
     /// The values of ``QueryPlan/parameterOrder``, looked up by name once per execution instead
     /// of hashing the name at every row.

@@ -19,10 +19,17 @@ public final class Parameters: Sendable {
         case unsupported(String)
     }
 
+    /// One parameter. A struct, not a tuple: an array of tuples is copied and destroyed through
+    /// the runtime's generic tuple functions, element by element.
+    struct Named: Sendable {
+        var name: String
+        var entry: Entry
+    }
+
     /// The values in the order their names were first set. A query has a handful of parameters,
     /// and a prepared query is often given a new `Parameters` per execution: a short list searched
     /// by name costs one allocation and no hashing, where a dictionary cost both.
-    typealias Entries = [(name: String, entry: Entry)]
+    typealias Entries = [Named]
 
     private let entries: Locked<Entries>
 
@@ -77,7 +84,7 @@ public final class Parameters: Sendable {
         if let index = entries.firstIndex(where: { $0.name == name }) {
             entries[index].entry = entry
         } else {
-            entries.append((name, entry))
+            entries.append(Named(name: name, entry: entry))
         }
     }
     /// Sets a date parameter as its ISO-8601 string, which compares with dates stored by
@@ -111,8 +118,9 @@ public final class Parameters: Sendable {
     /// The parameters as a hashable value: equal identities give equal query results.
     var identity: [String: Identity] {
         var identity: [String: Identity] = [:]
-        for (name, entry) in entries.withLock({ $0 }) {
-            switch entry {
+        for named in entries.withLock({ $0 }) {
+            let name = named.name
+            switch named.entry {
             case .value(let value):
                 guard let bytes = try? ValueEncoder.encode(value) else { identity[name] = .unsupported("\(value)"); continue }
                 identity[name] = .encoded(bytes)
@@ -127,9 +135,9 @@ public final class Parameters: Sendable {
 
     static func resolve(_ entries: Entries) throws -> [String: Datum] {
         var resolved: [String: Datum] = [:]
-        for (name, entry) in entries {
-            switch entry {
-            case .value(let value): resolved[name] = Datum(value)
+        for named in entries {
+            switch named.entry {
+            case .value(let value): resolved[named.name] = Datum(value)
             case .unsupported(let reason): throw unusable(reason)
             }
         }
@@ -139,12 +147,16 @@ public final class Parameters: Sendable {
     /// The values of the parameters `names`, in that order (nil: not set): a query's values by
     /// slot (``QueryPlan/parameterOrder``), found once per assignment. Throws for any value that
     /// could not be stored, used or not, as ``resolve(_:)`` does.
-    static func slots(_ entries: Entries, for names: [String]) throws -> [Datum?] {
-        for case (_, .unsupported(let reason)) in entries { throw unusable(reason) }
-        return names.map { name in
-            guard case .value(let value)? = entries.first(where: { $0.name == name })?.entry else { return nil }
-            return Datum(value)
+    static func slots(_ entries: Entries, for names: [String]) throws(CouchetteError) -> [Datum?] {
+        var slots = [Datum?](repeating: nil, count: names.count)
+        for named in entries {
+            switch named.entry {
+            case .value(let value):
+                if let slot = names.firstIndex(of: named.name) { slots[slot] = Datum(value) }
+            case .unsupported(let reason): throw unusable(reason)
+            }
         }
+        return slots
     }
 
     private static func unusable(_ reason: String) -> CouchetteError {

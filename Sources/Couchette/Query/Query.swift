@@ -47,19 +47,33 @@ public final class Query: Sendable {
     private struct Assignment: Sendable {
         /// The values assigned (nil: none).
         var entries: Parameters.Entries?
-        /// The values of ``QueryPlan/parameterOrder`` (nil: unset), or why they cannot be used.
-        var slots: Result<[Datum?], any Error>
+        /// The values of ``QueryPlan/parameterOrder`` (nil: unset).
+        var slots: [Datum?]
+        /// Why the values cannot be used (one could not be stored): every execution throws it.
+        var failure: CouchetteError?
         /// The values by name, made by the first execution through ``Executor`` that needs them.
-        var byName: Result<[String: Datum], any Error>?
+        var byName: [String: Datum]?
 
         init(entries: Parameters.Entries?, plan: QueryPlan) {
             self.entries = entries
-            slots = Result { try Parameters.slots(entries ?? [], for: plan.parameterOrder) }
+            do {
+                slots = try Parameters.slots(entries ?? [], for: plan.parameterOrder)
+            } catch {
+                slots = []
+                failure = error
+            }
         }
 
-        mutating func valuesByName() -> Result<[String: Datum], any Error> {
+        /// The slots, or the failure.
+        func checkedSlots() throws -> [Datum?] {
+            if let failure { throw failure }
+            return slots
+        }
+
+        mutating func valuesByName() throws -> [String: Datum] {
+            if let failure { throw failure }
             if let byName { return byName }
-            let values = Result { try Parameters.resolve(entries ?? []) }
+            let values = try Parameters.resolve(entries ?? [])
             byName = values
             return values
         }
@@ -86,9 +100,9 @@ public final class Query: Sendable {
     }
 
     func executeNow() throws -> ResultSet {
-        let slots = try storedParameters.withLock { $0.slots }.get()
+        let slots = try storedParameters.withLock { try $0.checkedSlots() }
         if let direct, let rows = try direct.run(reader, slots: slots) { return ResultSet(columns: columns, rows: rows) }
-        let values = try storedParameters.withLock { $0.valuesByName() }.get()
+        let values = try storedParameters.withLock { try $0.valuesByName() }
         let rows = try Executor(plan: plan).run(reader, parameters: values, slots: slots)
         return ResultSet(columns: columns, rows: rows)
     }
@@ -144,7 +158,7 @@ public final class Query: Sendable {
     /// compute).
     public func explain() async throws -> String {
         try reader.checkOpen()
-        let values = (try? storedParameters.withLock { $0.valuesByName() }.get()) ?? [:]
+        let values = (try? storedParameters.withLock { try $0.valuesByName() }) ?? [:]
         let context = EvaluationContext(plan, parameters: values)
         return try reader.read { snapshot in
             let direct = try self.direct?.runs(snapshot, context: context) == true
