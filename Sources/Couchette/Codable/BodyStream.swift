@@ -371,26 +371,11 @@ final class BodyStream {
 
     /// Compares the length-prefixed keys at `left` and `right` by their UTF-8 bytes.
     private static func compareKeys(_ bytes: UnsafeBufferPointer<UInt8>, _ left: Int, _ right: Int) -> Int {
-        let a = key(bytes, at: left), b = key(bytes, at: right)
+        let a = ValueEncoder.writtenKey(in: bytes, at: left), b = ValueEncoder.writtenKey(in: bytes, at: right)
         for index in 0..<min(a.count, b.count) where a[index] != b[index] {
             return a[index] < b[index] ? -1 : 1
         }
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
-    /// The UTF-8 bytes of the key whose varint length starts at `position` (written by this
-    /// stream, so well formed).
-    private static func key(_ bytes: UnsafeBufferPointer<UInt8>, at position: Int) -> UnsafeBufferPointer<UInt8> {
-        var length = 0
-        var shift = 0
-        var cursor = position
-        while bytes[cursor] & 0x80 != 0 {
-            length |= Int(bytes[cursor] & 0x7F) << shift
-            shift += 7
-            cursor += 1
-        }
-        length |= Int(bytes[cursor]) << shift
-        cursor += 1
-        return UnsafeBufferPointer(rebasing: bytes[cursor..<(cursor + length)])
-    }
 }

@@ -178,16 +178,7 @@ struct BinarySink: JSONSink {
 
     /// The UTF-8 bytes of the key whose length prefix starts at `position` (written by ``key(_:)``).
     private func key(at position: Int) -> UnsafeBufferPointer<UInt8> {
-        var length = 0
-        var shift = 0
-        var cursor = position
-        while output[cursor] & 0x80 != 0 {
-            length |= Int(output[cursor] & 0x7F) << shift
-            shift += 7
-            cursor += 1
-        }
-        length |= Int(output[cursor]) << shift
-        return UnsafeBufferPointer(start: output.pointer + cursor + 1, count: length)
+        ValueEncoder.writtenKey(in: UnsafeBufferPointer(start: output.pointer, count: output.count), at: position)
     }
 
     // MARK: - Containers

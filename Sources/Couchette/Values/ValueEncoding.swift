@@ -283,21 +283,6 @@ struct ValueEncoder {
         bytes.append(contentsOf: utf8)
     }
 
-    /// The UTF-8 bytes of the key whose length prefix starts at `position`, passed to `body`.
-    func withKey<Result>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        var length = 0
-        var shift = 0
-        var cursor = position
-        while cursor < bytes.count, bytes[cursor] & 0x80 != 0, shift < 63 {
-            length |= Int(bytes[cursor] & 0x7F) << shift
-            shift += 7
-            cursor += 1
-        }
-        length |= Int(bytes[cursor]) << shift
-        cursor += 1
-        return bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[cursor..<min(cursor + length, $0.count)])) }
-    }
-
     /// Makes the entries written since `start` a container, by putting its header in front of
     /// them: one move of the contents, which already lie in canonical order. `slots` holds the
     /// absolute position of each slot's target: for an array each element's start, for a
@@ -339,49 +324,24 @@ struct ValueEncoder {
     /// Room for the header of a container of up to ~60 slots, appended in one copy.
     private static let zeros = [UInt8](repeating: 0, count: 256)
 
-    /// Like ``closeWrittenContainer(start:slots:dictionary:)`` for dictionary entries that arrived
-    /// in any order: sorts them by key bytes and, of a repeated key, keeps only the last one (as
-    /// JSON readers do).
-    mutating func closeUnsortedDictionary(start: Int, slots: ArraySlice<Int>) {
-        let count = slots.count / 2
-        let first = slots.startIndex
-        func entry(_ index: Int) -> Range<Int> {
-            slots[first + 2 * index]..<(index + 1 < count ? slots[first + 2 * index + 2] : bytes.count)
+    /// The UTF-8 bytes of the key whose varint length starts at `position` in `bytes`: a key this
+    /// process wrote a moment ago (the transcoder's or the streamed encoder's own output), so
+    /// well formed.
+    @inline(__always)
+    static func writtenKey(in bytes: UnsafeBufferPointer<UInt8>, at position: Int) -> UnsafeBufferPointer<UInt8> {
+        var length = 0
+        var shift = 0
+        var cursor = position
+        while bytes[cursor] & 0x80 != 0 {
+            length |= Int(bytes[cursor] & 0x7F) << shift
+            shift += 7
+            cursor += 1
         }
-        func compare(_ left: Int, _ right: Int) -> Int {
-            withKey(at: slots[first + 2 * left]) { a in
-                withKey(at: slots[first + 2 * right]) { b in
-                    for index in 0..<min(a.count, b.count) where a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
-                    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
-                }
-            }
-        }
-        let order = (0..<count).sorted { left, right in
-            let order = compare(left, right)
-            return order < 0 || (order == 0 && left < right)
-        }
-        var kept: [Int] = []
-        kept.reserveCapacity(count)
-        for (position, index) in order.enumerated() {
-            if position + 1 < order.count, compare(order[position + 1], index) == 0 { continue }
-            kept.append(index)
-        }
-        let ranges = kept.map(entry)
-        let contents = Array(bytes[start...])
-        var moved: [Int] = []
-        moved.reserveCapacity(kept.count * 2)
-        var written = start
-        for (index, range) in zip(kept, ranges) {
-            moved.append(written)
-            moved.append(written + (slots[first + 2 * index + 1] - range.lowerBound))
-            written += range.count
-        }
-        bytes.removeSubrange(start...)
-        for range in ranges {
-            bytes.append(contentsOf: contents[(range.lowerBound - start)..<(range.upperBound - start)])
-        }
-        closeWrittenContainer(start: start, slots: moved[...], dictionary: true)
+        length |= Int(bytes[cursor]) << shift
+        cursor += 1
+        return UnsafeBufferPointer(rebasing: bytes[cursor..<(cursor + length)])
     }
+
     // MARK: - Bytes
 
     private mutating func appendLengthPrefixed(_ text: String) {
