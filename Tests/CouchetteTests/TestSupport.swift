@@ -68,6 +68,32 @@ nonisolated(nonsending) func eventually(timeout: Duration = .seconds(5), _ condi
     return try await condition()
 }
 
+/// Waits until `count()` reaches `target`, and gives up only when it stops moving for `stallLimit`.
+///
+/// For loops whose total time depends on the machine (sanitizers, a loaded CI host) where what the
+/// test claims is that every step ends: a stuck step stops the count, a slow machine only slows it.
+///
+/// ```swift
+/// let allEnded = await progressReaches(2000) { finished.withLock { $0 } }
+/// ```
+nonisolated(nonsending) func progressReaches(
+    _ target: Int, stallLimit: Duration = .seconds(30), _ count: () -> Int
+) async -> Bool {
+    var last = count()
+    var lastMove = ContinuousClock.now
+    while last < target {
+        try? await Task.sleep(for: .milliseconds(20))
+        let now = count()
+        if now != last {
+            last = now
+            lastMove = .now
+        } else if ContinuousClock.now - lastMove > stallLimit {
+            return false
+        }
+    }
+    return true
+}
+
 // MARK: - Query fixtures
 
 /// The fixtures in `Tests/CouchetteTests/Fixtures` (see its README for where each comes from).
