@@ -124,6 +124,34 @@ enum IndexKey {
         }
     }
 
+    /// The value encoded at `offset` of `bytes`, when the encoding gives back exactly the value
+    /// a document read gives (``Datum``): `.some(nil)` for MISSING, null, booleans and strings.
+    /// Nil when it cannot: a number (an integer and the equal double share an encoding), an array
+    /// or object (which hold numbers), or bytes that end first (a cut key).
+    static func exactScalar(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Datum?? {
+        guard offset < bytes.count else { return nil }
+        switch bytes[offset] {
+        case missing: return .some(nil)
+        case null: return .some(.null)
+        case falseValue: return .some(.bool(false))
+        case trueValue: return .some(.bool(true))
+        case string:
+            guard let end = end(of: bytes, at: offset) else { return nil }
+            let text = UnsafeRawBufferPointer(rebasing: bytes[(offset + 1)..<(end - 2)])
+            // `00` is stored `00 FF`: only such strings need a copy to drop the escapes.
+            guard text.contains(0) else { return .some(.string(String(decoding: text, as: UTF8.self))) }
+            var utf8: [UInt8] = []
+            utf8.reserveCapacity(text.count)
+            var position = 0
+            while position < text.count {
+                utf8.append(text[position])
+                position += text[position] == 0 ? 2 : 1
+            }
+            return .some(.string(String(decoding: utf8, as: UTF8.self)))
+        default: return nil
+        }
+    }
+
     /// The offset just past the value encoded at `offset`, or nil when the bytes end first (a
     /// truncated key).
     static func end(of bytes: UnsafeRawBufferPointer, at offset: Int) -> Int? {
