@@ -123,7 +123,9 @@ import Testing
             let bytes = IndexKey.encode(value) + IndexKey.encode(.string("next"))
             let decoded = bytes.withUnsafeBytes { IndexKey.exactScalar(in: $0, at: 0) }
             #expect(decoded.map { String(describing: $0) } == String(describing: value))
-            let second = bytes.withUnsafeBytes { buffer in IndexKey.end(of: buffer, at: 0).flatMap { IndexKey.exactScalar(in: buffer, at: $0) } }
+            let second = bytes.withUnsafeBytes { buffer in
+                IndexKey.end(of: buffer, at: 0).flatMap { IndexKey.exactScalar(in: buffer, at: $0) }
+            }
             #expect(second.map { String(describing: $0) } == String(describing: Datum?.some(.string("next"))))
         }
         // Numbers share encodings (1 and 1.0), containers hold numbers, cut keys end early.

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The order-preserving byte encoding of index keys: `memcmp` order of two encodings agrees with
 /// ``ValueOrder`` (binary collation) of the values, so an LMDB range scan finds what a full scan
 /// filtered by a comparison would.
@@ -139,7 +143,9 @@ enum IndexKey {
             guard let end = end(of: bytes, at: offset) else { return nil }
             let text = UnsafeRawBufferPointer(rebasing: bytes[(offset + 1)..<(end - 2)])
             // `00` is stored `00 FF`: only such strings need a copy to drop the escapes.
-            guard text.contains(0) else { return .some(.string(String(decoding: text, as: UTF8.self))) }
+            guard let start = text.baseAddress, memchr(start, 0, text.count) != nil else {
+                return .some(.string(String(decoding: text, as: UTF8.self)))
+            }
             var utf8: [UInt8] = []
             utf8.reserveCapacity(text.count)
             var position = 0
@@ -160,14 +166,15 @@ enum IndexKey {
         case missing, null, falseValue, trueValue: return offset + 1
         case number: return offset + 9 <= bytes.count ? offset + 9 : nil
         case string:
+            // The next `00` found by `memchr` (strings are scanned per entry of every index walk):
+            // `00 00` ends the string, `00 FF` is an escaped NUL inside it.
+            guard let base = bytes.baseAddress else { return nil }
             var position = offset + 1
             while position + 1 < bytes.count {
-                if bytes[position] == 0 {
-                    if bytes[position + 1] == 0 { return position + 2 }
-                    position += 2
-                } else {
-                    position += 1
-                }
+                guard let found = memchr(base + position, 0, bytes.count - 1 - position) else { return nil }
+                position = base.distance(to: UnsafeRawPointer(found))
+                if bytes[position + 1] == 0 { return position + 2 }
+                position += 2
             }
             return nil
         case array:

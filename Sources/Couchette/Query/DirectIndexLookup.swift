@@ -105,7 +105,7 @@ final class DirectIndexLookup: Sendable {
     /// design documents are left to pass over.
     private func readsEntries(_ snapshot: StoreSnapshot, now: UInt64) throws -> Bool {
         guard entryColumns != nil else { return false }
-        return !(try snapshot.nextExpiration().map { $0 <= now } ?? false)
+        return try !snapshot.anyExpiration(dueBy: now)
     }
 
     /// What the WHERE's one comparison is bounded by in this execution.
@@ -179,19 +179,10 @@ final class DirectIndexLookup: Sendable {
                 _ = try scan.choose(snapshot, context)
                 path = paths.path(for: indexes)
             }
-            var rows: [[Datum?]] = []
-            if wanted <= 64 { rows.reserveCapacity(wanted) }
-            var visited = 0
+            let kept = Rows(wanted: wanted)
             let order = ScanOrder()
             func keep(_ document: StoredDocument) throws -> Bool {
-                // As ``Executor/Interruption`` checks: a close or a cancellation stops a long walk.
-                try reader.checkOpen()
-                visited &+= 1
-                if visited % 64 == 0, Task.isCancelled { throw CancellationError() }
-                rows.append(projection.project(document))
-                // An inexact tie group (cut keys, numbers beyond 2^53) is sorted below: the walk
-                // then goes on to the end of its first column, as the executor's does.
-                return rows.count < wanted || !order.exact
+                try kept.append(projection.project(document), reader, order)
             }
             switch path {
             case .term(let index)? where plan.order.isEmpty && !index.isArray:
@@ -209,26 +200,23 @@ final class DirectIndexLookup: Sendable {
                 // equality prefix comes before it).
                 let firstKeyColumn = groupColumns - plan.order.count
                 try scan.walkOrdered(
-                    walked, groupColumns: groupColumns, descending: descending, snapshot, order: order, isSatisfied: { rows.count >= wanted }
+                    walked, groupColumns: groupColumns, descending: descending, snapshot, order: order,
+                    isSatisfied: { kept.rows.count >= wanted }
                 ) { id, group in
                     if fromEntries, let columns = entryColumns {
                         if id.utf8.first == UInt8(ascii: "_"), id.hasPrefix("_design/") { return true }
                         if let row = Self.row(columns, id, group, firstKeyColumn: firstKeyColumn) {
-                            try reader.checkOpen()
-                            visited &+= 1
-                            if visited % 64 == 0, Task.isCancelled { throw CancellationError() }
-                            rows.append(row)
-                            return rows.count < wanted || !order.exact
+                            return try kept.append(row, reader, order)
                         }
                     }
                     return try IndexedScan.fetch(id, snapshot, scan.collection, now: now, keep)
                 }
-                if !order.exact { rows = sorted(rows) }
+                if !order.exact { kept.rows = sorted(kept.rows) }
             default:
                 return nil
             }
-            if offset == 0 && rows.count <= wanted { return rows }
-            return Array(rows.prefix(wanted).dropFirst(offset))
+            if offset == 0 && kept.rows.count <= wanted { return kept.rows }
+            return Array(kept.rows.prefix(wanted).dropFirst(offset))
         }
     }
 
@@ -236,22 +224,53 @@ final class DirectIndexLookup: Sendable {
     /// column's value is not given back exactly by the key (a number, a container, a cut key).
     private static func row(_ columns: [EntryColumn], _ id: String, _ group: [UInt8], firstKeyColumn: Int) -> [Datum?]? {
         group.withUnsafeBytes { bytes -> [Datum?]? in
-            var row: [Datum?] = []
-            row.reserveCapacity(columns.count)
-            for column in columns {
-                switch column {
-                case .id: row.append(.string(id))
-                case .orderKey(let key):
-                    var offset = 0
-                    for _ in 0..<(firstKeyColumn + key) {
-                        guard let next = IndexKey.end(of: bytes, at: offset) else { return nil }
-                        offset = next
+            var complete = true
+            // Allocated once at its size (an empty array reserved grows through a slower path).
+            let row = [Datum?](unsafeUninitializedCapacity: columns.count) { buffer, count in
+                for column in columns {
+                    let value: Datum?
+                    switch column {
+                    case .id: value = .string(id)
+                    case .orderKey(let key):
+                        var offset = 0
+                        for _ in 0..<(firstKeyColumn + key) {
+                            guard let next = IndexKey.end(of: bytes, at: offset) else { complete = false; return }
+                            offset = next
+                        }
+                        guard let exact = IndexKey.exactScalar(in: bytes, at: offset) else { complete = false; return }
+                        value = exact
                     }
-                    guard let value = IndexKey.exactScalar(in: bytes, at: offset) else { return nil }
-                    row.append(value)
+                    (buffer.baseAddress! + count).initialize(to: value)
+                    count += 1
                 }
             }
-            return row
+            return complete ? row : nil
+        }
+    }
+
+    /// The rows an execution keeps, changed from inside LMDB's scan callback: a class whose
+    /// fields skip the runtime exclusivity checks (as captured `var`s they were boxes checked at
+    /// every use). Only the execution that made it uses it, on one thread.
+    private final class Rows {
+        let wanted: Int
+        @exclusivity(unchecked) var rows: [[Datum?]] = []
+        @exclusivity(unchecked) var visited = 0
+
+        init(wanted: Int) {
+            self.wanted = wanted
+            if wanted <= 64 { rows.reserveCapacity(wanted) }
+        }
+
+        /// Keeps `row`; whether the walk goes on.
+        func append(_ row: [Datum?], _ reader: StoreReader, _ order: ScanOrder) throws -> Bool {
+            // As ``Executor/Interruption`` checks: a close or a cancellation stops a long walk.
+            try reader.checkOpen()
+            visited &+= 1
+            if visited % 64 == 0, Task.isCancelled { throw CancellationError() }
+            rows.append(row)
+            // An inexact tie group (cut keys, numbers beyond 2^53) is sorted after: the walk
+            // then goes on to the end of its first column, as the executor's does.
+            return rows.count < wanted || !order.exact
         }
     }
 
