@@ -160,7 +160,9 @@ struct DocumentStore: Sendable {
 
     /// Applies one operation. Throws for errors (`.notFound`, `.notOpen`, …); returns `.conflict`
     /// when concurrency control refuses. Every changed document is recorded in the context.
-    func apply(_ operation: WriteOperation, in context: WriteContext) throws -> WriteOutcome {
+    /// `newDocumentRevision`: for a save without a base, its revision should the document not
+    /// exist, computed before the commit (``PendingWrite/newDocumentRevisions``).
+    func apply(_ operation: WriteOperation, in context: WriteContext, newDocumentRevision: StoredRevisionID? = nil) throws -> WriteOutcome {
         func checkExists(_ collection: CollectionSpec) throws {
             guard context.collections[collection.number] == collection else { throw Catalog.deleted(collection) }
         }
@@ -168,7 +170,9 @@ struct DocumentStore: Sendable {
         switch operation {
         case .save(let collection, let id, let body, let base, let control):
             try checkExists(collection)
-            return try writeRevision(context, collection, id, body: body, deleting: false, base: base, control: control)
+            return try writeRevision(
+                context, collection, id, body: body, deleting: false, base: base, control: control, newDocumentRevision: newDocumentRevision
+            )
         case .saveJSON(let documents):
             try checkExists(documents.collection)
             try saveJSON(context, documents)
@@ -233,7 +237,7 @@ struct DocumentStore: Sendable {
 
     func writeRevision(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
-        body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl
+        body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl, newDocumentRevision: StoredRevisionID? = nil
     ) throws -> WriteOutcome {
         try Self.validate(id: id)
         // One key for the record, its revision tree and the rewrite (the same bytes for all three tables).
@@ -251,7 +255,10 @@ struct DocumentStore: Sendable {
             if existing.isDeleted { return .saved(revisionID: existing.revisionID, sequence: existing.sequence) }
         }
 
-        let revision = try RevisionID.makeStored(storedParent: existing?.revision, deleted: deleting, body: body)
+        // A document that does not exist gets the revision computed before the commit, if any.
+        let revision =
+            try (existing == nil && !deleting ? newDocumentRevision : nil)
+            ?? RevisionID.makeStored(storedParent: existing?.revision, deleted: deleting, body: body)
         let revisionID = revision.text
         let sequence = try context.nextSequence(collection)
         guard let existing else {
