@@ -139,6 +139,9 @@ public final class Batch {
         }
     }
 
+    /// Whether documents or models saved in this batch learn their new revisions after the commit.
+    var tracksRevisions: Bool { !trackers.isEmpty }
+
     /// Gives saved documents and models their new revisions after the commit.
     func apply(_ outcomes: [WriteOutcome]) {
         for (index, tracker) in trackers {
