@@ -119,12 +119,18 @@ public final class Batch {
         if !documents.isEmpty { operations.append(.saveJSON(documents.finished())) }
     }
 
+    /// The collection the last write was checked against: a run of writes into one collection
+    /// checks it once (the writer checks every write's collection again when it commits).
+    private var checkedCollection: Collection?
+
     func check(_ collection: Collection) throws {
         try checkOpen()
+        if collection === checkedCollection { return }
         guard collection.database === database else {
             throw CouchetteError(.invalidParameter, "collection \(collection.fullName) belongs to another database")
         }
         try collection.core.checkUsable(collection.spec)
+        checkedCollection = collection
     }
 
     func close() {
@@ -142,8 +148,8 @@ public final class Batch {
     /// Gives saved documents and models their new revisions after the commit.
     func apply(_ outcomes: [WriteOutcome]) {
         for (index, tracker) in trackers {
-            guard index < outcomes.count, case .saved(let revisionID, let sequence) = outcomes[index] else { continue }
-            tracker.didCommit(revisionID: revisionID, sequence: sequence)
+            guard index < outcomes.count, case .saved(let revision, let sequence) = outcomes[index] else { continue }
+            tracker.didCommit(revision: revision, sequence: sequence)
         }
     }
 }

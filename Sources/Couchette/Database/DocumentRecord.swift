@@ -192,3 +192,13 @@ enum StoredRevisionID: Sendable {
         }
     }
 }
+
+extension StoredRevisionID: Equatable {
+    /// The same revision id, whichever form each side holds it in.
+    static func == (lhs: StoredRevisionID, rhs: StoredRevisionID) -> Bool {
+        if case .packed(let left, let leftDigest) = lhs, case .packed(let right, let rightDigest) = rhs {
+            return left == right && leftDigest == rightDigest
+        }
+        return lhs.text == rhs.text
+    }
+}

@@ -22,7 +22,7 @@ public final class MutableDocument: DictionaryProtocol {
     }
     /// ``revisionID`` as the record it was read from stores it: formatted as text only when
     /// asked for, since an edit saved without concurrency control never needs it.
-    private(set) var revision: StoredRevisionID?
+    var revision: StoredRevisionID?
     /// The sequence of the revision this document was read at or last saved as.
     public internal(set) var sequence: UInt64
     let root: MutableDictionaryObject
