@@ -73,7 +73,8 @@ import Testing
             let ids = (0..<200).map { "r\($0)" }
             try await database.inBatch { batch in
                 for id in ids {
-                    try batch.save(document: MutableDocument(id: id).setInt(0, forKey: "visits").setString("", forKey: "note"), in: collection)
+                    try batch.save(
+                        document: MutableDocument(id: id).setInt(0, forKey: "visits").setString("", forKey: "note"), in: collection)
                 }
             }
             // Growing bodies (a new record size), then the same size; in a shuffled order, and
@@ -130,7 +131,9 @@ import Testing
             try await collection.save(document: local)
             let rivalBody = try ValueEncoder.encode(.dictionary(["visits": .int(70)]))
             let rival = try RevisionID.make(parent: nil, deleted: false, body: rivalBody)
-            _ = try await collection.graft([GraftedRevision(id: "c", revisionID: rival, isDeleted: false, body: rivalBody, history: [rival])])
+            _ = try await collection.graft([
+                GraftedRevision(id: "c", revisionID: rival, isDeleted: false, body: rivalBody, history: [rival])
+            ])
             let current = try #require(try await collection.document(id: "c"))
             try await database.inBatch { batch in
                 try batch.save(document: current.toMutable().setInt(current.int(forKey: "visits") + 1, forKey: "visits"), in: collection)
