@@ -314,15 +314,10 @@ struct DocumentStore: Sendable {
         let chain = try RevisionTree.appendingToChain(
             stored,
             current: .init(
-                generation: generation, digest: Self.digestBytes(words), sequence: existing.sequence, isDeleted: existing.isDeleted),
-            child: .init(generation: childGeneration, digest: Self.digestBytes(childWords), sequence: sequence, isDeleted: deleting),
+                generation: generation, digest: words, sequence: existing.sequence, isDeleted: existing.isDeleted),
+            child: .init(generation: childGeneration, digest: childWords, sequence: sequence, isDeleted: deleting),
             keeping: historyLimit)
         return chain.map { ($0, stored != nil) }
-    }
-
-    /// The 16 digest bytes of a packed revision id (kept as two little-endian words).
-    private static func digestBytes(_ words: (UInt64, UInt64)) -> [UInt8] {
-        withUnsafeBytes(of: (words.0.littleEndian, words.1.littleEndian)) { Array($0) }
     }
 
     /// Grafts a replicated revision; an already known revision is a no-op (`.done`).

@@ -26,6 +26,9 @@ public final class MutableDocument: DictionaryProtocol {
     /// The sequence of the revision this document was read at or last saved as.
     public internal(set) var sequence: UInt64
     let root: MutableDictionaryObject
+    /// The batch (its serial number) this document was last saved in, and the collections it was
+    /// saved to there: saving it again in that batch builds on the first write.
+    var batchWrite: (batch: UInt64, collections: WrittenCollections)?
 
     /// A new, empty document. With no id, a unique one is generated.
     public init(id: String? = nil) {
