@@ -49,11 +49,15 @@ struct ConflictResolution: Sendable {
 
 /// What one ``WriteOperation`` did.
 enum WriteOutcome: Sendable, Equatable {
-    /// A revision was written (or, for deleting a tombstone, already there).
-    case saved(revisionID: String, sequence: UInt64)
+    /// A revision was written (or, for deleting a tombstone, already there), in the form its
+    /// record stores it: a save formats no text its caller may never read.
+    case saved(revision: StoredRevisionID, sequence: UInt64)
     /// Concurrency control refused the write; nothing was written.
     case conflict
     case done
+
+    /// A revision given as text was written (replicated, local and resolved revisions).
+    static func saved(revisionID: String, sequence: UInt64) -> WriteOutcome { .saved(revision: .text(revisionID), sequence: sequence) }
 }
 
 /// Writes submitted together, waiting for the database actor to commit them.
