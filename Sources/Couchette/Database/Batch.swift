@@ -14,34 +14,21 @@ import Synchronization
 /// ```
 public final class Batch {
     let database: Database
-    private(set) var operations: [WriteOperation] = []
+    /// Unchecked exclusivity (here and on ``trackers``): a batch is not `Sendable` and is used only
+    /// inside its body, by one task, and no access to either overlaps another (each append is
+    /// done before the next begins). The runtime checks cost more than the appends they guard.
+    @exclusivity(unchecked) private(set) var operations: [WriteOperation] = []
     /// The documents and models to update with their new revisions, in operation order (so that
     /// an object written twice ends at its last revision).
-    private var trackers: [(operation: Int, tracker: any RevisionTracking)] = []
+    @exclusivity(unchecked) private var trackers: [(operation: Int, tracker: any RevisionTracking)] = []
     /// Tells this batch apart from every other in the process: a model written in it is marked
     /// with it (``DocumentID/batchWrite``), so a batch of many models needs no table of them.
     let serial = Batch.serials.add(1, ordering: .relaxed).newValue
     private static let serials = Atomic<UInt64>(0)
-    /// Mutable documents written in this batch, with the numbers of the collections they were
-    /// written to (numbers: hashing a collection's names for every save would cost more).
-    private var documents: [ObjectIdentifier: WrittenCollections] = [:]
-
-    /// The collections one document was written to: almost always one, kept without an array.
-    struct WrittenCollections {
-        var first: UInt32?
-        var others: [UInt32] = []
-
-        /// Adds `number`; returns whether it was there already.
-        mutating func insert(_ number: UInt32) -> Bool {
-            guard let first else {
-                first = number
-                return false
-            }
-            if first == number || others.contains(number) { return true }
-            others.append(number)
-            return false
-        }
-    }
+    /// The collections one document or model was written to in a batch, marked on the object
+    /// itself (``MutableDocument/batchWrite``, ``DocumentID/batchWrite``) with the batch's
+    /// ``serial``: no table of the batch's objects is hashed per save.
+    typealias WrittenCollections = Couchette.WrittenCollections
     private var isClosed = false
     /// Digests of blobs stored for this batch's documents, held against compaction until the
     /// batch commits (``Database/inBatch(_:)`` releases them).
@@ -69,7 +56,9 @@ public final class Batch {
         try check(collection)
         heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody()
-        let alreadyWritten = documents[ObjectIdentifier(document), default: WrittenCollections()].insert(collection.spec.number)
+        var written = document.batchWrite.flatMap { $0.batch == serial ? $0.collections : nil } ?? WrittenCollections()
+        let alreadyWritten = written.insert(collection.spec.number)
+        document.batchWrite = (serial, written)
         let control = alreadyWritten ? .lastWriteWins : concurrencyControl
         // The base is compared only under .failOnConflict: otherwise its text is not even made.
         append(
@@ -119,12 +108,18 @@ public final class Batch {
         if !documents.isEmpty { operations.append(.saveJSON(documents.finished())) }
     }
 
+    /// The collection the last write was checked against: a run of writes into one collection
+    /// checks it once (the writer checks every write's collection again when it commits).
+    private var checkedCollection: Collection?
+
     func check(_ collection: Collection) throws {
         try checkOpen()
+        if collection === checkedCollection { return }
         guard collection.database === database else {
             throw CouchetteError(.invalidParameter, "collection \(collection.fullName) belongs to another database")
         }
         try collection.core.checkUsable(collection.spec)
+        checkedCollection = collection
     }
 
     func close() {
@@ -139,11 +134,14 @@ public final class Batch {
         }
     }
 
+    /// Whether documents or models saved in this batch learn their new revisions after the commit.
+    var tracksRevisions: Bool { !trackers.isEmpty }
+
     /// Gives saved documents and models their new revisions after the commit.
     func apply(_ outcomes: [WriteOutcome]) {
         for (index, tracker) in trackers {
-            guard index < outcomes.count, case .saved(let revisionID, let sequence) = outcomes[index] else { continue }
-            tracker.didCommit(revisionID: revisionID, sequence: sequence)
+            guard index < outcomes.count, case .saved(let revision, let sequence) = outcomes[index] else { continue }
+            tracker.didCommit(revision: revision, sequence: sequence)
         }
     }
 }

@@ -22,10 +22,13 @@ public final class MutableDocument: DictionaryProtocol {
     }
     /// ``revisionID`` as the record it was read from stores it: formatted as text only when
     /// asked for, since an edit saved without concurrency control never needs it.
-    private(set) var revision: StoredRevisionID?
+    var revision: StoredRevisionID?
     /// The sequence of the revision this document was read at or last saved as.
     public internal(set) var sequence: UInt64
     let root: MutableDictionaryObject
+    /// The batch (its serial number) this document was last saved in, and the collections it was
+    /// saved to there: saving it again in that batch builds on the first write.
+    var batchWrite: (batch: UInt64, collections: WrittenCollections)?
 
     /// A new, empty document. With no id, a unique one is generated.
     public init(id: String? = nil) {
