@@ -224,24 +224,27 @@ final class DirectIndexLookup: Sendable {
     /// column's value is not given back exactly by the key (a number, a container, a cut key).
     private static func row(_ columns: [EntryColumn], _ id: String, _ group: [UInt8], firstKeyColumn: Int) -> [Datum?]? {
         group.withUnsafeBytes { bytes -> [Datum?]? in
+            // Made by `map`, specialized here: `Array(repeating:count:)` and
+            // `init(unsafeUninitializedCapacity:)` allocate through the standard library's
+            // unspecialized entry point, a metadata look-up per row.
             var complete = true
-            // Allocated once at its size (an empty array reserved grows through a slower path).
-            let row = [Datum?](unsafeUninitializedCapacity: columns.count) { buffer, count in
-                for column in columns {
-                    let value: Datum?
-                    switch column {
-                    case .id: value = .string(id)
-                    case .orderKey(let key):
-                        var offset = 0
-                        for _ in 0..<(firstKeyColumn + key) {
-                            guard let next = IndexKey.end(of: bytes, at: offset) else { complete = false; return }
-                            offset = next
+            let row = columns.map { column -> Datum? in
+                switch column {
+                case .id: return .string(id)
+                case .orderKey(let key):
+                    var offset = 0
+                    for _ in 0..<(firstKeyColumn + key) {
+                        guard let next = IndexKey.end(of: bytes, at: offset) else {
+                            complete = false
+                            return nil
                         }
-                        guard let exact = IndexKey.exactScalar(in: bytes, at: offset) else { complete = false; return }
-                        value = exact
+                        offset = next
                     }
-                    (buffer.baseAddress! + count).initialize(to: value)
-                    count += 1
+                    guard let exact = IndexKey.exactScalar(in: bytes, at: offset) else {
+                        complete = false
+                        return nil
+                    }
+                    return exact
                 }
             }
             return complete ? row : nil
