@@ -171,8 +171,7 @@ struct DocumentStore: Sendable {
             return try writeRevision(context, collection, id, body: body, deleting: false, base: base, control: control)
         case .saveJSON(let documents):
             try checkExists(documents.collection)
-            try saveJSON(context, documents)
-            return .done
+            return .savedDocuments(try saveJSON(context, documents))
         case .delete(let collection, let id, let base, let control):
             try checkExists(collection)
             return try writeRevision(context, collection, id, body: Document.emptyBody, deleting: true, base: base, control: control)

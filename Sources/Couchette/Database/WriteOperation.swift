@@ -51,6 +51,8 @@ struct ConflictResolution: Sendable {
 enum WriteOutcome: Sendable, Equatable {
     /// A revision was written (or, for deleting a tombstone, already there).
     case saved(revisionID: String, sequence: UInt64)
+    /// The documents of a ``WriteOperation/saveJSON(_:)`` were written (new ones as told there).
+    case savedDocuments(JSONDocumentBatch.Written)
     /// Concurrency control refused the write; nothing was written.
     case conflict
     case done

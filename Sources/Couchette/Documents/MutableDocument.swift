@@ -26,6 +26,9 @@ public final class MutableDocument: DictionaryProtocol {
     /// The sequence of the revision this document was read at or last saved as.
     public internal(set) var sequence: UInt64
     let root: MutableDictionaryObject
+    /// The batch (its serial number) that last wrote this document and the collections it wrote
+    /// it to: a batch lets a document's later writes build on its first one.
+    var batchWrite: (batch: UInt64, collections: WrittenCollections)?
 
     /// A new, empty document. With no id, a unique one is generated.
     public init(id: String? = nil) {
@@ -46,6 +49,12 @@ public final class MutableDocument: DictionaryProtocol {
     public convenience init(id: String?, json: String) throws {
         self.init(id: id)
         try setJSON(json)
+    }
+
+    /// Binds the document to the revision its save wrote (see `RevisionTracking`).
+    func didCommit(revision: StoredRevisionID, sequence: UInt64) {
+        self.revision = revision
+        self.sequence = sequence
     }
 
     init(id: String, revision: StoredRevisionID?, sequence: UInt64, root: MutableDictionaryObject) {
@@ -143,6 +152,22 @@ public final class MutableDocument: DictionaryProtocol {
     func encodeBody(lenient: Bool = false) throws -> [UInt8] {
         if let body = root.pristineBody ?? root.patchedBody { return body }
         var encoder = ValueEncoder(capacity: 256)  // a typical document's body without regrowing (the container headers go in last)
+        try encode(into: &encoder, lenient: lenient)
+        return encoder.bytes
+    }
+
+    /// ``encodeBody(lenient:)`` with `encoder` (emptied first) when the body must be encoded: a
+    /// batch encodes all its new documents with one encoder, which then allocates nothing per
+    /// document. The bytes returned share the encoder's buffer until it is used again.
+    func encodeBody(reusing encoder: inout ValueEncoder) throws -> [UInt8] {
+        if let body = root.pristineBody ?? root.patchedBody { return body }
+        encoder.reset()
+        try encode(into: &encoder, lenient: false)
+        return encoder.bytes
+    }
+
+    /// Encodes the properties into `encoder`, or throws `.invalidParameter` naming the first bad value.
+    private func encode(into encoder: inout ValueEncoder, lenient: Bool) throws {
         encoder.lenient = lenient
         let generation: Int? =
             switch revision {
@@ -156,7 +181,6 @@ public final class MutableDocument: DictionaryProtocol {
         } catch let failure as EncodingFailure {
             throw CouchetteError(.invalidParameter, "document '\(id)': \(failure.couchetteError.message)")
         }
-        return encoder.bytes
     }
 
 }
