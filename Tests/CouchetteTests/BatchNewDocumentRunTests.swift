@@ -7,7 +7,7 @@ import Testing
 /// it stores JSON documents (one operation, digests hashed on another thread): each object must
 /// still learn exactly the revision and sequence that were stored, whether it was new, saved twice,
 /// or its id was taken by then, and the run must keep its place among the batch's other writes.
-@Suite(.tags(.concurrency)) struct BatchNewDocumentRunTests {
+@Suite(.tags(.concurrency, .sanitizeAddress)) struct BatchNewDocumentRunTests {
     private func document(_ number: Int) -> MutableDocument {
         MutableDocument(id: "doc-\(number)")
             .setString("title \(number)", forKey: "title")
@@ -42,6 +42,28 @@ import Testing
             try await withDatabase("other") { other, _ in try await other.defaultCollection().save(document: alone) }
             #expect(documents[count - 1].revisionID == alone.revisionID)
             #expect(documents.allSatisfy { $0.revisionID?.hasPrefix("1-") == true })
+        }
+    }
+
+    @Test func documentsPastAFullBufferStartANewRunAndStillLearnTheirRevisions() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            // 4 KiB bodies: the run's buffer fills (JSONDocumentBatch.Builder.bufferLimit) and a
+            // second run starts, so trackers point into two operations.
+            let count = JSONDocumentBatch.Builder.bufferLimit / 4_096 + 40
+            let documents = (0..<count).map { number in
+                MutableDocument(id: "big-\(number)").setString(String(repeating: "b", count: 4_096), forKey: "pad").setInt(
+                    number, forKey: "n")
+            }
+            try await database.inBatch { batch in
+                for document in documents { try batch.save(document: document, in: collection) }
+                #expect(batch.operations.count == 1)  // the full one; the second is still open
+            }
+            #expect(try await collection.count == count)
+            try await expectBound(
+                [documents[0], documents[count / 2], documents[count - 41], documents[count - 40], documents[count - 1]], in: collection)
+            #expect(documents.allSatisfy { $0.revisionID?.hasPrefix("1-") == true })
+            #expect(Set(documents.map(\.sequence)).count == count)
         }
     }
 
