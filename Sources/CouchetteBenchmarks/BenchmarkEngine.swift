@@ -14,6 +14,11 @@ public protocol BenchmarkEngine: AnyObject {
 
     /// Stores every document in one transaction.
     func insertAll(_ documents: [DocumentGenerator.GeneratedDocument]) async throws
+    /// Stores the batches `nextBatch` gives until it returns nil, each in one transaction, in
+    /// order; when it returns, every batch is committed. An engine with a bulk-loading loop uses it
+    /// (Couchette: ``Database/inBatches(_:)``, which commits a batch while the next is read);
+    /// otherwise ``insertAll(_:)`` per batch.
+    func insertBatches(_ nextBatch: () throws -> [DocumentGenerator.GeneratedDocument]?) async throws
     /// Stores each document in its own transaction, from `writers` concurrent writers where the
     /// engine supports it.
     func saveEach(_ documents: [DocumentGenerator.GeneratedDocument], writers: Int) async throws
@@ -35,6 +40,12 @@ public protocol BenchmarkEngine: AnyObject {
     /// Bytes the store occupies on disk.
     func diskSize() throws -> UInt64
     func close() async throws
+}
+
+extension BenchmarkEngine {
+    public func insertBatches(_ nextBatch: () throws -> [DocumentGenerator.GeneratedDocument]?) async throws {
+        while let batch = try nextBatch() { try await insertAll(batch) }
+    }
 }
 
 enum BenchmarkError: Error, CustomStringConvertible {

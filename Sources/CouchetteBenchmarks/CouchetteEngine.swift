@@ -24,6 +24,16 @@ public final class CouchetteEngine: BenchmarkEngine {
         }
     }
 
+    public func insertBatches(_ nextBatch: () throws -> [DocumentGenerator.GeneratedDocument]?) async throws {
+        // The bulk-loading loop: each batch commits while the next one is read and transcoded.
+        let collection = self.collection
+        try await database.inBatches { batch in
+            guard let documents = try nextBatch() else { return false }
+            for document in documents { try batch.save(id: document.id, json: document.json, in: collection) }
+            return true
+        }
+    }
+
     public func saveEach(_ documents: [DocumentGenerator.GeneratedDocument], writers: Int) async throws {
         let collection = self.collection
         let shares = (0..<writers).map { writer in stride(from: writer, to: documents.count, by: writers).map { documents[$0] } }

@@ -90,7 +90,8 @@ extension Workload {
     }
 
     /// Reads the lines written by ``writeJSONLines(_:to:)`` one at a time and stores them,
-    /// `scaleBatchSize` per transaction; returns how many were stored.
+    /// `scaleBatchSize` per transaction (through the engine's bulk-loading loop, see
+    /// ``BenchmarkEngine/insertBatches(_:)``); returns how many were stored.
     private static func importJSONLines(_ path: String, into store: any BenchmarkEngine) async throws -> Int {
         guard let file = fopen(path, "r") else { throw BenchmarkError.engine("cannot open \(path)") }
         defer { fclose(file) }
@@ -100,9 +101,15 @@ extension Workload {
         var batch: [DocumentGenerator.GeneratedDocument] = []
         batch.reserveCapacity(scaleBatchSize)
         var imported = 0
-        while true {
-            let length = getline(&line, &capacity, file)
-            if length > 0, let line {
+        var ended = false
+        try await store.insertBatches {
+            batch.removeAll(keepingCapacity: true)
+            while !ended && batch.count < scaleBatchSize {
+                let length = getline(&line, &capacity, file)
+                guard length > 0, let line else {
+                    ended = true
+                    break
+                }
                 let bytes = UnsafeRawBufferPointer(start: line, count: length - 1)  // without the newline
                 guard let tab = bytes.firstIndex(of: 0x09) else { throw BenchmarkError.engine("malformed line in \(path)") }
                 batch.append(
@@ -110,12 +117,9 @@ extension Workload {
                         id: String(decoding: bytes[..<tab], as: UTF8.self),
                         json: String(decoding: bytes[(tab + 1)...], as: UTF8.self)))
             }
-            if batch.count == scaleBatchSize || (length < 0 && !batch.isEmpty) {
-                try await store.insertAll(batch)
-                imported += batch.count
-                batch.removeAll(keepingCapacity: true)
-            }
-            if length < 0 { return imported }
+            imported += batch.count
+            return batch.isEmpty ? nil : batch
         }
+        return imported
     }
 }

@@ -47,16 +47,20 @@ struct Importer {
     func run(_ reader: JSONRecordReader, file: String) async throws {
         let progress = ProgressReporter(unit: "docs")
         var imported = 0
+        // Batches filled but not known to be committed, oldest first: `inBatches` commits one while
+        // the next is filled, and a body starts only once the batch before the last has committed.
+        var unconfirmed: [(line: Int, count: Int)] = []
         var batchLine = 1
         func failure(_ problem: String) -> ToolError {
             progress.finish()
             return ToolError("\(problem) (\(imported) document\(imported == 1 ? "" : "s") imported before it)")
         }
         do {
-            while true {
-                // Records are read and transcoded inside the batch body, straight into the batch.
+            // Records are read and transcoded inside the batch body, straight into the batch.
+            try await collection.database.inBatches { batch in
+                while unconfirmed.count > 1 { imported += unconfirmed.removeFirst().count }
                 var count = 0
-                try await collection.database.inBatch { batch in
+                do {
                     while count < batchSize, let record = try reader.next() {
                         if count == 0 { batchLine = record.line }
                         do {
@@ -68,18 +72,31 @@ struct Importer {
                         }
                         count += 1
                     }
+                } catch let error as BadRecord {
+                    throw error
+                } catch let error as ToolError {
+                    throw error
+                } catch {
+                    throw BadRecord(message: "\(CouchetteTool.describe(error)); nothing from line \(batchLine) on was written")
                 }
-                guard count > 0 else { break }
-                imported += count
+                guard count > 0 else { return false }
+                unconfirmed.append((batchLine, count))
                 let (done, total) = reader.progress
-                progress.update(count: imported, fraction: total > 0 ? Double(done) / Double(total) : 1)
+                progress.update(
+                    count: imported + unconfirmed.reduce(0) { $0 + $1.count }, fraction: total > 0 ? Double(done) / Double(total) : 1)
+                return true
             }
+            imported += unconfirmed.reduce(0) { $0 + $1.count }
         } catch let error as BadRecord {
+            // A body failed: the batches before its own were committed first.
+            imported += unconfirmed.reduce(0) { $0 + $1.count }
             throw failure(error.message)
         } catch let error as ToolError {
+            imported += unconfirmed.reduce(0) { $0 + $1.count }
             throw failure("\(file), \(error)")
         } catch {
-            throw failure("\(CouchetteTool.describe(error)); nothing from line \(batchLine) on was written")
+            // A commit failed: the oldest batch not known to be committed, and nothing after it.
+            throw failure("\(CouchetteTool.describe(error)); nothing from line \(unconfirmed.first?.line ?? batchLine) on was written")
         }
         progress.finish()
         print(

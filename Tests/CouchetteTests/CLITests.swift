@@ -126,6 +126,21 @@ import Testing
         #expect(missing.status == 1 && missing.stderr.contains("cannot read"))
     }
 
+    /// Import commits a batch while it reads the next (`Database.inBatches`): the count in the
+    /// message is of the batches committed, all of them before the bad line's.
+    @Test func aMalformedLineAfterSeveralBatchesReportsEveryBatchBeforeIt() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.path + "/late.jsonl"
+        let lines = (1...7).map { "{\"_id\":\"d\($0)\"}" } + ["{\"_id\":\"bad\",oops}", "{\"_id\":\"d9\"}"]
+        try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let db = directory.path + "/late"
+        let result = try await CLI.run(["import", db, file, "--batch-size", "2"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("line 8") && result.stderr.contains("nothing from line 7 on was written"), "\(result.stderr)")
+        #expect(result.stderr.contains("(6 documents imported before it)"), "\(result.stderr)")
+        #expect(try await CLI.run(["query", db, "SELECT COUNT(*) AS n FROM _default"]).stdout == "{\"n\":6}\n")
+    }
+
     @Test func importsFromStandardInputAndAcceptsOptionEqualsValue() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path + "/stdin"

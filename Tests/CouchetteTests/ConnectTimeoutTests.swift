@@ -84,6 +84,23 @@ import Testing
         #expect(message?.contains("cannot reach") == true, "\(message ?? "")")
     }
 
+    /// The idle limit can run out before the connect timeout (a busy machine, or a request whose
+    /// idle limit is the shorter): a handshake that never ended is still "never connected".
+    @Test(arguments: ["tcp", "tls"])
+    func anIdleLimitRunningOutWhileConnectingReportsNeverConnected(_ stage: String) async throws {
+        let (backlog, silent) = try (FullBacklog(), silentServer())
+        defer { stop(backlog, silent) }
+        let url = stage == "tcp" ? backlog.url : silent.url.replacingOccurrences(of: "http://", with: "https://")
+        var shortIdle = request(url, connectTimeout: .seconds(60))
+        shortIdle.idleTimeout = .milliseconds(300)
+        do {
+            _ = try await HTTPClient().data(for: shortIdle)
+            Issue.record("connecting to a server that never completes the \(stage) connection succeeded")
+        } catch let error as HTTPConnectError {
+            #expect(error.message.contains("not made within"), "\(error.message)")
+        }
+    }
+
     @Test func aReplicatorFacingAServerThatNeverAcceptsStopsPromptlyWithTheError() async throws {
         let backlog = try FullBacklog()
         defer { backlog.stop() }

@@ -8,7 +8,7 @@ import Testing
 @Suite struct RevisionChainAppendTests {
     private func packedNode(_ revisionID: String, sequence: UInt64, deleted: Bool = false) throws -> RevisionTree.PackedNode {
         let packed = try #require(RevisionID.packed(revisionID))
-        return .init(generation: packed.generation, digest: packed.digest, sequence: sequence, isDeleted: deleted)
+        return try #require(.init(generation: packed.generation, digest: packed.digest, sequence: sequence, isDeleted: deleted))
     }
 
     /// Appends through the shortcut and checks it against the decoded tree's add + encode.

@@ -14,15 +14,22 @@ import Synchronization
 /// ```
 public final class Batch {
     let database: Database
-    private(set) var operations: [WriteOperation] = []
+    /// Unchecked exclusivity (here and on ``trackers``): a batch is not `Sendable` and is used only
+    /// inside its body, by one task, and no access to either overlaps another (each append is
+    /// done before the next begins). The runtime checks cost more than the appends they guard.
+    @exclusivity(unchecked) private(set) var operations: [WriteOperation] = []
     /// The documents and models to update with their new revisions, in operation order (so that
     /// an object written twice ends at its last revision). `entry` is the document's index in a
     /// ``WriteOperation/saveJSON(_:)`` run, -1 for an operation of its own.
-    private var trackers: [(operation: Int, entry: Int, tracker: any RevisionTracking)] = []
+    @exclusivity(unchecked) private var trackers: [(operation: Int, entry: Int, tracker: any RevisionTracking)] = []
     /// Tells this batch apart from every other in the process: a model written in it is marked
     /// with it (``DocumentID/batchWrite``), so a batch of many models needs no table of them.
     let serial = Batch.serials.add(1, ordering: .relaxed).newValue
     private static let serials = Atomic<UInt64>(0)
+    /// The collections one document or model was written to in a batch, marked on the object
+    /// itself (``MutableDocument/batchWrite``, ``DocumentID/batchWrite``) with the batch's
+    /// ``serial``: no table of the batch's objects is hashed per save.
+    typealias WrittenCollections = Couchette.WrittenCollections
     private var isClosed = false
     /// Encodes the new documents saved in this batch, one after another (see ``saveNew(_:in:_:)``).
     private var bodyEncoder = ValueEncoder(capacity: 1024)
@@ -141,12 +148,18 @@ public final class Batch {
         if !documents.isEmpty { operations.append(.saveJSON(documents.finished())) }
     }
 
+    /// The collection the last write was checked against: a run of writes into one collection
+    /// checks it once (the writer checks every write's collection again when it commits).
+    private var checkedCollection: Collection?
+
     func check(_ collection: Collection) throws {
         try checkOpen()
+        if collection === checkedCollection { return }
         guard collection.database === database else {
             throw CouchetteError(.invalidParameter, "collection \(collection.fullName) belongs to another database")
         }
         try collection.core.checkUsable(collection.spec)
+        checkedCollection = collection
     }
 
     func close() {
@@ -161,14 +174,17 @@ public final class Batch {
         }
     }
 
+    /// Whether documents or models saved in this batch learn their new revisions after the commit.
+    var tracksRevisions: Bool { !trackers.isEmpty }
+
     /// Gives saved documents and models their new revisions after the commit.
     func apply(_ outcomes: [WriteOutcome]) {
         // The revisions of the current run of new documents, read in order.
         var run: (operation: Int, revisions: JSONDocumentBatch.Revisions)?
         for (index, entry, tracker) in trackers where index < outcomes.count {
             switch outcomes[index] {
-            case .saved(let revisionID, let sequence):
-                tracker.didCommit(revisionID: revisionID, sequence: sequence)
+            case .saved(let revision, let sequence):
+                tracker.didCommit(revision: revision, sequence: sequence)
             case .savedDocuments(let written) where entry >= 0:
                 if run?.operation != index {
                     guard case .saveJSON(let documents) = operations[index] else { continue }

@@ -96,10 +96,10 @@ extension Collection {
             throw CouchetteError(.invalidParameter, "local document id '\(id)' must be 1 to 400 bytes long")
         }
         let outcomes = try await database.perform(PendingWrite([.putLocal(spec, id: id, body: body, condition: condition)]))
-        guard case .saved(let revisionID, _)? = outcomes.first else {
+        guard case .saved(let revision, _)? = outcomes.first else {
             throw CouchetteError(.corruption, "writing local document '\(id)' in \(spec.fullName) did not complete")
         }
-        return revisionID
+        return revision.text
     }
 }
 

@@ -202,8 +202,8 @@ public final class Collection: Sendable, Hashable {
     nonisolated(nonsending) func commit(_ operation: WriteOperation, updating tracker: (any RevisionTracking)?) async throws -> Bool {
         let outcomes = try await database.perform(PendingWrite([operation]))
         switch outcomes.first {
-        case .saved(let revisionID, let sequence)?:
-            tracker?.didCommit(revisionID: revisionID, sequence: sequence)
+        case .saved(let revision, let sequence)?:
+            tracker?.didCommit(revision: revision, sequence: sequence)
             return true
         case .conflict?:
             return false

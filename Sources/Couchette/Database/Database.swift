@@ -299,8 +299,9 @@ public actor Database {
                 storedCatalog = collections
                 // The outcomes of one pending write's operations, applied in `context`.
                 func apply(_ write: PendingWrite, in context: WriteContext) throws -> [WriteOutcome] {
-                    try write.operations.map { operation in
-                        let outcome = try store.apply(operation, in: context)
+                    try write.operations.indices.map { index in
+                        let operation = write.operations[index]
+                        let outcome = try store.apply(operation, in: context, newDocumentRevision: write.newDocumentRevision(at: index))
                         if write.isAtomic && outcome == .conflict {
                             throw CouchetteError(.conflict, "batch refused: \(operation.documentDescription) changed since it was read")
                         }

@@ -10,6 +10,10 @@ protocol DocumentIndexing: Sendable {
         _ txn: WriteTransaction, _ collection: CollectionSpec, _ id: String,
         old: DocumentRecord?, new: DocumentRecord?) throws
 
+    /// Whether any index exists (in any collection): when none does, ``update(_:_:_:old:new:)``
+    /// reads nothing of the records, and a write need not copy the old body out of the map.
+    func maintainsEntries(_ txn: WriteTransaction) throws -> Bool
+
     /// Removes every index of a collection that is being deleted.
     func dropCollection(_ txn: WriteTransaction, _ collection: CollectionSpec) throws
 }

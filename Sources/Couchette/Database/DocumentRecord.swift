@@ -39,7 +39,7 @@ struct DocumentRecord: Sendable {
     var layout: Layout {
         var revision = self.revision
         if case .text(let text) = revision, let packed = RevisionID.packed(text) {
-            revision = .packed(generation: packed.generation, digest: Self.words(packed.digest))
+            revision = .packed(generation: packed.generation, digest: RevisionID.digestWords(packed.digest))
         }
         switch revision {
         case .packed:
@@ -106,16 +106,6 @@ struct DocumentRecord: Sendable {
         }
         append(body)
         precondition(position == output.count, "a record's layout and its bytes disagree")
-    }
-
-    /// 16 digest bytes as the two little-endian words a packed id keeps.
-    private static func words(_ digest: [UInt8]) -> (UInt64, UInt64) {
-        digest.withUnsafeBytes {
-            (
-                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            )
-        }
     }
 
     private static let hasExpiration: UInt8 = 2
@@ -190,5 +180,15 @@ enum StoredRevisionID: Sendable {
         case .packed(let generation, let digest):
             return RevisionID.text(generation: generation, digest: digest)
         }
+    }
+}
+
+extension StoredRevisionID: Equatable {
+    /// The same revision id, whichever form each side holds it in.
+    static func == (lhs: StoredRevisionID, rhs: StoredRevisionID) -> Bool {
+        if case .packed(let left, let leftDigest) = lhs, case .packed(let right, let rightDigest) = rhs {
+            return left == right && leftDigest == rightDigest
+        }
+        return lhs.text == rhs.text
     }
 }

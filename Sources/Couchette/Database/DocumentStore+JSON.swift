@@ -36,9 +36,9 @@ extension DocumentStore {
             guard let reserved else {
                 let outcome = try saveExisting(
                     context, collection, String(decoding: id, as: UTF8.self), body: body, control: documents.control)
-                if case .saved(let revisionID, let sequence) = outcome {
+                if case .saved(let revision, let sequence) = outcome {
                     if index == 0 { written.firstSequence = sequence }
-                    written.others.append(.init(index: index, revisionID: revisionID, sequence: sequence))
+                    written.others.append(.init(index: index, revision: revision, sequence: sequence))
                 }
                 return
             }
@@ -46,8 +46,7 @@ extension DocumentStore {
             if index == 0 {
                 written.firstSequence = sequence
             } else if sequence != written.firstSequence &+ UInt64(index) {
-                let revisionID = RevisionID.text(generation: 1, digest: newDigest)
-                written.others.append(.init(index: index, revisionID: revisionID, sequence: sequence))
+                written.others.append(.init(index: index, revision: .packed(generation: 1, digest: newDigest), sequence: sequence))
             }
             DocumentRecord.encodeLive(sequence: sequence, generation: 1, digest: newDigest, body: body, into: reserved)
             added += 1

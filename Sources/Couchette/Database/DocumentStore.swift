@@ -160,7 +160,9 @@ struct DocumentStore: Sendable {
 
     /// Applies one operation. Throws for errors (`.notFound`, `.notOpen`, …); returns `.conflict`
     /// when concurrency control refuses. Every changed document is recorded in the context.
-    func apply(_ operation: WriteOperation, in context: WriteContext) throws -> WriteOutcome {
+    /// `newDocumentRevision`: for a save without a base, its revision should the document not
+    /// exist, computed before the commit (``PendingWrite/newDocumentRevisions``).
+    func apply(_ operation: WriteOperation, in context: WriteContext, newDocumentRevision: StoredRevisionID? = nil) throws -> WriteOutcome {
         func checkExists(_ collection: CollectionSpec) throws {
             guard context.collections[collection.number] == collection else { throw Catalog.deleted(collection) }
         }
@@ -168,7 +170,9 @@ struct DocumentStore: Sendable {
         switch operation {
         case .save(let collection, let id, let body, let base, let control):
             try checkExists(collection)
-            return try writeRevision(context, collection, id, body: body, deleting: false, base: base, control: control)
+            return try writeRevision(
+                context, collection, id, body: body, deleting: false, base: base, control: control, newDocumentRevision: newDocumentRevision
+            )
         case .saveJSON(let documents):
             try checkExists(documents.collection)
             return .savedDocuments(try saveJSON(context, documents))
@@ -210,16 +214,23 @@ struct DocumentStore: Sendable {
 
     /// The current record of `id`, or nil; an expired one is purged first, since it no longer exists.
     /// `key` is the document's key when the caller has it already.
+    /// Without `body`, the record's body is left empty (not copied out of the map), for a write
+    /// that needs only its header: no index to update from it, and no branch to keep it in.
     private func currentRecord(
-        _ context: WriteContext, _ collection: CollectionSpec, _ id: String, key: [UInt8]? = nil
+        _ context: WriteContext, _ collection: CollectionSpec, _ id: String, key: [UInt8]? = nil, body: Bool = true
     ) throws -> DocumentRecord? {
         let key = key ?? StoreLayout.documentKey(collection.number, id)
         // Through the kept cursor: the write of this record that usually follows finds it there.
         guard let stored = try key.withUnsafeBytes({ try context.txn.getNear(tables.documents, key: $0) }) else { return nil }
-        let existing = try DocumentRecord(decoding: stored)
-        guard existing.isExpired(now: context.now) else { return existing }
-        try purge(context, collection, id, existing)
-        return nil
+        var bodyStart = 0
+        var existing = try DocumentRecord(decodingHeaderOf: stored, bodyStart: &bodyStart)
+        if existing.isExpired(now: context.now) {
+            existing.body = Array(stored[bodyStart...])  // a purge hands the old record to the indexes
+            try purge(context, collection, id, existing)
+            return nil
+        }
+        if body { existing.body = Array(stored[bodyStart...]) }
+        return existing
     }
 
     /// The one check of a document id, for local writes and replicated revisions alike: LMDB keys
@@ -232,12 +243,15 @@ struct DocumentStore: Sendable {
 
     func writeRevision(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
-        body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl
+        body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl, newDocumentRevision: StoredRevisionID? = nil
     ) throws -> WriteOutcome {
         try Self.validate(id: id)
         // One key for the record, its revision tree and the rewrite (the same bytes for all three tables).
         let key = StoreLayout.documentKey(collection.number, id)
-        let existing = try currentRecord(context, collection, id, key: key)
+        // The old body is copied out of the map only for indexes, which compute the entries to
+        // remove from it; a history with branches reads the record again below.
+        let indexed = try indexes.maintainsEntries(context.txn)
+        let existing = try currentRecord(context, collection, id, key: key, body: indexed)
         if control == .failOnConflict, let existing {
             // A new document (no base) may replace a tombstone; anything else must match exactly.
             let matches = base == existing.revisionID || (base == nil && existing.isDeleted && !deleting)
@@ -247,11 +261,13 @@ struct DocumentStore: Sendable {
             guard let existing else {
                 throw CouchetteError(.notFound, "document '\(id)' not found in \(collection.fullName)")
             }
-            if existing.isDeleted { return .saved(revisionID: existing.revisionID, sequence: existing.sequence) }
+            if existing.isDeleted { return .saved(revision: existing.revision, sequence: existing.sequence) }
         }
 
-        let revision = try RevisionID.makeStored(storedParent: existing?.revision, deleted: deleting, body: body)
-        let revisionID = revision.text
+        // A document that does not exist gets the revision computed before the commit, if any.
+        let revision =
+            try (existing == nil && !deleting ? newDocumentRevision : nil)
+            ?? RevisionID.makeStored(storedParent: existing?.revision, deleted: deleting, body: body)
         let sequence = try context.nextSequence(collection)
         guard let existing else {
             // A new document: its whole history is this revision, which the record says alone (no
@@ -259,7 +275,7 @@ struct DocumentStore: Sendable {
             let record = DocumentRecord(isDeleted: false, sequence: sequence, expiration: 0, revision: revision, body: body)
             try replaceCurrent(context, collection, id, old: nil, new: record, key: key)
             context.recordChange(collection, id, replacing: nil)
-            return .saved(revisionID: revisionID, sequence: sequence)
+            return .saved(revision: revision, sequence: sequence)
         }
         if let chain = try appendedChain(
             context.txn, key, existing: existing, revision: revision, deleting: deleting, sequence: sequence)
@@ -278,14 +294,16 @@ struct DocumentStore: Sendable {
                 revision: revision, body: deleting ? [] : body)
             try replaceCurrent(context, collection, id, old: existing, new: record, key: key)
             context.recordChange(collection, id, replacing: existing.sequence)
-            return .saved(revisionID: revisionID, sequence: sequence)
+            return .saved(revision: revision, sequence: sequence)
         }
-        var tree = try revisionTree(context.txn, collection, id, current: existing)
+        // Nothing was written yet: the record is read again with its body, which a branch may keep.
+        let current = indexed ? existing : try currentRecord(context, collection, id, key: key) ?? existing
+        var tree = try revisionTree(context.txn, collection, id, current: current)
         tree.add(
-            revisionID, parent: existing.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body,
+            revision.text, parent: current.revisionID, isDeleted: deleting, sequence: sequence, body: deleting ? nil : body,
             keeping: historyLimit)
-        try commitTree(&tree, context, collection, id, replacing: existing, sequence: sequence)
-        return .saved(revisionID: revisionID, sequence: sequence)
+        try commitTree(&tree, context, collection, id, replacing: current, sequence: sequence)
+        return .saved(revision: revision, sequence: sequence)
     }
 
     /// The stored revision tree of the document whose current record is `existing`, with the
@@ -302,15 +320,10 @@ struct DocumentStore: Sendable {
         let chain = try RevisionTree.appendingToChain(
             stored,
             current: .init(
-                generation: generation, digest: Self.digestBytes(words), sequence: existing.sequence, isDeleted: existing.isDeleted),
-            child: .init(generation: childGeneration, digest: Self.digestBytes(childWords), sequence: sequence, isDeleted: deleting),
+                generation: generation, digest: words, sequence: existing.sequence, isDeleted: existing.isDeleted),
+            child: .init(generation: childGeneration, digest: childWords, sequence: sequence, isDeleted: deleting),
             keeping: historyLimit)
         return chain.map { ($0, stored != nil) }
-    }
-
-    /// The 16 digest bytes of a packed revision id (kept as two little-endian words).
-    private static func digestBytes(_ words: (UInt64, UInt64)) -> [UInt8] {
-        withUnsafeBytes(of: (words.0.littleEndian, words.1.littleEndian)) { Array($0) }
     }
 
     /// Grafts a replicated revision; an already known revision is a no-op (`.done`).
@@ -405,7 +418,7 @@ struct DocumentStore: Sendable {
             if old.sequence != new?.sequence {
                 // Through the kept cursor: a batch's documents, written in the order they were
                 // saved, have their old entries near one another.
-                _ = try StoreLayout.sequenceKey(collection.number, old.sequence).withUnsafeBytes {
+                _ = try StoreLayout.withSequenceKey(collection.number, old.sequence) {
                     try txn.deleteNear(tables.sequences, key: $0)
                 }
             }
@@ -420,11 +433,17 @@ struct DocumentStore: Sendable {
             return
         }
         if old?.sequence != new.sequence || old?.isDeleted != new.isDeleted {
-            var sequenceEntry: [UInt8] = []
-            sequenceEntry.reserveCapacity(1 + id.utf8.count)
-            sequenceEntry.append(new.isDeleted ? 1 : 0)
-            sequenceEntry.append(contentsOf: id.utf8)
-            try txn.put(tables.sequences, key: StoreLayout.sequenceKey(collection.number, new.sequence), value: sequenceEntry)
+            // The deleted flag and the id, written where LMDB keeps them; a new sequence is the
+            // table's last key, appended through the kept appending cursor.
+            var id = id
+            try id.withUTF8 { id in
+                try StoreLayout.withSequenceKey(collection.number, new.sequence) { key in
+                    try txn.appendNear(tables.sequences, key: key, count: 1 + id.count) { entry in
+                        entry[0] = new.isDeleted ? 1 : 0
+                        UnsafeMutableRawBufferPointer(rebasing: entry[1...]).copyMemory(from: UnsafeRawBufferPointer(id))
+                    }
+                }
+            }
         }
         if new.expiration != 0 && new.expiration != old?.expiration {
             try txn.put(tables.expirations, key: StoreLayout.expirationKey(new.expiration, collection.number, id), value: [])

@@ -58,7 +58,7 @@ struct JSONDocumentBatch: Sendable {
 
         struct Other: Sendable, Equatable {
             let index: Int
-            let revisionID: String
+            let revision: StoredRevisionID
             let sequence: UInt64
         }
     }
@@ -82,7 +82,7 @@ struct JSONDocumentBatch: Sendable {
         mutating func revision(of index: Int) -> (revision: StoredRevisionID, sequence: UInt64) {
             while other < written.others.count && written.others[other].index < index { other += 1 }
             if other < written.others.count && written.others[other].index == index {
-                return (.text(written.others[other].revisionID), written.others[other].sequence)
+                return (written.others[other].revision, written.others[other].sequence)
             }
             while chunk < documents.chunks.count && index - chunkStart >= documents.chunks[chunk].digests.count {
                 chunkStart += documents.chunks[chunk].digests.count

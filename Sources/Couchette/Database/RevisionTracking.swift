@@ -3,20 +3,24 @@
 /// it now stands for once its write has committed.
 protocol RevisionTracking {
     func didCommit(revisionID: String, sequence: UInt64)
-    /// The same, with the revision as the writer has it: a tracker that keeps it so formats no
-    /// text (a batch of new documents learns thousands of revisions).
+    /// ``didCommit(revisionID:sequence:)`` with the revision as its record stores it; by default
+    /// formatted as text.
     func didCommit(revision: StoredRevisionID, sequence: UInt64)
 }
 
 extension RevisionTracking {
-    func didCommit(revision: StoredRevisionID, sequence: UInt64) {
-        didCommit(revisionID: revision.text, sequence: sequence)
-    }
+    func didCommit(revision: StoredRevisionID, sequence: UInt64) { didCommit(revisionID: revision.text, sequence: sequence) }
 }
 
 extension MutableDocument: RevisionTracking {
     func didCommit(revisionID: String, sequence: UInt64) {
         self.revisionID = revisionID
+        self.sequence = sequence
+    }
+
+    /// Keeps a packed revision packed: its text is formatted only if ``revisionID`` is read.
+    func didCommit(revision: StoredRevisionID, sequence: UInt64) {
+        self.revision = revision
         self.sequence = sequence
     }
 }

@@ -146,6 +146,16 @@ enum StoreLayout {
         return key
     }
 
+    /// Calls `body` with the bytes of ``sequenceKey(_:_:)``, built on the stack: a save's writer
+    /// removes one sequence entry and adds another without allocating either key.
+    static func withSequenceKey<R>(_ collection: UInt32, _ sequence: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: 12, alignment: 4) { key in
+            key.storeBytes(of: collection.bigEndian, as: UInt32.self)
+            key.storeBytes(of: sequence.bigEndian, toByteOffset: 4, as: UInt64.self)
+            return try body(UnsafeRawBufferPointer(key))
+        }
+    }
+
     static func expirationKey(_ milliseconds: UInt64, _ collection: UInt32, _ id: String) -> [UInt8] {
         var key: [UInt8] = []
         KeyEncoding.appendUInt64(milliseconds, to: &key)

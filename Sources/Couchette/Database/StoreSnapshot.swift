@@ -88,6 +88,14 @@ struct StoreSnapshot {
     /// The earliest stored expiration of any document, in milliseconds since 1970.
     func nextExpiration() throws -> UInt64? { try store.nextExpiration(txn) }
 
+    /// Whether any document (of any collection) may have expired by `now`: false when no stored
+    /// expiration is due, found without a cursor when none is set at all (the common case, asked
+    /// per execution by index-only walks).
+    func anyExpiration(dueBy now: UInt64) throws -> Bool {
+        if try txn.isEmpty(store.tables.expirations) { return false }
+        return try store.nextExpiration(txn).map { $0 <= now } ?? false
+    }
+
     /// Calls `body` with the sequence, document id and deleted flag of every change of
     /// `collection` after `sequence` up to `last`, in sequence order, until it returns false.
     func forEachChange(

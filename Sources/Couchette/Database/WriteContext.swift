@@ -86,22 +86,28 @@ final class WriteContext {
 
     /// Writes the counters back and adds them to ``summary``; call once the pending write's
     /// operations have all succeeded.
+    ///
+    /// The counters are put without trying an append first (`replacing: true`): their keys are
+    /// never the last of their table (in the main database the table names `sequences`, `meta`
+    /// … sort after them; in `meta`, `uuid`), so an append would descend to the last key only to
+    /// be refused, on every commit.
     func flush() throws {
         parkCurrent()
         for (number, sequence) in sequences {
-            try txn.put(tables.counters, key: StoreLayout.sequenceCounterKey(number), value: StoreLayout.encodeUInt64(sequence))
+            try txn.put(
+                tables.counters, key: StoreLayout.sequenceCounterKey(number), value: StoreLayout.encodeUInt64(sequence), replacing: true)
             if let first = firstSequences[number] { summary.recordSequences(number, first...sequence) }
         }
         for (number, delta) in countDeltas where delta != 0 {
             let key = StoreLayout.countKey(number)
             let count = Int64(StoreLayout.decodeUInt64(try txn.get(tables.counters, key: key))) + delta
-            try txn.put(tables.counters, key: key, value: StoreLayout.encodeUInt64(UInt64(max(0, count))))
+            try txn.put(tables.counters, key: key, value: StoreLayout.encodeUInt64(UInt64(max(0, count))), replacing: true)
             summary.recordCountChange(number, by: delta)
         }
         for (number, purged) in purges {
             let key = StoreLayout.purgeCountKey(number)
             let total = StoreLayout.decodeUInt64(try txn.get(tables.meta, key: key)) &+ purged
-            try txn.put(tables.meta, key: key, value: StoreLayout.encodeUInt64(total))
+            try txn.put(tables.meta, key: key, value: StoreLayout.encodeUInt64(total), replacing: true)
             summary.recordPurges(number, purged)
         }
         sequences.removeAll()

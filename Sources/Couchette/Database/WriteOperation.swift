@@ -49,13 +49,17 @@ struct ConflictResolution: Sendable {
 
 /// What one ``WriteOperation`` did.
 enum WriteOutcome: Sendable, Equatable {
-    /// A revision was written (or, for deleting a tombstone, already there).
-    case saved(revisionID: String, sequence: UInt64)
+    /// A revision was written (or, for deleting a tombstone, already there), in the form its
+    /// record stores it: a save formats no text its caller may never read.
+    case saved(revision: StoredRevisionID, sequence: UInt64)
     /// The documents of a ``WriteOperation/saveJSON(_:)`` were written (new ones as told there).
     case savedDocuments(JSONDocumentBatch.Written)
     /// Concurrency control refused the write; nothing was written.
     case conflict
     case done
+
+    /// A revision given as text was written (replicated, local and resolved revisions).
+    static func saved(revisionID: String, sequence: UInt64) -> WriteOutcome { .saved(revision: .text(revisionID), sequence: sequence) }
 }
 
 /// Writes submitted together, waiting for the database actor to commit them.
@@ -65,11 +69,34 @@ enum WriteOutcome: Sendable, Equatable {
 final class PendingWrite: Sendable {
     let operations: [WriteOperation]
     let isAtomic: Bool
+    /// The revision each save without a base gives a document that does not exist yet (generation
+    /// 1, the MD5 of its body), computed where the write is made — on the caller's side — instead
+    /// of on the writer thread, where concurrent savers queue behind every instruction of the
+    /// commit. Empty when no operation is such a save; otherwise one entry per operation, nil for
+    /// the others. The writer uses it only when the document turns out not to exist (the usual
+    /// case for a save without a base); otherwise it derives the revision from the stored one.
+    let newDocumentRevisions: [StoredRevisionID?]
     private let result = Locked<Result<[WriteOutcome], any Error>?>(nil)
 
     init(_ operations: [WriteOperation], isAtomic: Bool = false) {
         self.operations = operations
         self.isAtomic = isAtomic
+        newDocumentRevisions = Self.newDocumentRevisions(of: operations)
+    }
+
+    /// ``newDocumentRevisions`` of `operations`. A first revision cannot fail (only a generation
+    /// past the highest does); were it to, the writer computes it and reports the error.
+    private static func newDocumentRevisions(of operations: [WriteOperation]) -> [StoredRevisionID?] {
+        guard operations.contains(where: { if case .save(_, _, _, nil, _) = $0 { true } else { false } }) else { return [] }
+        return operations.map { operation in
+            guard case .save(_, _, let body, nil, _) = operation else { return nil }
+            return try? RevisionID.makeStored(storedParent: nil, deleted: false, body: body)
+        }
+    }
+
+    /// The revision operation `index` gives a new document, if computed in advance.
+    func newDocumentRevision(at index: Int) -> StoredRevisionID? {
+        index < newDocumentRevisions.count ? newDocumentRevisions[index] : nil
     }
 
     func complete(_ outcome: Result<[WriteOutcome], any Error>) {

@@ -29,6 +29,13 @@ enum Coercion {
 
     static func int(_ any: Any?) -> Int { Int(int64(any)) }
 
+    /// ``int64(_:)`` of a stored value (nil: missing), read where it lies: an integer, the usual
+    /// case, is neither boxed as `Any` nor cast back.
+    static func int64(stored value: EncodedValue?) -> Int64 {
+        guard let value else { return 0 }
+        return value.integer ?? int64(ImmutableValues.wrap(value))
+    }
+
     static func double(_ any: Any?) -> Double {
         switch any {
         case let number as Int: Double(number)

@@ -57,6 +57,17 @@ public final class Document: DictionaryProtocol, Sendable {
 
     public func value(forKey key: String) -> Any? { properties.value(forKey: key) }
 
+    /// The property as an `Int` (see ``DictionaryProtocol/int(forKey:)``), read from the stored
+    /// bytes without making an `Any` of it: the read of a counter before its update.
+    ///
+    /// ```swift
+    /// let visits = doc.int(forKey: "visits")   // 0 when missing or not a number
+    /// ```
+    public func int(forKey key: String) -> Int { Int(Coercion.int64(stored: root.value(forKey: key))) }
+    /// The property as an `Int64` (see ``DictionaryProtocol/int64(forKey:)``), read from the
+    /// stored bytes without making an `Any` of it.
+    public func int64(forKey key: String) -> Int64 { Coercion.int64(stored: root.value(forKey: key)) }
+
     /// The property as an array, or nil when it is missing or not an array.
     public func array(forKey key: String) -> ArrayObject? { properties.array(forKey: key) }
     /// The property as a nested dictionary, or nil when it is missing or not a dictionary.

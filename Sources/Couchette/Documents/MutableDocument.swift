@@ -22,12 +22,12 @@ public final class MutableDocument: DictionaryProtocol {
     }
     /// ``revisionID`` as the record it was read from stores it: formatted as text only when
     /// asked for, since an edit saved without concurrency control never needs it.
-    private(set) var revision: StoredRevisionID?
+    var revision: StoredRevisionID?
     /// The sequence of the revision this document was read at or last saved as.
     public internal(set) var sequence: UInt64
     let root: MutableDictionaryObject
-    /// The batch (its serial number) that last wrote this document and the collections it wrote
-    /// it to: a batch lets a document's later writes build on its first one.
+    /// The batch (its serial number) this document was last saved in, and the collections it was
+    /// saved to there: saving it again in that batch builds on the first write.
     var batchWrite: (batch: UInt64, collections: WrittenCollections)?
 
     /// A new, empty document. With no id, a unique one is generated.
@@ -49,12 +49,6 @@ public final class MutableDocument: DictionaryProtocol {
     public convenience init(id: String?, json: String) throws {
         self.init(id: id)
         try setJSON(json)
-    }
-
-    /// Binds the document to the revision its save wrote (see `RevisionTracking`).
-    func didCommit(revision: StoredRevisionID, sequence: UInt64) {
-        self.revision = revision
-        self.sequence = sequence
     }
 
     init(id: String, revision: StoredRevisionID?, sequence: UInt64, root: MutableDictionaryObject) {

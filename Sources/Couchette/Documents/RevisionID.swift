@@ -121,6 +121,16 @@ enum RevisionID {
         }
     }
 
+    /// 16 digest bytes (as ``packed(_:)`` gives them) as the two little-endian words a packed id keeps.
+    static func digestWords(_ digest: [UInt8]) -> (UInt64, UInt64) {
+        digest.withUnsafeBytes {
+            (
+                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
+        }
+    }
+
     /// The binary form of a `<generation>-<32 lowercase hex digits>` id (every id this library
     /// makes), which ``unpacked(generation:digest:)`` turns back into the same string; nil for any
     /// other shape (ids received from other peers may differ), which is then stored as text.

@@ -4,9 +4,28 @@ extension RevisionTree {
     /// A revision as the compact encoding stores it: packed id, sequence, deleted flag.
     struct PackedNode {
         var generation: UInt32
-        var digest: [UInt8]
+        /// The 16 digest bytes as a packed id keeps them: two little-endian words (no array per node).
+        var digest: (UInt64, UInt64)
         var sequence: UInt64
         var isDeleted: Bool
+
+        init(generation: UInt32, digest: (UInt64, UInt64), sequence: UInt64, isDeleted: Bool) {
+            self.generation = generation
+            self.digest = digest
+            self.sequence = sequence
+            self.isDeleted = isDeleted
+        }
+
+        /// A node whose digest is given as bytes; nil unless there are 16 of them.
+        init?(generation: UInt32, digest: [UInt8], sequence: UInt64, isDeleted: Bool) {
+            guard digest.count == 16 else { return nil }
+            self.init(generation: generation, digest: RevisionID.digestWords(digest), sequence: sequence, isDeleted: isDeleted)
+        }
+
+        /// Calls `body` with the 16 digest bytes, on the stack.
+        func withDigestBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            try withUnsafeBytes(of: (digest.0.littleEndian, digest.1.littleEndian), body)
+        }
     }
 
     /// The encoding of the tree `stored` (a compact encoding, or nil for a document whose only
@@ -20,7 +39,7 @@ extension RevisionTree {
     static func appendingToChain(
         _ stored: UnsafeRawBufferPointer?, current: PackedNode, child: PackedNode, keeping limit: Int
     ) throws -> [UInt8]? {
-        guard child.generation > 0, current.digest.count == 16, child.digest.count == 16 else { return nil }
+        guard child.generation > 0 else { return nil }
         guard let stored else {
             // The document's first edit: its record alone said its history.
             guard limit >= 1 else { return nil }
@@ -67,7 +86,7 @@ extension RevisionTree {
             reader.position += 16
         }
         guard reader.position == stored.count, let last, last.generation == current.generation,
-            stored[last.digest..<(last.digest + 16)].elementsEqual(current.digest)
+            current.withDigestBytes({ stored[last.digest..<(last.digest + 16)].elementsEqual($0) })
         else { return nil }
         var bytes = compactMarker
         bytes.reserveCapacity(stored.count + 32)
@@ -91,6 +110,6 @@ extension RevisionTree {
         bytes.append(flags)
         if flags & 16 == 0 { appendVarint(UInt64(node.generation), to: &bytes) }
         if flags & 64 == 0 { appendVarint(node.sequence, to: &bytes) }
-        bytes.append(contentsOf: node.digest)
+        node.withDigestBytes { bytes.append(contentsOf: $0) }
     }
 }

@@ -1,7 +1,6 @@
 /// The collections (by number) one object was written to in one batch: almost always one, kept
-/// without an array. A `MutableDocument` and a model's `@DocumentID` carry it, so that a batch of
-/// many documents keeps no table of them (numbers, because hashing a collection's names for every
-/// save would cost more).
+/// without an array. A written `MutableDocument` or model carries it, so that writing the same
+/// object again in the batch builds on its first write.
 struct WrittenCollections {
     var first: UInt32?
     var others: [UInt32] = []

@@ -258,8 +258,24 @@ final class CurlTransfer {
     }
 
     /// Fails the transfer after `idleTimeout` without a byte.
+    ///
+    /// A connection still being made (TCP or the TLS handshake) when the idle limit runs out is
+    /// reported as never connected, as libcurl's connect timeout would have: on a busy machine the
+    /// idle deadline can come round first even when it is the longer of the two, and a server that
+    /// never completes the connection is unreachable (callers fail over), not silent.
     func expire() {
-        transfer.finish(.failure(CouchetteError(.io, "no data sent or received for \(idleTimeout)")))
+        if isConnected {
+            transfer.finish(.failure(CouchetteError(.io, "no data sent or received for \(idleTimeout)")))
+        } else {
+            transfer.finish(.failure(HTTPConnectError(message: "Timeout was reached (the connection was not made within \(idleTimeout))")))
+        }
+    }
+
+    /// Whether libcurl got as far as sending the request: connected, TLS handshake done, on a new or
+    /// a reused connection (its pre-transfer time is set then, and stays zero until then).
+    private var isConnected: Bool {
+        var microseconds: curl_off_t = 0
+        return ccurl_easy_getinfo_offset(easy, CURLINFO_PRETRANSFER_TIME_T, &microseconds) == CURLE_OK && microseconds > 0
     }
 
     // MARK: - libcurl callbacks

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The order-preserving byte encoding of index keys: `memcmp` order of two encodings agrees with
 /// ``ValueOrder`` (binary collation) of the values, so an LMDB range scan finds what a full scan
 /// filtered by a comparison would.
@@ -124,6 +128,36 @@ enum IndexKey {
         }
     }
 
+    /// The value encoded at `offset` of `bytes`, when the encoding gives back exactly the value
+    /// a document read gives (``Datum``): `.some(nil)` for MISSING, null, booleans and strings.
+    /// Nil when it cannot: a number (an integer and the equal double share an encoding), an array
+    /// or object (which hold numbers), or bytes that end first (a cut key).
+    static func exactScalar(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Datum?? {
+        guard offset < bytes.count else { return nil }
+        switch bytes[offset] {
+        case missing: return .some(nil)
+        case null: return .some(.null)
+        case falseValue: return .some(.bool(false))
+        case trueValue: return .some(.bool(true))
+        case string:
+            guard let end = end(of: bytes, at: offset) else { return nil }
+            let text = UnsafeRawBufferPointer(rebasing: bytes[(offset + 1)..<(end - 2)])
+            // `00` is stored `00 FF`: only such strings need a copy to drop the escapes.
+            guard let start = text.baseAddress, memchr(start, 0, text.count) != nil else {
+                return .some(.string(String(decoding: text, as: UTF8.self)))
+            }
+            var utf8: [UInt8] = []
+            utf8.reserveCapacity(text.count)
+            var position = 0
+            while position < text.count {
+                utf8.append(text[position])
+                position += text[position] == 0 ? 2 : 1
+            }
+            return .some(.string(String(decoding: utf8, as: UTF8.self)))
+        default: return nil
+        }
+    }
+
     /// The offset just past the value encoded at `offset`, or nil when the bytes end first (a
     /// truncated key).
     static func end(of bytes: UnsafeRawBufferPointer, at offset: Int) -> Int? {
@@ -132,14 +166,15 @@ enum IndexKey {
         case missing, null, falseValue, trueValue: return offset + 1
         case number: return offset + 9 <= bytes.count ? offset + 9 : nil
         case string:
+            // The next `00` found by `memchr` (strings are scanned per entry of every index walk):
+            // `00 00` ends the string, `00 FF` is an escaped NUL inside it.
+            guard let base = bytes.baseAddress else { return nil }
             var position = offset + 1
             while position + 1 < bytes.count {
-                if bytes[position] == 0 {
-                    if bytes[position + 1] == 0 { return position + 2 }
-                    position += 2
-                } else {
-                    position += 1
-                }
+                guard let found = memchr(base + position, 0, bytes.count - 1 - position) else { return nil }
+                position = base.distance(to: UnsafeRawPointer(found))
+                if bytes[position + 1] == 0 { return position + 2 }
+                position += 2
             }
             return nil
         case array:

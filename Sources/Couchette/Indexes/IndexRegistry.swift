@@ -91,7 +91,7 @@ final class IndexRegistry: DocumentIndexing {
         old: DocumentRecord?, new: DocumentRecord?
     ) throws {
         // Most databases define no index at all: then no write looks for definitions.
-        if try txn.isEmpty(tables.indexes) { return }
+        guard try maintainsEntries(txn) else { return }
         let indexes = try indexes(txn, collection, readyOnly: false)
         guard !indexes.isEmpty else { return }
         let value = Array(id.utf8)
@@ -107,6 +107,8 @@ final class IndexRegistry: DocumentIndexing {
             for key in after.subtracting(before) { try txn.put(tables.indexEntries, key: prefix + key, value: value) }
         }
     }
+
+    func maintainsEntries(_ txn: WriteTransaction) throws -> Bool { !(try txn.isEmpty(tables.indexes)) }
 
     func dropCollection(_ txn: WriteTransaction, _ collection: CollectionSpec) throws {
         for stored in try definitions(txn, collection) {

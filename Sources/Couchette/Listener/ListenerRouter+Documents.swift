@@ -59,10 +59,10 @@ extension ListenerRouter {
             ? .delete(spec, id: id, base: base, control: .failOnConflict)
             : .save(spec, id: id, body: try ValueEncoder.encode(.dictionary(object)), base: base, control: .failOnConflict)
         let outcomes = try await keyspace.collection.database.perform(PendingWrite([operation]))
-        guard case .saved(let revisionID, _)? = outcomes.first else {
+        guard case .saved(let revision, _)? = outcomes.first else {
             throw CouchetteError(.conflict, "Document update conflict: '\(id)' is not at revision \(base ?? "(none)")")
         }
-        return revisionID
+        return revision.text
     }
 
     /// What a document read sends of blob and attachment content: inline base64 with

@@ -15,7 +15,13 @@
 /// Which access the planner picks still depends on the indexes and on the values bound, so it is
 /// checked at each execution: when it is not one this type runs (a full scan, a WHERE the range
 /// does not decide, an ORDER BY the range does not deliver), ``run(_:slots:)`` returns nil and the
-/// query goes through ``Executor``. `explain()` says which one runs (``runs(_:context:)``).
+/// query goes through ``Executor``. `explain()` says which one runs (``explanation(_:context:now:)``).
+///
+/// An ordered walk whose every column is the id or an ORDER BY path reads no document at all when
+/// none can have expired: the walk's index holds each ORDER BY value in its entries, and strings,
+/// booleans and null come back from the key exactly (``IndexKey/exactScalar(in:at:)``); a row
+/// whose key does not give its values back (numbers, containers, cut keys) is read from its
+/// document as before. An index-only scan, as SQLite runs a covering index.
 ///
 /// A class: each execution then takes one reference to it, where a struct of these fields was
 /// copied field by field (some fifteen retains and releases).
@@ -25,6 +31,19 @@ final class DirectIndexLookup: Sendable {
     private let paths: AccessPathCache
     private let term: IndexTerm
     private let projection: InPlaceProjection
+    /// How each column is read from an index entry alone, when every column can be: nil when
+    /// some column needs the document (see ``EntryColumn``).
+    private let entryColumns: [EntryColumn]?
+
+    /// A column an ordered walk can read from the index entry, without the document: the id,
+    /// or a path that is also an ORDER BY key (the walk's index has that key as a column, so
+    /// every entry holds the document's value of it, exactly when ``IndexKey/exactScalar(in:at:)``
+    /// gives it back).
+    enum EntryColumn {
+        case id
+        /// The value of ORDER BY key `key` (``QueryPlan/order``).
+        case orderKey(Int)
+    }
 
     /// Nil when `plan` is not of this shape; ``Query`` makes one when it is created.
     init?(_ plan: QueryPlan) {
@@ -42,6 +61,22 @@ final class DirectIndexLookup: Sendable {
         self.paths = paths
         self.term = term
         self.projection = projection
+        entryColumns = Self.entryColumns(projection, plan.order)
+    }
+
+    private static func entryColumns(_ projection: InPlaceProjection, _ order: [OrderKey]) -> [EntryColumn]? {
+        var columns: [EntryColumn] = []
+        for (position, column) in projection.columns.enumerated() {
+            switch column {
+            case .id: columns.append(.id)
+            case .path:
+                // ORDER BY a path a column reads takes that column (``OrderKey/column``): only
+                // then are the two the same expression, the one the walk's index has.
+                guard let key = order.firstIndex(where: { $0.column == position && $0.collation == Collation() }) else { return nil }
+                columns.append(.orderKey(key))
+            }
+        }
+        return columns
     }
 
     /// Whether this type runs `choice` (what ``run(_:slots:)`` decides from the bound value and
@@ -54,9 +89,23 @@ final class DirectIndexLookup: Sendable {
         }
     }
 
-    /// Whether an execution in `snapshot` with the parameters of `context` runs here (explain()).
-    func runs(_ snapshot: StoreSnapshot, context: EvaluationContext) throws -> Bool {
-        try scan.choose(snapshot, context).map(runs) ?? false
+    /// What `explain()` says of an execution in `snapshot` at `now` with the parameters of
+    /// `context`: nil when it does not run here, else whether it reads rows from index entries.
+    func explanation(_ snapshot: StoreSnapshot, context: EvaluationContext, now: UInt64) throws -> String? {
+        guard let choice = try scan.choose(snapshot, context), runs(choice) else { return nil }
+        if case .ordered = choice, try readsEntries(snapshot, now: now) {
+            return "DIRECT LOOKUP (one index walk; string, boolean and null columns read from the index entries)"
+        }
+        return "DIRECT LOOKUP (one index walk, rows projected in place)"
+    }
+
+    /// Whether an ordered walk at `now` makes rows from index entries without the documents:
+    /// every entry of a ready index belongs to a live document (deleted ones have none), which a
+    /// reader sees unless it has expired; with no expiration due by `now` in the whole file, only
+    /// design documents are left to pass over.
+    private func readsEntries(_ snapshot: StoreSnapshot, now: UInt64) throws -> Bool {
+        guard entryColumns != nil else { return false }
+        return try !snapshot.anyExpiration(dueBy: now)
     }
 
     /// What the WHERE's one comparison is bounded by in this execution.
@@ -130,19 +179,10 @@ final class DirectIndexLookup: Sendable {
                 _ = try scan.choose(snapshot, context)
                 path = paths.path(for: indexes)
             }
-            var rows: [[Datum?]] = []
-            if wanted <= 64 { rows.reserveCapacity(wanted) }
-            var visited = 0
+            let kept = Rows(wanted: wanted)
             let order = ScanOrder()
             func keep(_ document: StoredDocument) throws -> Bool {
-                // As ``Executor/Interruption`` checks: a close or a cancellation stops a long walk.
-                try reader.checkOpen()
-                visited &+= 1
-                if visited % 64 == 0, Task.isCancelled { throw CancellationError() }
-                rows.append(projection.project(document))
-                // An inexact tie group (cut keys, numbers beyond 2^53) is sorted below: the walk
-                // then goes on to the end of its first column, as the executor's does.
-                return rows.count < wanted || !order.exact
+                try kept.append(projection.project(document), reader, order)
             }
             switch path {
             case .term(let index)? where plan.order.isEmpty && !index.isArray:
@@ -155,14 +195,82 @@ final class DirectIndexLookup: Sendable {
                 walked.inIndexOrder = true
                 walked.descending = descending
                 walked.decidesWhere = true
-                let choice = IndexPlanner.Choice.ordered(walked, groupColumns: groupColumns, descending: descending)
-                try scan.walk(choice, snapshot, now: now, order: order, isSatisfied: { rows.count >= wanted }, keep)
-                if !order.exact { rows = sorted(rows) }
+                let fromEntries = try readsEntries(snapshot, now: now)
+                // ORDER BY key 0 is column `groupColumns - order.count` of the index (the walk's
+                // equality prefix comes before it).
+                let firstKeyColumn = groupColumns - plan.order.count
+                try scan.walkOrdered(
+                    walked, groupColumns: groupColumns, descending: descending, snapshot, order: order,
+                    isSatisfied: { kept.rows.count >= wanted }
+                ) { id, group in
+                    if fromEntries, let columns = entryColumns {
+                        if id.utf8.first == UInt8(ascii: "_"), id.hasPrefix("_design/") { return true }
+                        if let row = Self.row(columns, id, group, firstKeyColumn: firstKeyColumn) {
+                            return try kept.append(row, reader, order)
+                        }
+                    }
+                    return try IndexedScan.fetch(id, snapshot, scan.collection, now: now, keep)
+                }
+                if !order.exact { kept.rows = sorted(kept.rows) }
             default:
                 return nil
             }
-            if offset == 0 && rows.count <= wanted { return rows }
-            return Array(rows.prefix(wanted).dropFirst(offset))
+            if offset == 0 && kept.rows.count <= wanted { return kept.rows }
+            return Array(kept.rows.prefix(wanted).dropFirst(offset))
+        }
+    }
+
+    /// The row of the entry of document `id` whose group key bytes are `group`, or nil when a
+    /// column's value is not given back exactly by the key (a number, a container, a cut key).
+    private static func row(_ columns: [EntryColumn], _ id: String, _ group: [UInt8], firstKeyColumn: Int) -> [Datum?]? {
+        group.withUnsafeBytes { bytes -> [Datum?]? in
+            var complete = true
+            // Allocated once at its size (an empty array reserved grows through a slower path).
+            let row = [Datum?](unsafeUninitializedCapacity: columns.count) { buffer, count in
+                for column in columns {
+                    let value: Datum?
+                    switch column {
+                    case .id: value = .string(id)
+                    case .orderKey(let key):
+                        var offset = 0
+                        for _ in 0..<(firstKeyColumn + key) {
+                            guard let next = IndexKey.end(of: bytes, at: offset) else { complete = false; return }
+                            offset = next
+                        }
+                        guard let exact = IndexKey.exactScalar(in: bytes, at: offset) else { complete = false; return }
+                        value = exact
+                    }
+                    (buffer.baseAddress! + count).initialize(to: value)
+                    count += 1
+                }
+            }
+            return complete ? row : nil
+        }
+    }
+
+    /// The rows an execution keeps, changed from inside LMDB's scan callback: a class whose
+    /// fields skip the runtime exclusivity checks (as captured `var`s they were boxes checked at
+    /// every use). Only the execution that made it uses it, on one thread.
+    private final class Rows {
+        let wanted: Int
+        @exclusivity(unchecked) var rows: [[Datum?]] = []
+        @exclusivity(unchecked) var visited = 0
+
+        init(wanted: Int) {
+            self.wanted = wanted
+            if wanted <= 64 { rows.reserveCapacity(wanted) }
+        }
+
+        /// Keeps `row`; whether the walk goes on.
+        func append(_ row: [Datum?], _ reader: StoreReader, _ order: ScanOrder) throws -> Bool {
+            // As ``Executor/Interruption`` checks: a close or a cancellation stops a long walk.
+            try reader.checkOpen()
+            visited &+= 1
+            if visited % 64 == 0, Task.isCancelled { throw CancellationError() }
+            rows.append(row)
+            // An inexact tie group (cut keys, numbers beyond 2^53) is sorted after: the walk
+            // then goes on to the end of its first column, as the executor's does.
+            return rows.count < wanted || !order.exact
         }
     }
 

@@ -155,15 +155,16 @@ public final class Query: Sendable {
     /// [bounds]` (the index and the conditions that bound its ranges). A last line `DIRECT
     /// LOOKUP` says that the rows are read straight from that index range, projected where the
     /// documents lie, without the general executor's steps (the lines before it say what they
-    /// compute).
+    /// compute); when every column is the document id or an ORDER BY path, and no document can
+    /// have expired, it says the columns are read from the index entries, without the documents.
     public func explain() async throws -> String {
         try reader.checkOpen()
         let values = (try? storedParameters.withLock { try $0.valuesByName() }) ?? [:]
         let context = EvaluationContext(plan, parameters: values)
+        let now = reader.clock.nowMilliseconds()
         return try reader.read { snapshot in
-            let direct = try self.direct?.runs(snapshot, context: context) == true
-            return try plan.mainScan.explain(snapshot, context: context) + plan.explanationTail(snapshot)
-                + (direct ? "\nDIRECT LOOKUP (one index walk, rows projected in place)" : "")
+            let direct = try self.direct?.explanation(snapshot, context: context, now: now)
+            return try plan.mainScan.explain(snapshot, context: context) + plan.explanationTail(snapshot) + (direct.map { "\n" + $0 } ?? "")
         }
     }
 }

@@ -13,9 +13,11 @@ import Glibc
 /// order, needs no descent at all. LMDB frees a write transaction's cursors when it commits or
 /// aborts, so they are never closed here; a nested transaction has its own `WriteTransaction`.
 extension WriteTransaction {
-    /// The kept cursor on `table`, opened on first use.
-    func keptCursor(_ table: Table) throws -> OpaquePointer {
-        let index = Int(table.handle)
+    /// The kept cursor on `table`, opened on first use. `appending`: a second one that only
+    /// appends (``appendNear(_:key:count:writing:)``), so it stays on the table's last page while
+    /// the first one moves around it.
+    func keptCursor(_ table: Table, appending: Bool = false) throws -> OpaquePointer {
+        let index = Int(table.handle) * 2 + (appending ? 1 : 0)
         if index < keptCursors.count, let cursor = keptCursors[index] { return cursor }
         var cursor: OpaquePointer?
         try StorageError.check(mdb_cursor_open(txn, table.handle, &cursor), "opening a cursor on \(table.name)")
@@ -42,13 +44,46 @@ extension WriteTransaction {
 
     /// ``put(_:key:count:replacing:writing:)`` of a key already stored (an update), through the
     /// kept cursor: right after ``getNear(_:key:)`` of the same key it writes without a search.
+    ///
+    /// When the cursor still stands on `key` (checked: its key is compared first), the value is
+    /// replaced where it is (`MDB_CURRENT`: in place when the size is unchanged, as an edit that
+    /// keeps every value's size leaves a record), without even the search of the cursor's page.
     func replaceNear(
         _ table: Table, key: UnsafeRawBufferPointer, count: Int, writing write: (UnsafeMutableRawBufferPointer) -> Void
     ) throws {
         let cursor = try keptCursor(table)
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var dataValue = MDB_val(mv_size: count, mv_data: nil)
-        try StorageError.check(mdb_cursor_put(cursor, &keyValue, &dataValue, UInt32(MDB_RESERVE)), "writing \(table.name)")
+        let flags = isOn(cursor, key) ? MDB_CURRENT | MDB_RESERVE : MDB_RESERVE
+        try StorageError.check(mdb_cursor_put(cursor, &keyValue, &dataValue, UInt32(flags)), "writing \(table.name)")
+        write(UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: count))
+    }
+
+    /// Whether `cursor` stands on an entry whose key is `key`.
+    private func isOn(_ cursor: OpaquePointer, _ key: UnsafeRawBufferPointer) -> Bool {
+        var current = MDB_val()
+        var data = MDB_val()
+        guard mdb_cursor_get(cursor, &current, &data, MDB_GET_CURRENT) == MDB_SUCCESS, current.mv_size == key.count else { return false }
+        guard let stored = current.mv_data, let wanted = key.baseAddress else { return key.isEmpty }
+        return memcmp(stored, wanted, key.count) == 0
+    }
+
+    /// ``put(_:key:count:replacing:writing:)`` of a key expected after every key of `table` (the
+    /// next sequence), through the kept appending cursor: LMDB appends at the cursor's last page
+    /// without descending from the root, where a put through a fresh cursor descends twice (to
+    /// check the append, then to insert). A key that is not the last gets an ordinary put.
+    func appendNear(
+        _ table: Table, key: UnsafeRawBufferPointer, count: Int, writing write: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws {
+        let cursor = try keptCursor(table, appending: true)
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var dataValue = MDB_val(mv_size: count, mv_data: nil)
+        var rc = mdb_cursor_put(cursor, &keyValue, &dataValue, UInt32(MDB_APPEND | MDB_RESERVE))
+        if rc == MDB_KEYEXIST {
+            dataValue = MDB_val(mv_size: count, mv_data: nil)
+            rc = mdb_cursor_put(cursor, &keyValue, &dataValue, UInt32(MDB_RESERVE))
+        }
+        try StorageError.check(rc, "writing \(table.name)")
         write(UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: count))
     }
 
