@@ -23,7 +23,8 @@ extension Batch {
         from object: T, in collection: Collection,
         concurrencyControl: ConcurrencyControl = .lastWriteWins
     ) throws {
-        try check(collection)
+        try checkOpen()
+        if jsonCollection !== collection { try check(collection) }  // a run of saves into one collection checks it once
         let write = try ModelWrite(
             saving: object, blobs: collection.reader.blobs,
             newID: { wrapper in
@@ -31,10 +32,14 @@ extension Batch {
             })
         heldBlobs += write.heldBlobs
         let reference = write.reference
+        if reference.base == nil { try DocumentStore.validate(id: reference.id) }  // checked now: see addNew
+        let control = control(for: reference, in: collection, requested: concurrencyControl)
+        guard reference.base != nil else {
+            // Not bound to a revision: it joins the run of new documents, as a JSON document would.
+            return try addNew(id: reference.id, body: write.body, in: collection, control: control, tracking: reference.binding)
+        }
         append(
-            .save(
-                collection.spec, id: reference.id, body: write.body, base: reference.base,
-                control: control(for: reference, in: collection, requested: concurrencyControl)),
+            .save(collection.spec, id: reference.id, body: write.body, base: reference.base, control: control),
             tracking: reference.binding)
     }
 

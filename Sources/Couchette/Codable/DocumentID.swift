@@ -40,13 +40,27 @@ public final class DocumentID: Codable {
 
     struct Binding: Equatable {
         let id: String
-        let revisionID: String
+        /// As the writer handed it over: a batch of new models formats no revision text unless
+        /// one is asked for.
+        let revision: StoredRevisionID
+        var revisionID: String { revision.text }
+
+        init(id: String, revisionID: String) {
+            self.init(id: id, revision: .text(revisionID))
+        }
+
+        init(id: String, revision: StoredRevisionID) {
+            self.id = id
+            self.revision = revision
+        }
+
+        static func == (a: Binding, b: Binding) -> Bool { a.id == b.id && a.revisionID == b.revisionID }
     }
 
     /// The batch that last wrote this object (its ``Batch/serial``), the id it wrote it under
     /// (generated once per object) and the collections it wrote it to: what a later write of the
     /// object in the same batch builds on.
-    var batchWrite: (batch: UInt64, id: String, collections: Batch.WrittenCollections)?
+    var batchWrite: (batch: UInt64, id: String, collections: WrittenCollections)?
 
     /// The id the batch `serial` writes this object under, when it wrote it already.
     func pendingID(inBatch serial: UInt64) -> String? {
@@ -99,8 +113,12 @@ public final class DocumentID: Codable {
 
     /// Records that the object now shows revision `revisionID` of document `id`.
     func bind(id: String, revisionID: String) {
+        bind(id: id, revision: .text(revisionID))
+    }
+
+    func bind(id: String, revision: StoredRevisionID) {
         self.id = id
-        binding = Binding(id: id, revisionID: revisionID)
+        binding = Binding(id: id, revision: revision)
     }
 
     /// Forgets the stored revision (after a purge): the id stays and may now change.

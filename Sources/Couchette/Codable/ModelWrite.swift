@@ -45,6 +45,10 @@ struct ModelBinding: RevisionTracking {
     func didCommit(revisionID: String, sequence: UInt64) {
         wrapper.bind(id: id, revisionID: revisionID)
     }
+
+    func didCommit(revision: StoredRevisionID, sequence: UInt64) {
+        wrapper.bind(id: id, revision: revision)
+    }
 }
 
 /// A model encoded for a save on the caller's side: only ``body`` (Sendable bytes) crosses into

@@ -49,7 +49,7 @@ extension Batch {
 
     /// Ends the current run of JSON documents when its buffer is full: the next save starts a
     /// new one, with room for a full buffer from the start.
-    private func startNextBufferIfFull() {
+    func startNextBufferIfFull() {
         guard jsonDocuments?.isFull == true, let documents = jsonDocuments else { return }
         let collection = jsonCollection
         finishJSONDocuments()
@@ -75,7 +75,7 @@ extension Batch {
 
     /// Makes ``jsonDocuments`` collect saves into `collection` under `control`. A run of saves
     /// into one collection checks it once (the commit checks it again).
-    private func startJSONDocuments(in collection: Collection, _ control: ConcurrencyControl) throws {
+    func startJSONDocuments(in collection: Collection, _ control: ConcurrencyControl) throws {
         try checkOpen()
         guard jsonCollection !== collection || jsonDocuments?.control != control else { return }
         try check(collection)

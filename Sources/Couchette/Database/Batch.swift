@@ -19,8 +19,9 @@ public final class Batch {
     /// done before the next begins). The runtime checks cost more than the appends they guard.
     @exclusivity(unchecked) private(set) var operations: [WriteOperation] = []
     /// The documents and models to update with their new revisions, in operation order (so that
-    /// an object written twice ends at its last revision).
-    @exclusivity(unchecked) private var trackers: [(operation: Int, tracker: any RevisionTracking)] = []
+    /// an object written twice ends at its last revision). `entry` is the document's index in a
+    /// ``WriteOperation/saveJSON(_:)`` run, -1 for an operation of its own.
+    @exclusivity(unchecked) private var trackers: [(operation: Int, entry: Int, tracker: any RevisionTracking)] = []
     /// Tells this batch apart from every other in the process: a model written in it is marked
     /// with it (``DocumentID/batchWrite``), so a batch of many models needs no table of them.
     let serial = Batch.serials.add(1, ordering: .relaxed).newValue
@@ -30,6 +31,8 @@ public final class Batch {
     /// ``serial``: no table of the batch's objects is hashed per save.
     typealias WrittenCollections = Couchette.WrittenCollections
     private var isClosed = false
+    /// Encodes the new documents saved in this batch, one after another (see ``saveNew(_:in:_:)``).
+    private var bodyEncoder = ValueEncoder(capacity: 1024)
     /// Digests of blobs stored for this batch's documents, held against compaction until the
     /// batch commits (``Database/inBatch(_:)`` releases them).
     var heldBlobs: [String] = []
@@ -53,18 +56,55 @@ public final class Batch {
         document: MutableDocument, in collection: Collection,
         concurrencyControl: ConcurrencyControl = .lastWriteWins
     ) throws {
+        guard document.revision != nil else { return try saveNew(document, in: collection, concurrencyControl) }
         try check(collection)
         heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody()
-        var written = document.batchWrite.flatMap { $0.batch == serial ? $0.collections : nil } ?? WrittenCollections()
-        let alreadyWritten = written.insert(collection.spec.number)
-        document.batchWrite = (serial, written)
-        let control = alreadyWritten ? .lastWriteWins : concurrencyControl
+        let control = markWritten(document, to: collection) ? .lastWriteWins : concurrencyControl
         // The base is compared only under .failOnConflict: otherwise its text is not even made.
         append(
             .save(
                 collection.spec, id: document.id, body: body, base: control == .failOnConflict ? document.revisionID : nil,
                 control: control), tracking: document)
+    }
+
+    /// Saves a document that has no revision yet: its body joins the run of new documents (see
+    /// ``addNew(id:body:in:control:tracking:)``). Without a base revision, a save under either
+    /// concurrency control means what it means for a JSON document: `.lastWriteWins` replaces an
+    /// existing document, `.failOnConflict` fails the batch if it exists and is live.
+    private func saveNew(_ document: MutableDocument, in collection: Collection, _ concurrencyControl: ConcurrencyControl) throws {
+        try checkOpen()
+        if jsonCollection !== collection { try check(collection) }
+        try DocumentStore.validate(id: document.id)
+        heldBlobs += try collection.core.installBlobs(of: document)
+        let body = try document.encodeBody(reusing: &bodyEncoder)
+        let control = markWritten(document, to: collection) ? .lastWriteWins : concurrencyControl
+        try addNew(id: document.id, body: body, in: collection, control: control, tracking: document)
+    }
+
+    /// Marks `document` as written to `collection` in this batch, on the document itself (no
+    /// table of every document in the batch, no hashing); returns whether it was already.
+    private func markWritten(_ document: MutableDocument, to collection: Collection) -> Bool {
+        var mark = document.batchWrite.flatMap { $0.batch == serial ? $0 : nil } ?? (batch: serial, collections: WrittenCollections())
+        let alreadyWritten = mark.collections.insert(collection.spec.number)
+        document.batchWrite = mark
+        return alreadyWritten
+    }
+
+    /// Adds a new document's body (already encoded, its id valid) to the run of documents saved
+    /// without a base revision (``jsonDocuments``), which the writer stores as it stores JSON
+    /// documents: no revision id or record value made per document, and the revision digests
+    /// computed on another thread while the caller encodes the next documents. `tracker` learns
+    /// its revision after the commit. A document that exists by then gets a new revision of its
+    /// current one, as a save without a base revision would through its own operation.
+    func addNew(
+        id: String, body: [UInt8], in collection: Collection, control: ConcurrencyControl, tracking tracker: any RevisionTracking
+    ) throws {
+        try startJSONDocuments(in: collection, control)
+        guard let entry = jsonDocuments?.append(id: id, body: body) else { return }
+        // The run becomes the next operation when it is finished (before any other is appended).
+        trackers.append((operations.count, entry, tracker))
+        startNextBufferIfFull()
     }
 
     /// Adds the deletion of `document` (a tombstone revision) to the batch.
@@ -89,7 +129,7 @@ public final class Batch {
     /// Adds a write; `tracker` learns its new revision after the commit.
     func append(_ operation: WriteOperation, tracking tracker: (any RevisionTracking)? = nil) {
         finishJSONDocuments()
-        if let tracker { trackers.append((operations.count, tracker)) }
+        if let tracker { trackers.append((operations.count, -1, tracker)) }
         operations.append(operation)
     }
 
@@ -139,9 +179,22 @@ public final class Batch {
 
     /// Gives saved documents and models their new revisions after the commit.
     func apply(_ outcomes: [WriteOutcome]) {
-        for (index, tracker) in trackers {
-            guard index < outcomes.count, case .saved(let revision, let sequence) = outcomes[index] else { continue }
-            tracker.didCommit(revision: revision, sequence: sequence)
+        // The revisions of the current run of new documents, read in order.
+        var run: (operation: Int, revisions: JSONDocumentBatch.Revisions)?
+        for (index, entry, tracker) in trackers where index < outcomes.count {
+            switch outcomes[index] {
+            case .saved(let revision, let sequence):
+                tracker.didCommit(revision: revision, sequence: sequence)
+            case .savedDocuments(let written) where entry >= 0:
+                if run?.operation != index {
+                    guard case .saveJSON(let documents) = operations[index] else { continue }
+                    run = (index, JSONDocumentBatch.Revisions(documents, written))
+                }
+                let (revision, sequence) = run!.revisions.revision(of: entry)
+                tracker.didCommit(revision: revision, sequence: sequence)
+            default:
+                continue
+            }
         }
     }
 }

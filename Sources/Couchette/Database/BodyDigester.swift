@@ -100,5 +100,7 @@ final class DigestChunk {
 // @unchecked: `digests` is written once, by the one thread that runs `compute` (the digest queue,
 // or the caller before it hands the batch over), and read only by the writer after
 // `BodyDigester.waitForChunks()` — the dispatch group orders the job's write before that read, and
-// the write queue's lock orders the caller's. `start` and `ends` never change.
+// the write queue's lock orders the caller's — and, for the objects a batch tracks, by the caller
+// once that commit completed (`PendingWrite`'s lock orders the writer's wait before it). `start`
+// and `ends` never change.
 extension DigestChunk: @unchecked Sendable {}

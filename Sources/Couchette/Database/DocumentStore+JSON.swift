@@ -10,9 +10,12 @@ extension DocumentStore {
     /// indexes or commit observers need one. The live count changes once for the whole batch. A
     /// document that exists goes through the general path, which builds on its current revision.
     ///
+    /// Returns the sequences and revisions written, for the objects a batch tracks: a first
+    /// sequence, and only the documents that did not take the next one as new documents.
+    ///
     /// - Throws: `.conflict` for an existing live document under `.failOnConflict` (the batch is
     ///   atomic: nothing of it is written).
-    func saveJSON(_ context: WriteContext, _ documents: JSONDocumentBatch) throws {
+    func saveJSON(_ context: WriteContext, _ documents: JSONDocumentBatch) throws -> JSONDocumentBatch.Written {
         let txn = context.txn
         let collection = documents.collection
         let indexed = !(try txn.isEmpty(tables.indexes))
@@ -22,16 +25,29 @@ extension DocumentStore {
         var sequenceKey = StoreLayout.sequenceKey(collection.number, 0)
         var added: Int64 = 0
         defer { context.adjustCount(collection, by: added) }
+        var written = JSONDocumentBatch.Written()
+        var index = -1
         try documents.forEach { id, body, newDigest in
+            index += 1
             key.removeSubrange(prefixLength...)
             key.append(contentsOf: id)
             let size = DocumentRecord.packedSize(bodyCount: body.count)
             let reserved = try key.withUnsafeBytes { try txn.reserveNew(tables.documents, key: $0, count: size) }
             guard let reserved else {
-                try saveExisting(context, collection, String(decoding: id, as: UTF8.self), body: body, control: documents.control)
+                let outcome = try saveExisting(
+                    context, collection, String(decoding: id, as: UTF8.self), body: body, control: documents.control)
+                if case .saved(let revision, let sequence) = outcome {
+                    if index == 0 { written.firstSequence = sequence }
+                    written.others.append(.init(index: index, revision: revision, sequence: sequence))
+                }
                 return
             }
             let sequence = try context.nextSequence(collection)
+            if index == 0 {
+                written.firstSequence = sequence
+            } else if sequence != written.firstSequence &+ UInt64(index) {
+                written.others.append(.init(index: index, revision: .packed(generation: 1, digest: newDigest), sequence: sequence))
+            }
             DocumentRecord.encodeLive(sequence: sequence, generation: 1, digest: newDigest, body: body, into: reserved)
             added += 1
             sequenceKey.withUnsafeMutableBytes { $0.storeBytes(of: sequence.bigEndian, toByteOffset: prefixLength, as: UInt64.self) }
@@ -49,16 +65,18 @@ extension DocumentStore {
             }
             context.recordChange(collection, idText, replacing: nil)
         }
+        return written
     }
 
     /// Saves a JSON document whose id is taken: a new revision of the current one, as a
     /// `MutableDocument` saved without reading it would be.
     private func saveExisting(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String, body: UnsafeRawBufferPointer, control: ConcurrencyControl
-    ) throws {
+    ) throws -> WriteOutcome {
         let outcome = try writeRevision(context, collection, id, body: Array(body), deleting: false, base: nil, control: control)
         if outcome == .conflict {
             throw CouchetteError(.conflict, "batch refused: document '\(id)' in \(collection.fullName) already exists")
         }
+        return outcome
     }
 }

@@ -175,8 +175,7 @@ struct DocumentStore: Sendable {
             )
         case .saveJSON(let documents):
             try checkExists(documents.collection)
-            try saveJSON(context, documents)
-            return .done
+            return .savedDocuments(try saveJSON(context, documents))
         case .delete(let collection, let id, let base, let control):
             try checkExists(collection)
             return try writeRevision(context, collection, id, body: Document.emptyBody, deleting: true, base: base, control: control)

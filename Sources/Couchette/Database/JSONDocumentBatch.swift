@@ -47,6 +47,53 @@ struct JSONDocumentBatch: Sendable {
         }
     }
 
+    /// What the writer did with the documents (``DocumentStore/saveJSON(_:_:)``): document `i`
+    /// was new and got sequence `firstSequence + i` and revision `1-<its new-document digest>`,
+    /// unless ``others`` lists it (it existed: it got a new revision of its current one). Nothing
+    /// per document is made for the usual, all-new batch.
+    struct Written: Sendable, Equatable {
+        var firstSequence: UInt64 = 0
+        /// The documents written otherwise than as new ones, by ascending index.
+        var others: [Other] = []
+
+        struct Other: Sendable, Equatable {
+            let index: Int
+            let revision: StoredRevisionID
+            let sequence: UInt64
+        }
+    }
+
+    /// The revisions and sequences the documents got, read after the commit for the objects that
+    /// track them (``Batch``), by ascending index: each chunk's digests are found once.
+    struct Revisions {
+        private let documents: JSONDocumentBatch
+        private let written: Written
+        private var chunk = 0
+        /// The index of the first document of ``chunk``.
+        private var chunkStart = 0
+        private var other = 0
+
+        init(_ documents: JSONDocumentBatch, _ written: Written) {
+            self.documents = documents
+            self.written = written
+        }
+
+        /// The revision and sequence of document `index`; indices must not decrease between calls.
+        mutating func revision(of index: Int) -> (revision: StoredRevisionID, sequence: UInt64) {
+            while other < written.others.count && written.others[other].index < index { other += 1 }
+            if other < written.others.count && written.others[other].index == index {
+                return (written.others[other].revision, written.others[other].sequence)
+            }
+            while chunk < documents.chunks.count && index - chunkStart >= documents.chunks[chunk].digests.count {
+                chunkStart += documents.chunks[chunk].digests.count
+                chunk += 1
+            }
+            // The writer waited for every chunk before it wrote the batch, so each digest is there.
+            let digest = documents.chunks[chunk].digests[index - chunkStart]
+            return (.packed(generation: 1, digest: digest), written.firstSequence &+ UInt64(index))
+        }
+    }
+
     /// Collects documents of one collection and concurrency control on the caller's side.
     struct Builder {
         let collection: CollectionSpec
@@ -163,6 +210,22 @@ struct JSONDocumentBatch: Sendable {
             }
         }
 
+        /// Adds a body already in the stored binary format, as the document `id` (a validated
+        /// id): what ``Batch`` does with new `MutableDocument`s and models, so that they take the
+        /// same writer path as JSON documents. Returns the document's index in the run.
+        mutating func append(id: String, body: [UInt8]) -> Int {
+            let count = body.count
+            if bodyCount + count > bodies.capacity { moveBodies(toHold: bodyCount + count) }
+            body.withUnsafeBytes { body in
+                if let source = body.baseAddress { (bodies.base + bodyCount).copyMemory(from: source, byteCount: count) }
+            }
+            added(id: id, count: count)
+            return entries.count - 1
+        }
+
+        /// The number of documents collected so far.
+        var count: Int { entries.count }
+
         /// Adds the body in ``sink`` as the document `id`: copied after the bodies before it,
         /// and handed to the digest thread with the others of its chunk.
         private mutating func add(id: String) {
@@ -171,6 +234,12 @@ struct JSONDocumentBatch: Sendable {
             sink.withBytes { body in
                 if let source = body.baseAddress { (bodies.base + bodyCount).copyMemory(from: source, byteCount: count) }
             }
+            added(id: id, count: count)
+        }
+
+        /// Records the `count` bytes just copied after the bodies as the document `id`, and hands
+        /// a full chunk to the digest thread.
+        private mutating func added(id: String, count: Int) {
             bodyCount += count
             ids.append(contentsOf: id.utf8)
             entries.append(Entry(idEnd: ids.count, bodyEnd: bodyCount))

@@ -52,6 +52,8 @@ enum WriteOutcome: Sendable, Equatable {
     /// A revision was written (or, for deleting a tombstone, already there), in the form its
     /// record stores it: a save formats no text its caller may never read.
     case saved(revision: StoredRevisionID, sequence: UInt64)
+    /// The documents of a ``WriteOperation/saveJSON(_:)`` were written (new ones as told there).
+    case savedDocuments(JSONDocumentBatch.Written)
     /// Concurrency control refused the write; nothing was written.
     case conflict
     case done

@@ -56,7 +56,7 @@ enum BlobSearch {
             case .blob(let blob): found.append(blob)
             case .dictionary(let child): collect(child, into: &found, depth: depth + 1)
             case .array(let child): collect(child, into: &found, depth: depth + 1)
-            case .value, .encoded, .invalid: break
+            case .value, .encoded, .invalid, .date: break
             }
         }
         switch container {

@@ -245,7 +245,8 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     /// stores JSON null, and a date outside what ISO-8601 can write is reported by the next save.
     @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self {
         guard let value, ISO8601.canFormat(value) else { return setValue(value, forKey: key) }  // nil, or reported at save
-        return set(.string(ISO8601.string(from: value)), key)
+        entries.set(.date(value), forKey: key)  // formatted when encoded
+        return self
     }
 
     private func set(_ value: Value, _ key: String) -> Self {

@@ -146,6 +146,22 @@ public final class MutableDocument: DictionaryProtocol {
     func encodeBody(lenient: Bool = false) throws -> [UInt8] {
         if let body = root.pristineBody ?? root.patchedBody { return body }
         var encoder = ValueEncoder(capacity: 256)  // a typical document's body without regrowing (the container headers go in last)
+        try encode(into: &encoder, lenient: lenient)
+        return encoder.bytes
+    }
+
+    /// ``encodeBody(lenient:)`` with `encoder` (emptied first) when the body must be encoded: a
+    /// batch encodes all its new documents with one encoder, which then allocates nothing per
+    /// document. The bytes returned share the encoder's buffer until it is used again.
+    func encodeBody(reusing encoder: inout ValueEncoder) throws -> [UInt8] {
+        if let body = root.pristineBody ?? root.patchedBody { return body }
+        encoder.reset()
+        try encode(into: &encoder, lenient: false)
+        return encoder.bytes
+    }
+
+    /// Encodes the properties into `encoder`, or throws `.invalidParameter` naming the first bad value.
+    private func encode(into encoder: inout ValueEncoder, lenient: Bool) throws {
         encoder.lenient = lenient
         let generation: Int? =
             switch revision {
@@ -159,7 +175,6 @@ public final class MutableDocument: DictionaryProtocol {
         } catch let failure as EncodingFailure {
             throw CouchetteError(.invalidParameter, "document '\(id)': \(failure.couchetteError.message)")
         }
-        return encoder.bytes
     }
 
 }

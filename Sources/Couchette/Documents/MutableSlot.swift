@@ -12,6 +12,10 @@ enum MutableSlot {
     case array(MutableArrayObject)
     case blob(Blob)
     case invalid(String)
+    /// A date set by `setDate`, stored as its ISO-8601 text: formatted straight into the body when
+    /// the document is encoded, so a document built to be saved makes no string for it. Only
+    /// dates with a four-digit year (the usual ones) are kept so.
+    case date(Date)
 
     /// The slot for a caller's value. `owner` is the container receiving it: a container that
     /// holds `owner` (directly or deeper) cannot be stored, since it would contain itself.
@@ -70,6 +74,7 @@ enum MutableSlot {
         case .array(let array): array.toValue()
         case .blob(let blob): .value(blob.value)
         case .invalid(let reason): .unsupported(reason)
+        case .date(let date): .value(.string(ISO8601.string(from: date)))
         }
     }
 
@@ -104,6 +109,7 @@ enum MutableSlot {
         case .array(let object): return object
         case .blob(let blob): return blob
         case .invalid: return nil
+        case .date(let date): return ISO8601.string(from: date)
         }
     }
 
@@ -112,7 +118,7 @@ enum MutableSlot {
         switch self {
         case .dictionary(let object): .dictionary(object.copy())
         case .array(let object): .array(object.copy())
-        case .value, .encoded, .blob, .invalid: self
+        case .value, .encoded, .blob, .invalid, .date: self
         }
     }
 
@@ -124,6 +130,7 @@ enum MutableSlot {
         case .array(let object): object.toArray()
         case .blob(let blob): blob.properties
         case .invalid: NSNull()
+        case .date(let date): ISO8601.string(from: date)
         }
     }
 
@@ -138,7 +145,7 @@ enum MutableSlot {
         case .array(let object) where object.isView(of: old): return object.patch(&body)
         case .encoded(let encoded) where encoded.isSameValue(as: old): return true
         case .blob, .invalid: return false
-        case .value, .encoded, .dictionary, .array:
+        case .value, .encoded, .dictionary, .array, .date:
             guard let size = old.encodedSize, old.offset + size <= body.count else { return false }
             var encoder = ValueEncoder()
             guard (try? encode(into: &encoder)) != nil, encoder.bytes.count == size else { return false }
@@ -165,6 +172,13 @@ enum MutableSlot {
             }
             try encoder.write(blob.storedValue(revisionPosition: encoder.blobRevisionPosition))
         case .invalid(let reason): try encoder.unstorable(reason)
+        case .date(let date):
+            let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: ISO8601.formattedCount) { text in
+                guard ISO8601.write(date, into: text) else { return false }
+                encoder.appendStringBytes(UnsafeBufferPointer(text))
+                return true
+            }
+            if !written { encoder.writeString(ISO8601.string(from: date)) }
         }
     }
 }

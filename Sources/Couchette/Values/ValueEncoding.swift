@@ -259,6 +259,16 @@ struct ValueEncoder {
         pendingSlots.reserveCapacity(slots)
     }
 
+    /// Empties the encoder for another value, keeping the room of its buffers: one encoder then
+    /// writes the bodies of a whole batch without allocating per document.
+    mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        pendingSlots.removeAll(keepingCapacity: true)
+        depth = 0
+        lenient = false
+        blobRevisionPosition = nil
+    }
+
     /// Drops every byte from `count` on: what a failed value left behind when the buffer holds
     /// several values one after another (a streamed model body that failed, say).
     mutating func truncate(to count: Int) {
