@@ -77,7 +77,14 @@ struct CollectionScan: DocumentScan {
         _ snapshot: StoreSnapshot, _ collection: CollectionSpec, _ id: String, now: UInt64,
         includeDeleted: Bool
     ) throws -> SourceBinding? {
-        try snapshot.visibleRecord(collection, id, now: now, includingDeleted: includeDeleted).flatMap { binding(id, $0) }
+        // The record read where it lies (its key on the stack), only the body copied: joins on
+        // `META(joined).id` look up one document per outer row.
+        let found = try snapshot.withVisibleRecord(collection, id, now: now, includingDeleted: includeDeleted) { header, body in
+            var record = header
+            record.body = Array(body)
+            return binding(id, record)
+        }
+        return found ?? nil
     }
 
     /// The binding of a visible record, or nil for a design document. Every way a query reaches
