@@ -127,7 +127,13 @@ struct IndexedScan: DocumentScan {
         order: ScanOrder, isSatisfied: () -> Bool, filter: () throws -> BodyFilter?, _ body: (StoredDocument) throws -> Bool
     ) throws {
         guard let choice = try choose(snapshot, context) else {
-            let rejects = try filter().map { filter in { (body: UnsafeRawBufferPointer) in filter.rejects(body) } }
+            let rejects = try filter().map { filter in
+                { (body: UnsafeRawBufferPointer) -> Bool in
+                    let judgement = filter.judge(body)
+                    order.rowPassesFilter = judgement == .passes
+                    return judgement == .rejects
+                }
+            }
             try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: false, skipping: rejects) { id, record in
                 try record.body.withUnsafeBytes { try StoredDocument.visit(id, record, $0, body) }
             }

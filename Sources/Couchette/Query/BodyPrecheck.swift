@@ -40,6 +40,11 @@ struct BodyPrecheck: Sendable {
     }
 
     let terms: [Term]
+    /// Every conjunct of the filter evaluated after the scan (the WHERE, or with JOINs and
+    /// UNNESTs the conjuncts on the FROM document alone: ``QueryPlan/mainFilter``) is one of the
+    /// terms: a document on which each term certainly holds passes that filter without it being
+    /// evaluated again (``BodyFilter/judge(_:)``).
+    var decidesFilter = false
 
     /// The terms with this execution's values; nil when none of them can judge anything.
     func bind(_ context: EvaluationContext) throws -> BodyFilter? {
@@ -65,7 +70,8 @@ struct BodyPrecheck: Sendable {
                 }
             }
         }
-        return bound.isEmpty ? nil : BodyFilter(terms: bound)
+        // A term left out (a constant of a type the bytes are not compared with) decides nothing.
+        return bound.isEmpty ? nil : BodyFilter(terms: bound, decidesFilter: decidesFilter && bound.count == terms.count)
     }
 }
 
@@ -85,16 +91,38 @@ struct BodyFilter {
     }
 
     let terms: [Term]
+    /// The terms are every conjunct of the filter after the scan (``BodyPrecheck/decidesFilter``).
+    var decidesFilter = false
+
+    /// What the terms tell of one stored body.
+    enum Judgement {
+        /// The document certainly fails the WHERE: the scan skips it.
+        case rejects
+        /// Every term certainly holds, and they are the whole filter after the scan: the
+        /// document passes it (see ``ScanOrder/rowPassesFilter``).
+        case passes
+        /// The filter decides.
+        case unknown
+    }
 
     /// True when the document whose encoded body is `body` certainly fails the WHERE.
-    func rejects(_ body: UnsafeRawBufferPointer) -> Bool {
+    func rejects(_ body: UnsafeRawBufferPointer) -> Bool { judge(body) == .rejects }
+
+    /// Whether the document whose encoded body is `body` certainly fails the WHERE, certainly
+    /// passes the filter after the scan, or neither.
+    func judge(_ body: UnsafeRawBufferPointer) -> Judgement {
         let root = BorrowedValue(buffer: body, offset: 0, depth: 0)
+        var certain = decidesFilter
         for term in terms {
-            if case .never = term.test { return true }
-            guard let value = Self.follow(term.path, from: root) else { return true }  // MISSING
-            if Self.fails(term.test, value) { return true }
+            if case .never = term.test { return .rejects }
+            guard let value = Self.follow(term.path, from: root) else { return .rejects }  // MISSING
+            switch Self.outcome(term.test, value) {
+            case false?: return .rejects
+            case true?: continue
+            case nil: certain = false
+            }
         }
-        return false
+        return certain ? .passes : .unknown
     }
 
     private static func follow(_ path: [BodyPrecheck.Step], from root: BorrowedValue) -> BorrowedValue? {
@@ -119,22 +147,23 @@ struct BodyFilter {
         return bytes.allSatisfy({ $0 < 0x80 }) ? bytes : nil
     }
 
-    /// Whether the conjunct is certainly not true for `value` (not MISSING).
-    private static func fails(_ test: Test, _ value: BorrowedValue) -> Bool {
+    /// The conjunct's value for `value` (not MISSING) when the bytes settle it: false when it is
+    /// certainly not true, true when it certainly is, nil when only the evaluators can tell.
+    private static func outcome(_ test: Test, _ value: BorrowedValue) -> Bool? {
         switch test {
         case .never:
-            return true
+            return false
         case .like(let pattern, let negated):
             // LIKE on a value that is not a string is null.
-            guard value.tag == ValueTag.string else { return true }
-            guard let bytes = asciiText(value), let matched = pattern.matchesBytes(bytes) else { return false }
-            return matched == negated
+            guard value.tag == ValueTag.string else { return false }
+            guard let bytes = asciiText(value), let matched = pattern.matchesBytes(bytes) else { return nil }
+            return matched != negated
         case .integer(let number, let accept):
-            guard let stored = value.integer else { return false }
-            return !accept.accept(stored == number ? 0 : (stored < number ? -1 : 1))
+            guard let stored = value.integer else { return nil }
+            return accept.accept(stored == number ? 0 : (stored < number ? -1 : 1))
         case .text(let text, let accept):
-            guard let bytes = asciiText(value) else { return false }
-            return !accept.accept(text.withUnsafeBytes { Self.order(bytes, $0) })
+            guard let bytes = asciiText(value) else { return nil }
+            return accept.accept(text.withUnsafeBytes { Self.order(bytes, $0) })
         }
     }
 

@@ -180,16 +180,19 @@ final class DirectIndexLookup: Sendable {
                 path = paths.path(for: indexes)
             }
             let kept = Rows(wanted: wanted)
-            let order = ScanOrder()
-            func keep(_ document: StoredDocument) throws -> Bool {
-                try kept.append(projection.project(document), reader, order)
-            }
             switch path {
             case .term(let index)? where plan.order.isEmpty && !index.isArray:
                 let bounds = range(index, text)
                 try IndexedScan.forEachStoredDocument(
-                    in: CollectionOfOne((bounds.lower, bounds.upper)), snapshot, scan.collection, now: now, keep)
+                    in: CollectionOfOne((bounds.lower, bounds.upper)), snapshot, scan.collection, now: now
+                ) {
+                    try kept.append(projection.project($0), reader, exact: true)
+                }
             case .ordered(let index, let groupColumns, let descending)?:
+                let order = ScanOrder()
+                func keep(_ document: StoredDocument) throws -> Bool {
+                    try kept.append(projection.project(document), reader, exact: order.exact)
+                }
                 let bounds = range(index, text)
                 var walked = IndexPlanner.Range(index: index, lower: bounds.lower, upper: bounds.upper, terms: term.text)
                 walked.inIndexOrder = true
@@ -206,7 +209,7 @@ final class DirectIndexLookup: Sendable {
                     if fromEntries, let columns = entryColumns {
                         if id.utf8.first == UInt8(ascii: "_"), id.hasPrefix("_design/") { return true }
                         if let row = Self.row(columns, id, group, firstKeyColumn: firstKeyColumn) {
-                            return try kept.append(row, reader, order)
+                            return try kept.append(row, reader, exact: order.exact)
                         }
                     }
                     return try IndexedScan.fetch(id, snapshot, scan.collection, now: now, keep)
@@ -264,8 +267,9 @@ final class DirectIndexLookup: Sendable {
             if wanted <= 64 { rows.reserveCapacity(wanted) }
         }
 
-        /// Keeps `row`; whether the walk goes on.
-        func append(_ row: [Datum?], _ reader: StoreReader, _ order: ScanOrder) throws -> Bool {
+        /// Keeps `row`; whether the walk goes on (`exact`: every tie group so far was exact,
+        /// ``ScanOrder/exact``).
+        func append(_ row: [Datum?], _ reader: StoreReader, exact: Bool) throws -> Bool {
             // As ``Executor/Interruption`` checks: a close or a cancellation stops a long walk.
             try reader.checkOpen()
             visited &+= 1
@@ -273,7 +277,7 @@ final class DirectIndexLookup: Sendable {
             rows.append(row)
             // An inexact tie group (cut keys, numbers beyond 2^53) is sorted after: the walk
             // then goes on to the end of its first column, as the executor's does.
-            return rows.count < wanted || !order.exact
+            return rows.count < wanted || !exact
         }
     }
 

@@ -31,6 +31,10 @@ final class ScanOrder {
     /// Set by a scan whose every row passes the WHERE (an index range that decides it exactly,
     /// ``IndexPlanner/Range/decidesWhere``): the executor does not evaluate it again.
     @exclusivity(unchecked) var passesWhere = false
+    /// Set by a full scan for the row it is delivering when the body precheck found each
+    /// conjunct of the filter after the scan true (``BodyFilter/Judgement/passes``): the
+    /// executor does not evaluate that filter on it again.
+    @exclusivity(unchecked) var rowPassesFilter = false
 }
 
 extension DocumentScan {
@@ -53,7 +57,13 @@ struct CollectionScan: DocumentScan {
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
         order: ScanOrder, isSatisfied: () -> Bool, filter: BodyFilter?, _ body: (SourceBinding) throws -> Bool
     ) throws {
-        let rejects = filter.map { filter in { (body: UnsafeRawBufferPointer) in filter.rejects(body) } }
+        let rejects = filter.map { filter in
+            { (body: UnsafeRawBufferPointer) -> Bool in
+                let judgement = filter.judge(body)
+                order.rowPassesFilter = judgement == .passes
+                return judgement == .rejects
+            }
+        }
         try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: includeDeleted, skipping: rejects) { id, record in
             guard let binding = Self.binding(id, record) else { return true }
             return try body(binding)
@@ -67,7 +77,14 @@ struct CollectionScan: DocumentScan {
         _ snapshot: StoreSnapshot, _ collection: CollectionSpec, _ id: String, now: UInt64,
         includeDeleted: Bool
     ) throws -> SourceBinding? {
-        try snapshot.visibleRecord(collection, id, now: now, includingDeleted: includeDeleted).flatMap { binding(id, $0) }
+        // The record read where it lies (its key on the stack), only the body copied: joins on
+        // `META(joined).id` look up one document per outer row.
+        let found = try snapshot.withVisibleRecord(collection, id, now: now, includingDeleted: includeDeleted) { header, body in
+            var record = header
+            record.body = Array(body)
+            return binding(id, record)
+        }
+        return found ?? nil
     }
 
     /// The binding of a visible record, or nil for a design document. Every way a query reaches

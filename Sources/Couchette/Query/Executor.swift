@@ -62,7 +62,7 @@ struct Executor {
                     isSatisfied: { sink.hasAllRows }, filter: { try plan.precheck?.bind(context) }
                 ) { document in
                     try sink.interruption.check()
-                    if plan.filter == nil || scanOrder.passesWhere {
+                    if plan.filter == nil || scanOrder.passesWhere || scanOrder.rowPassesFilter {
                         sink.keep(projection.project(document))
                     } else {
                         context.sources[0] = document.binding()
@@ -78,7 +78,7 @@ struct Executor {
             ) { binding in
                 try sink.interruption.check()
                 context.sources[0] = binding
-                if let mainFilter = plan.mainFilter {
+                if let mainFilter = plan.mainFilter, !scanOrder.rowPassesFilter {
                     guard let result = try mainFilter(context), !result.isNull, result.isTruthy else { return true }
                 }
                 try emit(stage: 0, joined, context, sink)
@@ -213,11 +213,11 @@ struct Executor {
             context.sources[source] = nil
         case .join(let kind, let source, _, let on, let hash):
             var matched = false
-            func consider(_ binding: SourceBinding) throws {
+            func consider(_ binding: SourceBinding, decided: Bool = false) throws {
                 guard !sink.isFull else { return }
                 try sink.interruption.check()
                 context.sources[source] = binding
-                if let on {
+                if !decided, let on {
                     guard let result = try on(context), !result.isNull, result.isTruthy else { return }
                 }
                 matched = true
@@ -226,7 +226,9 @@ struct Executor {
             let side = joined[index]
             if let hash, let lookup = side.lookup {
                 // The hash key of a document id is its string: other outer values match nothing.
-                if case .string(let id)? = try hash.outer(context), let binding = try lookup(id) { try consider(binding) }
+                if case .string(let id)? = try hash.outer(context), let binding = try lookup(id) {
+                    try consider(binding, decided: hash.lookupDecidesOn)
+                }
             } else if let hash, let probe = side.probe {
                 for binding in try probe(try hash.outer(context)) { try consider(binding) }
             } else if let hash, let buckets = side.buckets {
@@ -326,7 +328,8 @@ struct Executor {
         var rowsPassedFilter = false
 
         func accept() throws {
-            if !rowsPassedFilter, let filter = plan.filter, !(scanOrder.passesWhere && plan.stages.isEmpty) {
+            // Without stages the scan's verdicts are on the filter itself (with them, on ``QueryPlan/mainFilter``).
+            if !rowsPassedFilter, let filter = plan.filter, !((scanOrder.passesWhere || scanOrder.rowPassesFilter) && plan.stages.isEmpty) {
                 guard let result = try filter(context), !result.isNull, result.isTruthy else { return }
             }
             if matches != nil, let id = context.sources[0]?.id {

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Values for a query's `$name` parameters.
 ///
 /// Setters accept anything a document can store (strings, numbers, booleans, dates as ISO-8601
@@ -13,7 +19,10 @@ import Foundation
 ///
 /// Thread-safe; ``Query`` keeps its own copy when assigned, so later changes to this object do
 /// not affect the query until it is assigned again.
-public final class Parameters: Sendable {
+// @unchecked Sendable: its one stored property, the values, is only read and written through
+// `EntriesStorage.withLock`, which holds that storage's mutex (see `EntriesStorage`);
+// `ManagedBuffer`, which keeps values and mutex in one allocation, cannot be `Sendable` itself.
+public final class Parameters: @unchecked Sendable {
     enum Entry: Sendable {
         case value(Value)
         case unsupported(String)
@@ -31,12 +40,12 @@ public final class Parameters: Sendable {
     /// by name costs one allocation and no hashing, where a dictionary cost both.
     typealias Entries = [Named]
 
-    private let entries: Locked<Entries>
+    private let entries: EntriesStorage
 
     /// No parameters yet; chain the setters to add some.
-    public init() { entries = Locked([]) }
+    public init() { entries = EntriesStorage.make([]) }
 
-    init(entries: Entries) { self.entries = Locked(entries) }
+    init(entries: Entries) { self.entries = EntriesStorage.make(entries) }
 
     /// A copy with the same values.
     func copy() -> Parameters { Parameters(entries: entries.withLock { $0 }) }
@@ -148,7 +157,18 @@ public final class Parameters: Sendable {
     /// slot (``QueryPlan/parameterOrder``), found once per assignment. Throws for any value that
     /// could not be stored, used or not, as ``resolve(_:)`` does.
     static func slots(_ entries: Entries, for names: [String]) throws(CouchetteError) -> [Datum?] {
-        var slots = [Datum?](repeating: nil, count: names.count)
+        var slots: [Datum?] = []
+        try fill(&slots, from: entries, for: names)
+        return slots
+    }
+
+    /// ``slots(_:for:)`` into `slots`, whose storage is reused when it is not shared.
+    static func fill(_ slots: inout [Datum?], from entries: Entries, for names: [String]) throws(CouchetteError) {
+        if slots.count == names.count {
+            for index in slots.indices { slots[index] = nil }
+        } else {
+            slots = [Datum?](repeating: nil, count: names.count)
+        }
         for named in entries {
             switch named.entry {
             case .value(let value):
@@ -156,10 +176,36 @@ public final class Parameters: Sendable {
             case .unsupported(let reason): throw unusable(reason)
             }
         }
-        return slots
     }
 
     private static func unusable(_ reason: String) -> CouchetteError {
         CouchetteError(.invalidParameter, "query parameter cannot be used: \(reason)")
+    }
+}
+
+/// The values of one ``Parameters`` and the mutex guarding them, in one allocation: a prepared
+/// query is often given a new `Parameters` per execution, and a ``Locked`` made three (itself, its
+/// mutex, and a look-up of its generic type's metadata on the way).
+///
+/// Thread-safe as ``Locked`` is: the header (the values) is read and written only inside
+/// ``withLock(_:)``, which holds the mutex kept in the element storage; the mutex is initialized in
+/// ``make(_:)`` before the object is shared and destroyed in `deinit`, when no other reference exists.
+private final class EntriesStorage: ManagedBuffer<Parameters.Entries, pthread_mutex_t> {
+    static func make(_ entries: Parameters.Entries) -> EntriesStorage {
+        let storage = unsafeDowncast(create(minimumCapacity: 1) { _ in entries }, to: EntriesStorage.self)
+        storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_init($0, nil) }
+        return storage
+    }
+
+    deinit {
+        _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
+    }
+
+    func withLock<R>(_ body: (inout Parameters.Entries) throws -> R) rethrows -> R {
+        try withUnsafeMutablePointers { entries, mutex in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&entries.pointee)
+        }
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A compiled SQL++ query, created by ``Database/createQuery(_:)``.
 ///
 /// The text is parsed and compiled once, when the query is created; every ``execute()`` reuses
@@ -55,9 +57,18 @@ public final class Query: Sendable {
         var byName: [String: Datum]?
 
         init(entries: Parameters.Entries?, plan: QueryPlan) {
+            slots = []
+            assign(entries, plan: plan)
+        }
+
+        /// Takes `entries` as the values: the slots are refilled in place when no execution
+        /// holds them, so a prepared query re-parameterized per execution allocates no slots.
+        mutating func assign(_ entries: Parameters.Entries?, plan: QueryPlan) {
             self.entries = entries
+            byName = nil
             do {
-                slots = try Parameters.slots(entries ?? [], for: plan.parameterOrder)
+                try Parameters.fill(&slots, from: entries ?? [], for: plan.parameterOrder)
+                failure = nil
             } catch {
                 slots = []
                 failure = error
@@ -84,8 +95,8 @@ public final class Query: Sendable {
     public var parameters: Parameters? {
         get { storedParameters.withLock { $0.entries }.map(Parameters.init(entries:)) }
         set {
-            let assigned = Assignment(entries: newValue?.snapshot, plan: plan)
-            storedParameters.withLock { $0 = assigned }
+            let entries = newValue?.snapshot
+            storedParameters.withLock { $0.assign(entries, plan: plan) }
             parameterObservers.notify()
         }
     }
@@ -174,25 +185,33 @@ final class ParameterObservers: Sendable {
     typealias Observer = @Sendable () -> Void
 
     private let state = Locked<(nextToken: Int, observers: [Int: Observer])>((0, [:]))
+    /// How many observers there are, changed under the lock: read alone, it spares a prepared
+    /// query re-parameterized per execution the lock when nobody listens (the common case).
+    private let observerCount = Atomic<Int>(0)
 
     /// Registers `observer`; returns a token for ``remove(_:)``.
     func add(_ observer: @escaping Observer) -> Int {
         state.withLock { state in
             state.nextToken += 1
             state.observers[state.nextToken] = observer
+            observerCount.store(state.observers.count, ordering: .releasing)
             return state.nextToken
         }
     }
 
     func remove(_ token: Int) {
-        state.withLock { _ = $0.observers.removeValue(forKey: token) }
+        state.withLock { state in
+            _ = state.observers.removeValue(forKey: token)
+            observerCount.store(state.observers.count, ordering: .releasing)
+        }
     }
 
     var count: Int { state.withLock { $0.observers.count } }
 
     func notify() {
-        // Prepared queries are re-parameterized per execution: no allocation when nobody listens.
-        if state.withLock({ $0.observers.isEmpty }) { return }
+        // An observer added while this runs may or may not be told, as with the lock: it reads
+        // the parameters itself when it starts (``LiveQueryRegistry``).
+        if observerCount.load(ordering: .acquiring) == 0 { return }
         let observers = state.withLock { $0.observers.sorted { $0.key < $1.key }.map(\.value) }
         for observer in observers { observer() }
     }

@@ -111,9 +111,12 @@ struct QueryCompiler {
         try registerFullTextMatches(statement.whereClause, collection: main.spec, alias: sources[0].alias)
         clause = .whereClause
         var filter: Evaluator?, mainFilter: Evaluator?
+        /// The conjuncts of the filter applied right after the main scan (see ``BodyPrecheck/decidesFilter``).
+        var scanFilterConjuncts = 0
         if let condition = statement.whereClause {
             if statement.joins.isEmpty {
                 filter = try compileExpression(condition)
+                scanFilterConjuncts = CompiledIndex.conjuncts(condition).count
             } else {
                 // Conjuncts that read only the FROM document run before JOINs and UNNESTs, so
                 // rows they reject are never joined (a row passes WHERE iff every conjunct is true).
@@ -124,9 +127,12 @@ struct QueryCompiler {
                 }
                 mainFilter = Self.conjunction(early)
                 filter = Self.conjunction(late)
+                scanFilterConjuncts = early.count
             }
         }
-        let precheck = try bodyPrecheck(statement.whereClause)
+        var precheck = try bodyPrecheck(statement.whereClause)
+        // Every term reads the FROM document alone, so each is one of those conjuncts.
+        if let terms = precheck?.terms.count { precheck?.decidesFilter = terms == scanFilterConjuncts }
         clause = .groupBy
         let groupKeys = try statement.groupBy.map { try compileExpression($0) }
         clause = .results
@@ -521,12 +527,16 @@ struct QueryCompiler {
             let (left, leftSources) = try compileTracking(a)
             let (right, rightSources) = try compileTracking(b)
             if leftSources == [joined], !rightSources.isEmpty, rightSources.allSatisfy({ $0 < joined }) {
+                let byID = isDocumentID(a, of: joined)
                 return HashCondition(
-                    outer: right, inner: left, innerIsDocumentID: isDocumentID(a, of: joined), innerKey: indexKey(a, of: joined))
+                    outer: right, inner: left, innerIsDocumentID: byID, lookupDecidesOn: byID && conjuncts.count == 1,
+                    innerKey: indexKey(a, of: joined))
             }
             if rightSources == [joined], !leftSources.isEmpty, leftSources.allSatisfy({ $0 < joined }) {
+                let byID = isDocumentID(b, of: joined)
                 return HashCondition(
-                    outer: left, inner: right, innerIsDocumentID: isDocumentID(b, of: joined), innerKey: indexKey(b, of: joined))
+                    outer: left, inner: right, innerIsDocumentID: byID, lookupDecidesOn: byID && conjuncts.count == 1,
+                    innerKey: indexKey(b, of: joined))
             }
         }
         return nil

@@ -106,6 +106,10 @@ struct HashCondition: Sendable {
     /// The inner side is `META(joined).id`: matches are looked up by document key instead of
     /// reading and hashing the whole joined collection.
     var innerIsDocumentID = false
+    /// The equality is the whole ON clause and its inner side is `META(joined).id`: a document
+    /// the key lookup finds has exactly the outer string as its id, so ON holds for it without
+    /// being evaluated again.
+    var lookupDecidesOn = false
     /// The inner side's canonical key (``ExpressionKey``): when a built index of the joined
     /// collection has it as its first column, each outer row probes that index instead
     /// (``IndexJoin``).
