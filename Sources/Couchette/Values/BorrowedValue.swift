@@ -23,7 +23,6 @@ struct BorrowedValue {
         self.depth = depth
     }
 
-    @inline(__always)
     var tag: UInt8? { offset >= 0 && offset < buffer.count ? buffer[offset] : nil }
 
     // MARK: - Containers
@@ -281,7 +280,6 @@ struct BorrowedValue {
     }
 
     /// The number of bytes this value occupies, or nil when the bytes are damaged.
-    @inline(__always)
     var encodedSize: Int? {
         switch tag {
         case ValueTag.null, ValueTag.falseValue, ValueTag.trueValue: 1

@@ -36,14 +36,21 @@ final class DictionaryShapes {
     /// Its tables are plain allocations, not arrays: the walk reads them once per key of every
     /// dictionary converted, with no retain, bounds check or exclusivity check in between.
     final class Shape {
+        /// Where one key lies in ``keyBytes``, and its first (up to) eight bytes as a word: most
+        /// keys are that short and compare with one load.
+        private struct Key {
+            var start: Int
+            var length: Int
+            var first: UInt64
+        }
+
         let fingerprint: UInt64
         /// Number of keys (entries of the dictionaries of this shape).
         let count: Int
         /// The keys' UTF-8 bytes, one after the other, and 8 zero bytes (every key then compares by
         /// whole-word loads).
         private let keyBytes: UnsafeMutableRawPointer
-        /// Where key `i` starts in `keyBytes`; entry `count` is where the last one ends.
-        private let keyBounds: UnsafeMutablePointer<Int>
+        private let keys: UnsafeMutablePointer<Key>
         /// Per entry: the fingerprint of the shape its dictionary (or its array's dictionaries)
         /// had last time, 0 when none yet.
         let childHints: UnsafeMutablePointer<UInt64>
@@ -56,25 +63,29 @@ final class DictionaryShapes {
             count = keys.count
             let total = keys.reduce(0) { $0 + $1.count }
             keyBytes = .allocate(byteCount: total + 8, alignment: 8)
-            keyBounds = .allocate(capacity: keys.count + 1)
+            self.keys = .allocate(capacity: keys.count)
             childHints = .allocate(capacity: keys.count)
             childHints.initialize(repeating: 0, count: keys.count)
             var positions = [String: Int](minimumCapacity: keys.count)
             var end = 0
             for (number, key) in keys.enumerated() {
-                (keyBounds + number).initialize(to: end)
                 if let base = key.baseAddress { (keyBytes + end).copyMemory(from: base, byteCount: key.count) }
+                (self.keys + number).initialize(to: Key(start: end, length: key.count, first: 0))
                 end += key.count
                 positions[BorrowedValue.string(key)] = number
             }
-            (keyBounds + keys.count).initialize(to: end)
             (keyBytes + end).initializeMemory(as: UInt8.self, repeating: 0, count: 8)
+            for number in 0..<keys.count where self.keys[number].length > 0 {
+                let key = self.keys[number]
+                self.keys[number].first =
+                    keyBytes.loadUnaligned(fromByteOffset: key.start, as: UInt64.self) & DictionaryShapes.mask(min(key.length, 8))
+            }
             self.positions = positions
         }
 
         deinit {
             keyBytes.deallocate()
-            keyBounds.deallocate()
+            keys.deallocate()
             childHints.deallocate()
         }
 
@@ -82,14 +93,22 @@ final class DictionaryShapes {
         @inline(__always)
         func keyMatches(_ index: Int, _ key: Range<Int>, in buffer: UnsafeRawBufferPointer) -> Bool {
             guard index < count else { return false }
-            var mine = keyBounds[index]
-            let end = keyBounds[index + 1]
-            guard end - mine == key.count else { return false }
-            var theirs = key.lowerBound
+            let kept = keys[index]
+            guard kept.length == key.count else { return false }
+            guard kept.length > 0 else { return true }
+            guard DictionaryShapes.word(buffer, at: key.lowerBound, count: min(kept.length, 8)) == kept.first else { return false }
+            return kept.length <= 8 || restMatches(kept, from: key.lowerBound + 8, in: buffer)
+        }
+
+        /// The bytes of a key longer than eight past its first eight, compared word by word.
+        private func restMatches(_ kept: Key, from position: Int, in buffer: UnsafeRawBufferPointer) -> Bool {
+            var mine = kept.start + 8
+            let end = kept.start + kept.length
+            var theirs = position
             while mine < end {
                 let length = min(8, end - mine)
-                let kept = keyBytes.loadUnaligned(fromByteOffset: mine, as: UInt64.self) & DictionaryShapes.mask(length)
-                guard kept == DictionaryShapes.word(buffer, at: theirs, count: length) else { return false }
+                let word = keyBytes.loadUnaligned(fromByteOffset: mine, as: UInt64.self) & DictionaryShapes.mask(length)
+                guard word == DictionaryShapes.word(buffer, at: theirs, count: length) else { return false }
                 mine += length
                 theirs += length
             }

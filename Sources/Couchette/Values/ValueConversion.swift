@@ -202,29 +202,45 @@ enum ValueConversion {
         else { return hashedDictionary(encoded, caches) }
         let buffer = encoded.buffer
         return withUnsafeTemporaryAllocation(of: DictionaryShapes.Entry.self, capacity: layout.count) { table in
-            let hinted = shapes.hinted(hint.pointee)
-            var matching = hinted?.count == layout.count
+            let base = table.baseAddress!
+            // The hinted shape's keys compared during the walk; only the values' offsets kept.
+            if let hinted = shapes.hinted(hint.pointee), hinted.count == layout.count {
+                var matched = 0
+                encoded.forEachEntryRange(in: layout) { key, value in
+                    guard matched >= 0 else { return }
+                    guard hinted.keyMatches(matched, key, in: buffer) else {
+                        matched = -1
+                        return
+                    }
+                    (base + matched).initialize(
+                        to: DictionaryShapes.Entry(keyStart: 0, keyCount: 0, value: Int32(truncatingIfNeeded: value.offset)))
+                    matched += 1
+                }
+                if matched == layout.count { return map(hinted, table, in: buffer, depth: encoded.depth + 1, caches) }
+            }
             var found = 0
             encoded.forEachEntryRange(in: layout) { key, value in
-                (table.baseAddress! + found).initialize(
-                    to: DictionaryShapes.Entry(keyStart: Int32(key.lowerBound), keyCount: Int32(key.count), value: Int32(value.offset)))
-                if matching { matching = hinted.unsafelyUnwrapped.keyMatches(found, key, in: buffer) }
+                (base + found).initialize(
+                    to: DictionaryShapes.Entry(
+                        keyStart: Int32(truncatingIfNeeded: key.lowerBound), keyCount: Int32(truncatingIfNeeded: key.count),
+                        value: Int32(truncatingIfNeeded: value.offset)))
                 found += 1
             }
             let entries = UnsafeMutableBufferPointer(rebasing: table[..<found])
-            let shape: DictionaryShapes.Shape
-            if matching, found == layout.count, let hinted {
-                shape = hinted
-            } else if let kept = shapes.lookUp(entries, in: buffer, hint: hint) {
-                shape = kept
-            } else {
+            guard let kept = shapes.lookUp(entries, in: buffer, hint: hint) else {
                 return hashedDictionary(entries, in: buffer, depth: encoded.depth + 1, caches)
             }
-            let depth = encoded.depth + 1
-            return shape.positions.mapValues { entry in
-                plain(
-                    BorrowedValue(buffer: buffer, offset: Int(entries[entry].value), depth: depth), caches, hint: shape.childHints + entry)
-            }
+            return map(kept, entries, in: buffer, depth: encoded.depth + 1, caches)
+        }
+    }
+
+    /// The values at the offsets of `entries` (in the order of `shape`'s keys) under those keys.
+    private static func map(
+        _ shape: DictionaryShapes.Shape, _ entries: UnsafeMutableBufferPointer<DictionaryShapes.Entry>, in buffer: UnsafeRawBufferPointer,
+        depth: Int, _ caches: Caches
+    ) -> [String: Any] {
+        shape.positions.mapValues { entry in
+            plain(BorrowedValue(buffer: buffer, offset: Int(entries[entry].value), depth: depth), caches, hint: shape.childHints + entry)
         }
     }
 
