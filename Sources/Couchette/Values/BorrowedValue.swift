@@ -102,22 +102,24 @@ struct BorrowedValue {
     }
 
     /// ``forEachElement(_:)`` with this array's layout already read: exactly `layout.count` calls.
+    @inline(__always)
     func forEachElement(in layout: Layout, _ body: (BorrowedValue?) throws -> Void) rethrows {
         guard let size = layout.size else {
             for _ in 0..<layout.count { try body(nil) }
             return
         }
+        guard layout.count > 0 else { return }
         let table = offset + layout.header
-        var start = unsigned(at: table, width: layout.width)
+        var start = tableField(table, 0, layout.width)
         for index in 0..<layout.count {
-            let next = index + 1 < layout.slots ? unsigned(at: table + (index + 1) * layout.width, width: layout.width) : size
+            let next = index + 1 < layout.slots ? tableField(table, index + 1, layout.width) : size
             defer { start = next }
-            guard let begin = start, let end = next, begin >= layout.contentStart, begin < end, end <= size else {
+            guard start >= layout.contentStart, start < next, next <= size else {
                 try body(nil)
                 continue
             }
-            let element = child(at: begin)
-            try body((element.encodedSize ?? 0) <= end - begin ? element : nil)
+            let element = child(at: start)
+            try body((element.encodedSize ?? 0) <= next - start ? element : nil)
         }
     }
 
@@ -148,23 +150,34 @@ struct BorrowedValue {
     }
 
     /// ``forEachEntryRange(_:)`` with this dictionary's layout already read.
+    @inline(__always)
     func forEachEntryRange(in layout: Layout, _ body: (Range<Int>, BorrowedValue) throws -> Void) rethrows {
-        guard let size = layout.size else { return }
+        guard let size = layout.size, layout.count > 0 else { return }
         let table = offset + layout.header
         let width = layout.width
-        var keyStart = unsigned(at: table, width: width)
+        var keyStart = tableField(table, 0, width)
         for index in 0..<layout.count {
-            let middle = unsigned(at: table + (2 * index + 1) * width, width: width)
-            let next = 2 * index + 2 < layout.slots ? unsigned(at: table + (2 * index + 2) * width, width: width) : size
+            let valueStart = tableField(table, 2 * index + 1, width)
+            let next = 2 * index + 2 < layout.slots ? tableField(table, 2 * index + 2, width) : size
             defer { keyStart = next }
-            guard let start = keyStart, let valueStart = middle, let valueEnd = next, start >= layout.contentStart, start < valueStart,
-                valueStart < valueEnd, valueEnd <= size,
-                let key = lengthPrefixed(at: offset + start), key.upperBound <= offset + valueStart
+            guard keyStart >= layout.contentStart, keyStart < valueStart, valueStart < next, next <= size,
+                let key = lengthPrefixed(at: offset + keyStart), key.upperBound <= offset + valueStart
             else { continue }
             let value = child(at: valueStart)
-            guard (value.encodedSize ?? 0) <= valueEnd - valueStart else { continue }
+            guard (value.encodedSize ?? 0) <= next - valueStart else { continue }
             try body(key, value)
         }
+    }
+
+    /// Offset slot `index` of the table at `table`, read without a bounds check: ``layout`` caps
+    /// a container's count at the slots its bytes hold, so every slot below `layout.slots` lies
+    /// inside `buffer`.
+    @inline(__always)
+    private func tableField(_ table: Int, _ index: Int, _ width: Int) -> Int {
+        let position = table + index * width
+        return width == 2
+            ? Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: position, as: UInt16.self)))
+            : Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
     }
 
     /// Visits the entries of a dictionary in encoded order (damaged ones left out).

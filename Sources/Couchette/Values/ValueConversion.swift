@@ -138,10 +138,47 @@ enum ValueConversion {
     /// The plain form of a borrowed value: the whole walk stays over one buffer (no child retains
     /// or re-checks the array it came from).
     static func plain(_ encoded: BorrowedValue) -> Any {
+        let caches = Caches()
+        return plain(encoded, caches, hint: caches.shapes?.rootHint)
+    }
+
+    /// The `[String: Any]` form of a borrowed dictionary (empty for anything else).
+    static func plainDictionary(_ encoded: BorrowedValue) -> [String: Any] {
+        let caches = Caches()
+        return plainDictionary(encoded, caches, hint: caches.shapes?.rootHint)
+    }
+
+    /// The `[Any]` form of a borrowed array (empty for anything else).
+    static func plainArray(_ encoded: BorrowedValue) -> [Any] {
+        let caches = Caches()
+        return plainArray(encoded, caches, hint: caches.shapes?.rootHint)
+    }
+
+    /// What every step of one conversion shares: this thread's caches, looked up once at the top
+    /// (nil when the thread has none: every key is hashed, every string made). The string table
+    /// travels beside the shapes so that reading it retains nothing.
+    private struct Caches {
+        let shapes: DictionaryShapes?
+        let strings: ShortStrings?
+
+        init() {
+            shapes = DictionaryShapes.current
+            strings = shapes?.strings
+        }
+    }
+
+    /// One step of the walk: `hint` is where the caller keeps the fingerprint of the shape this
+    /// value had last time (a dictionary's, or the dictionaries' of an array), updated when it
+    /// finds one.
+    private static func plain(_ encoded: BorrowedValue, _ caches: Caches, hint: UnsafeMutablePointer<UInt64>?) -> Any {
         switch encoded.tag {
-        case ValueTag.array, ValueTag.narrowArray: return plainArray(encoded)
-        case ValueTag.dictionary, ValueTag.narrowDictionary: return plainDictionary(encoded)
-        case ValueTag.string: return encoded.string ?? NSNull()
+        case ValueTag.array, ValueTag.narrowArray: return plainArray(encoded, caches, hint: hint)
+        case ValueTag.dictionary, ValueTag.narrowDictionary: return plainDictionary(encoded, caches, hint: hint)
+        case ValueTag.string:
+            guard let strings = caches.strings, let range = encoded.lengthPrefixed(at: encoded.offset + 1),
+                range.count <= ShortStrings.maximumBytes
+            else { return encoded.string ?? NSNull() }
+            return strings.string(range, in: encoded.buffer)
         case ValueTag.int8, ValueTag.int16, ValueTag.int32, ValueTag.int64: return encoded.integer.map { Int($0) } ?? NSNull()
         case ValueTag.double: return encoded.double ?? NSNull()
         case ValueTag.largeInteger: return encoded.largeInteger.map(plain) ?? NSNull()
@@ -152,55 +189,95 @@ enum ValueConversion {
     }
 
     /// A dictionary whose key set this thread converted before (``DictionaryShapes``) maps the
-    /// values of that finished dictionary: no key is created or hashed again.
-    static func plainDictionary(_ encoded: BorrowedValue) -> [String: Any] {
+    /// values of that finished dictionary: no key is created or hashed again. The shape the hint
+    /// names is compared key by key during the walk that collects the entries; only when it is
+    /// not this dictionary's is a fingerprint computed to look for another.
+    private static func plainDictionary(
+        _ encoded: BorrowedValue, _ caches: Caches, hint: UnsafeMutablePointer<UInt64>?
+    ) -> [String: Any] {
         guard let layout = encoded.layout, layout.isDictionary, layout.count > 0 else { return [:] }
-        guard layout.count <= DictionaryShapes.maximumKeys, encoded.depth < DictionaryShapes.maximumDepth,
-            encoded.buffer.count <= Int(Int32.max), let shapes = DictionaryShapes.current
-        else { return hashedDictionary(encoded) }
+        guard let shapes = caches.shapes, let hint, layout.count <= DictionaryShapes.maximumKeys,
+            encoded.depth < DictionaryShapes.maximumDepth,
+            encoded.buffer.count <= Int(Int32.max)
+        else { return hashedDictionary(encoded, caches) }
         let buffer = encoded.buffer
         return withUnsafeTemporaryAllocation(of: DictionaryShapes.Entry.self, capacity: layout.count) { table in
+            let base = table.baseAddress!
+            // The hinted shape's keys compared during the walk; only the values' offsets kept.
+            if let hinted = shapes.hinted(hint.pointee), hinted.count == layout.count {
+                var matched = 0
+                encoded.forEachEntryRange(in: layout) { key, value in
+                    guard matched >= 0 else { return }
+                    guard hinted.keyMatches(matched, key, in: buffer) else {
+                        matched = -1
+                        return
+                    }
+                    (base + matched).initialize(
+                        to: DictionaryShapes.Entry(keyStart: 0, keyCount: 0, value: Int32(truncatingIfNeeded: value.offset)))
+                    matched += 1
+                }
+                if matched == layout.count { return map(hinted, table, in: buffer, depth: encoded.depth + 1, caches) }
+            }
             var found = 0
             encoded.forEachEntryRange(in: layout) { key, value in
-                (table.baseAddress! + found).initialize(
-                    to: DictionaryShapes.Entry(keyStart: Int32(key.lowerBound), keyCount: Int32(key.count), value: Int32(value.offset)))
+                (base + found).initialize(
+                    to: DictionaryShapes.Entry(
+                        keyStart: Int32(truncatingIfNeeded: key.lowerBound), keyCount: Int32(truncatingIfNeeded: key.count),
+                        value: Int32(truncatingIfNeeded: value.offset)))
                 found += 1
             }
             let entries = UnsafeMutableBufferPointer(rebasing: table[..<found])
-            let fingerprint = DictionaryShapes.fingerprint(entries, in: buffer)
-            let depth = encoded.depth + 1
-            if let shape = shapes.shape(fingerprint, matching: entries, in: buffer) {
-                return shape.positions.mapValues { plain(BorrowedValue(buffer: buffer, offset: Int(entries[$0].value), depth: depth)) }
+            guard let kept = shapes.lookUp(entries, in: buffer, hint: hint) else {
+                return hashedDictionary(entries, in: buffer, depth: encoded.depth + 1, caches)
             }
-            var result = [String: Any](minimumCapacity: found)
-            for entry in entries {
-                let key = UnsafeRawBufferPointer(rebasing: buffer[Int(entry.keyStart)..<(Int(entry.keyStart) + Int(entry.keyCount))])
-                result[BorrowedValue.string(key)] = plain(BorrowedValue(buffer: buffer, offset: Int(entry.value), depth: depth))
-            }
-            shapes.noteMiss(fingerprint, entries: entries, in: buffer)
-            return result
+            return map(kept, entries, in: buffer, depth: encoded.depth + 1, caches)
+        }
+    }
+
+    /// The values at the offsets of `entries` (in the order of `shape`'s keys) under those keys.
+    private static func map(
+        _ shape: DictionaryShapes.Shape, _ entries: UnsafeMutableBufferPointer<DictionaryShapes.Entry>, in buffer: UnsafeRawBufferPointer,
+        depth: Int, _ caches: Caches
+    ) -> [String: Any] {
+        shape.positions.mapValues { entry in
+            plain(BorrowedValue(buffer: buffer, offset: Int(entries[entry].value), depth: depth), caches, hint: shape.childHints + entry)
         }
     }
 
     /// The conversion that creates and hashes every key.
-    private static func hashedDictionary(_ encoded: BorrowedValue) -> [String: Any] {
+    private static func hashedDictionary(_ encoded: BorrowedValue, _ caches: Caches) -> [String: Any] {
         // `init(minimumCapacity:)` is specialized here; `reserveCapacity` on an empty dictionary
         // instantiates the generic storage's metadata at run time (5% of a point read).
         var result = [String: Any](minimumCapacity: encoded.count)
-        encoded.forEachEntry { key, value in result[key] = plain(value) }
+        let hint = caches.shapes?.scratchHint
+        encoded.forEachEntry { key, value in result[key] = plain(value, caches, hint: hint) }
         return result
     }
 
-    static func plainArray(_ encoded: BorrowedValue) -> [Any] {
-        guard let layout = encoded.layout, !layout.isDictionary else { return [] }
-        // Every slot gives one element (a damaged one NSNull), written in place.
-        return [Any](unsafeUninitializedCapacity: layout.count) { elements, initialized in
-            encoded.forEachElement(in: layout) { element in
-                guard initialized < elements.count else { return }
-                (elements.baseAddress! + initialized).initialize(to: element.map(plain) ?? NSNull())
-                initialized += 1
-            }
+    /// ``hashedDictionary(_:_:)`` over entries already collected.
+    private static func hashedDictionary(
+        _ entries: UnsafeMutableBufferPointer<DictionaryShapes.Entry>, in buffer: UnsafeRawBufferPointer, depth: Int, _ caches: Caches
+    ) -> [String: Any] {
+        var result = [String: Any](minimumCapacity: entries.count)
+        for entry in entries {
+            let key = UnsafeRawBufferPointer(rebasing: buffer[Int(entry.keyStart)..<(Int(entry.keyStart) + Int(entry.keyCount))])
+            result[BorrowedValue.string(key)] = plain(
+                BorrowedValue(buffer: buffer, offset: Int(entry.value), depth: depth), caches, hint: caches.shapes?.scratchHint)
         }
+        return result
+    }
+
+    private static func plainArray(_ encoded: BorrowedValue, _ caches: Caches, hint: UnsafeMutablePointer<UInt64>?) -> [Any] {
+        guard let layout = encoded.layout, !layout.isDictionary else { return [] }
+        // Every slot gives one element (a damaged one NSNull). `reserveCapacity` and `append` are
+        // specialized here; creating the array uninitialized calls the standard library's generic
+        // allocation, which looks the storage type up at run time (a third of the array's cost).
+        var elements: [Any] = []
+        elements.reserveCapacity(layout.count)
+        encoded.forEachElement(in: layout) { element in
+            elements.append(element.map { plain($0, caches, hint: hint) } ?? NSNull())
+        }
+        return elements
     }
 
     private static func plain(_ number: LargeInteger) -> Any { number.decimal ?? number.double }
