@@ -43,6 +43,7 @@ public final class Batch {
     /// its JSON documents still wait for are skipped.
     deinit {
         guard !isClosed else { return }
+        updates.cancel()
         jsonDocuments?.abandon()
         for case .saveJSON(let documents) in operations { documents.digester.cancel() }
     }
@@ -56,7 +57,7 @@ public final class Batch {
         document: MutableDocument, in collection: Collection,
         concurrencyControl: ConcurrencyControl = .lastWriteWins
     ) throws {
-        guard document.revision != nil else { return try saveNew(document, in: collection, concurrencyControl) }
+        guard let revision = document.revision else { return try saveNew(document, in: collection, concurrencyControl) }
         try check(collection)
         heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody()
@@ -66,7 +67,15 @@ public final class Batch {
             .save(
                 collection.spec, id: document.id, body: body, base: control == .failOnConflict ? document.revisionID : nil,
                 control: control), tracking: document)
+        // Its new revision, should the document still be at the one it was read at, is hashed
+        // now, off the writer thread.
+        updates.add(operation: operations.count - 1, parent: revision, body: body)
     }
+
+    /// The revisions of the updates saved in this batch, computed while it is filled.
+    private var updates = UpdateRevisions.Builder()
+    /// ``updates`` once the batch is closed, for its ``PendingWrite``.
+    private(set) var updateRevisions: UpdateRevisions?
 
     /// Saves a document that has no revision yet: its body joins the run of new documents (see
     /// ``addNew(id:body:in:control:tracking:)``). Without a base revision, a save under either
@@ -164,6 +173,7 @@ public final class Batch {
 
     func close() {
         finishJSONDocuments()
+        updateRevisions = updates.finished()
         isClosed = true
     }
 

@@ -160,9 +160,12 @@ struct DocumentStore: Sendable {
 
     /// Applies one operation. Throws for errors (`.notFound`, `.notOpen`, …); returns `.conflict`
     /// when concurrency control refuses. Every changed document is recorded in the context.
-    /// `newDocumentRevision`: for a save without a base, its revision should the document not
-    /// exist, computed before the commit (``PendingWrite/newDocumentRevisions``).
-    func apply(_ operation: WriteOperation, in context: WriteContext, newDocumentRevision: StoredRevisionID? = nil) throws -> WriteOutcome {
+    /// `precomputed`: for a save, the revision it gives the document when found at the given
+    /// revision (nil: not found), if computed before the commit (``PendingWrite/precomputedRevision(at:replacing:)``).
+    func apply(
+        _ operation: WriteOperation, in context: WriteContext,
+        precomputed: (StoredRevisionID?) -> StoredRevisionID? = { _ in nil }
+    ) throws -> WriteOutcome {
         func checkExists(_ collection: CollectionSpec) throws {
             guard context.collections[collection.number] == collection else { throw Catalog.deleted(collection) }
         }
@@ -171,8 +174,7 @@ struct DocumentStore: Sendable {
         case .save(let collection, let id, let body, let base, let control):
             try checkExists(collection)
             return try writeRevision(
-                context, collection, id, body: body, deleting: false, base: base, control: control, newDocumentRevision: newDocumentRevision
-            )
+                context, collection, id, body: body, deleting: false, base: base, control: control, precomputed: precomputed)
         case .saveJSON(let documents):
             try checkExists(documents.collection)
             return .savedDocuments(try saveJSON(context, documents))
@@ -243,7 +245,8 @@ struct DocumentStore: Sendable {
 
     func writeRevision(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
-        body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl, newDocumentRevision: StoredRevisionID? = nil
+        body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl,
+        precomputed: (StoredRevisionID?) -> StoredRevisionID? = { _ in nil }
     ) throws -> WriteOutcome {
         try Self.validate(id: id)
         // One key for the record, its revision tree and the rewrite (the same bytes for all three tables).
@@ -264,9 +267,10 @@ struct DocumentStore: Sendable {
             if existing.isDeleted { return .saved(revision: existing.revision, sequence: existing.sequence) }
         }
 
-        // A document that does not exist gets the revision computed before the commit, if any.
+        // The revision computed before the commit for the document as found, if any: a new
+        // document's first one, or an update's of the revision it was read at.
         let revision =
-            try (existing == nil && !deleting ? newDocumentRevision : nil)
+            try (deleting ? nil : precomputed(existing?.revision))
             ?? RevisionID.makeStored(storedParent: existing?.revision, deleted: deleting, body: body)
         let sequence = try context.nextSequence(collection)
         guard let existing else {
