@@ -59,7 +59,8 @@ public final class Batch {
     ) throws {
         guard let revision = document.revision else { return try saveNew(document, in: collection, concurrencyControl) }
         try check(collection)
-        heldBlobs += try collection.core.installBlobs(of: document)
+        let blobs = try collection.core.installBlobs(of: document)
+        if !blobs.isEmpty { heldBlobs += blobs }
         let body = try document.encodeBody()
         let control = markWritten(document, to: collection) ? .lastWriteWins : concurrencyControl
         // The base is compared only under .failOnConflict: otherwise its text is not even made.
@@ -151,7 +152,8 @@ public final class Batch {
 
     /// Ends the current run of JSON documents, so that later writes come after them.
     func finishJSONDocuments() {
-        guard var documents = jsonDocuments else { return }
+        // Checked before the run is copied out: most writes follow no run.
+        guard jsonDocuments != nil, var documents = jsonDocuments else { return }
         jsonDocuments = nil
         jsonCollection = nil
         if !documents.isEmpty { operations.append(.saveJSON(documents.finished())) }

@@ -43,28 +43,28 @@ final class UpdateRevisions: Sendable {
     struct Builder {
         private var entries: [Int32] = []
         private var chunks: [UpdateRevisionChunk] = []
-        private var parents: [StoredRevisionID] = []
-        private var bodies: [[UInt8]] = []
+        /// The updates of the chunk being filled.
+        private var pending: [UpdateRevisionChunk.Update] = []
         /// Set when the batch is abandoned: chunks still queued are skipped.
         private let cancelled = CancelFlag()
 
-        var isEmpty: Bool { chunks.isEmpty && parents.isEmpty }
+        var isEmpty: Bool { chunks.isEmpty && pending.isEmpty }
 
         /// Adds operation `index`, the save of `body` over a document read at `parent`.
         mutating func add(operation index: Int, parent: StoredRevisionID, body: [UInt8]) {
-            guard let entry = Int32(exactly: chunks.count * UpdateRevisions.chunkCount + parents.count), index >= entries.count else {
+            guard let entry = Int32(exactly: chunks.count * UpdateRevisions.chunkCount + pending.count), index >= entries.count else {
                 return  // past what an entry can hold, or out of order: the writer computes it
             }
-            entries.append(contentsOf: repeatElement(-1, count: index - entries.count))
+            if index > entries.count { entries.append(contentsOf: repeatElement(-1, count: index - entries.count)) }
             entries.append(entry)
-            parents.append(parent)
-            bodies.append(body)
-            if parents.count == UpdateRevisions.chunkCount { startChunk(inline: false) }
+            if pending.isEmpty { pending.reserveCapacity(UpdateRevisions.chunkCount) }
+            pending.append(.init(parent: parent, body: body))
+            if pending.count == UpdateRevisions.chunkCount { startChunk(inline: false) }
         }
 
         /// The finished set, with its last chunk hashed now; nil when the batch has no update.
         mutating func finished() -> UpdateRevisions? {
-            if !parents.isEmpty { startChunk(inline: true) }
+            if !pending.isEmpty { startChunk(inline: true) }
             guard !chunks.isEmpty else { return nil }
             return UpdateRevisions(entries: entries, chunks: chunks)
         }
@@ -73,11 +73,8 @@ final class UpdateRevisions: Sendable {
         func cancel() { cancelled.set() }
 
         private mutating func startChunk(inline: Bool) {
-            let chunk = UpdateRevisionChunk(parents: parents, bodies: bodies)
-            parents = []
-            bodies = []
-            parents.reserveCapacity(UpdateRevisions.chunkCount)
-            bodies.reserveCapacity(UpdateRevisions.chunkCount)
+            let chunk = UpdateRevisionChunk(pending)
+            pending = []
             chunks.append(chunk)
             if inline {
                 chunk.compute()
@@ -104,36 +101,38 @@ private final class CancelFlag: Sendable {
 final class UpdateRevisionChunk {
     /// Entered while the chunk waits for, or runs on, the digest thread.
     let group = DispatchGroup()
-    private let parents: [StoredRevisionID]
-    private var bodies: [[UInt8]]
+    /// The revision each update was read at, and its new body.
+    struct Update {
+        var parent: StoredRevisionID
+        var body: [UInt8]
+    }
+    private var updates: [Update]
     /// One revision per update once ``compute()`` ran (nil for one that cannot be made: a parent
     /// at the highest generation, which the writer then reports). Empty when skipped.
     private var revisions: [StoredRevisionID?] = []
 
-    init(parents: [StoredRevisionID], bodies: [[UInt8]]) {
-        self.parents = parents
-        self.bodies = bodies
-    }
+    init(_ updates: [Update]) { self.updates = updates }
 
     func compute() {
         var revisions: [StoredRevisionID?] = []
-        revisions.reserveCapacity(parents.count)
-        for (parent, body) in zip(parents, bodies) {
-            revisions.append(try? RevisionID.makeStored(storedParent: parent, deleted: false, body: body))
+        revisions.reserveCapacity(updates.count)
+        for update in updates {
+            revisions.append(try? RevisionID.makeStored(storedParent: update.parent, deleted: false, body: update.body))
         }
         self.revisions = revisions
-        bodies = []  // the operations keep the bodies: no second reference past the hashing
+        // The operations keep the bodies: no second reference to them past the hashing.
+        for index in updates.indices { updates[index].body = [] }
     }
 
     /// The revision of update `position` when it was computed for `parent`; waits for the hashing.
     func revision(at position: Int, replacing parent: StoredRevisionID) -> StoredRevisionID? {
         group.wait()
-        guard position < revisions.count, parents[position] == parent else { return nil }
+        guard position < revisions.count, updates[position].parent == parent else { return nil }
         return revisions[position]
     }
 }
 
-// @unchecked: `parents` never changes; `revisions` and `bodies` are written once, by whichever
+// @unchecked: `revisions` and `updates` (its bodies only) are written once, by whichever
 // thread runs `compute` — the digest queue (between `group.enter()` on the caller's side and
 // `group.leave()`), or the caller before the batch is handed over — and read only by the writer
 // after `group.wait()`: the dispatch group orders the queue's writes before that read, and the
