@@ -48,15 +48,9 @@ import Testing
             let spec = collection.spec
             let given = StoredRevisionID.packed(generation: 1, digest: (0x0102_0304_0506_0708, 0x1112_1314_1516_1718))
             func save(_ id: String) throws -> WriteOutcome {
-                let core = database.core
-                return try core.environment.write { txn in
-                    let collections = try core.catalog.current(in: txn, store: core.store)
-                    let context = WriteContext(txn: txn, tables: core.environment.tables, now: 0, collections: collections)
-                    let operation = WriteOperation.save(spec, id: id, body: Self.body, base: nil, control: .lastWriteWins)
-                    // Offered for a new document only: the writer asks with the revision it found.
-                    let outcome = try core.store.apply(operation, in: context) { $0 == nil ? given : nil }
-                    try context.flush()
-                    return outcome
+                // Offered for a new document only: the writer asks with the revision it found.
+                try Self.apply(.save(spec, id: id, body: Self.body, base: nil, control: .lastWriteWins), in: database) {
+                    $0 == nil ? given : nil
                 }
             }
             #expect(try save("fresh") == .saved(revisionID: given.text, sequence: 1))
@@ -70,6 +64,23 @@ import Testing
             #expect(after != given.text)
             #expect(RevisionID.generation(of: after) == 2)
             #expect(after != before)
+        }
+    }
+}
+
+extension NewDocumentRevisionTests {
+    /// Applies `operation` alone in a write transaction of its own, the writer being offered
+    /// `precomputed` as it would be a ``PendingWrite``'s revisions computed before the commit.
+    static func apply(
+        _ operation: WriteOperation, in database: Database, precomputed: (StoredRevisionID?) -> StoredRevisionID?
+    ) throws -> WriteOutcome {
+        let core = database.core
+        return try core.environment.write { txn in
+            let collections = try core.catalog.current(in: txn, store: core.store)
+            let context = WriteContext(txn: txn, tables: core.environment.tables, now: 0, collections: collections)
+            let outcome = try core.store.apply(operation, in: context, precomputed: precomputed)
+            try context.flush()
+            return outcome
         }
     }
 }

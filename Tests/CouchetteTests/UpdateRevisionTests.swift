@@ -65,15 +65,8 @@ import Testing
             let read = try #require(try await collection.document(id: "doc")?.revision)
             let given = StoredRevisionID.packed(generation: 2, digest: (0x0102_0304_0506_0708, 0x1112_1314_1516_1718))
             func save(offeredFor parent: StoredRevisionID) throws -> WriteOutcome {
-                let core = database.core
-                return try core.environment.write { txn in
-                    let collections = try core.catalog.current(in: txn, store: core.store)
-                    let context = WriteContext(txn: txn, tables: core.environment.tables, now: 0, collections: collections)
-                    let operation = WriteOperation.save(collection.spec, id: "doc", body: Self.body(2), base: nil, control: .lastWriteWins)
-                    let outcome = try core.store.apply(operation, in: context) { $0 == parent ? given : nil }
-                    try context.flush()
-                    return outcome
-                }
+                let operation = WriteOperation.save(collection.spec, id: "doc", body: Self.body(2), base: nil, control: .lastWriteWins)
+                return try NewDocumentRevisionTests.apply(operation, in: database) { $0 == parent ? given : nil }
             }
             #expect(try save(offeredFor: read) == .saved(revision: given, sequence: 2))
             #expect(try await collection.document(id: "doc")?.revisionID == given.text)
