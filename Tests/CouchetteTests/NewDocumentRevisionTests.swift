@@ -18,10 +18,10 @@ import Testing
         ])
         #expect(mixed.newDocumentRevisions.count == 3)
         let expected = try RevisionID.makeStored(storedParent: nil, deleted: false, body: Self.body).text
-        #expect(mixed.newDocumentRevision(at: 0)?.text == expected)
-        #expect(mixed.newDocumentRevision(at: 1) == nil)
-        #expect(mixed.newDocumentRevision(at: 2) == nil)
-        #expect(mixed.newDocumentRevision(at: 3) == nil)
+        #expect(mixed.precomputedRevision(at: 0, replacing: nil)?.text == expected)
+        #expect(mixed.precomputedRevision(at: 1, replacing: nil) == nil)
+        #expect(mixed.precomputedRevision(at: 2, replacing: nil) == nil)
+        #expect(mixed.precomputedRevision(at: 3, replacing: nil) == nil)
         // Nothing to compute: no per-operation list at all (a batch of edits or purges pays nothing).
         let edits = PendingWrite([
             .save(spec, id: "edited", body: Self.body, base: "1-abc", control: .failOnConflict), .purge(spec, id: "x"),
@@ -36,7 +36,7 @@ import Testing
             let outcomes = try await database.perform(write)
             let stored = try #require(try await collection.document(id: "doc"))
             #expect(outcomes == [.saved(revisionID: stored.revisionID ?? "", sequence: 1)])
-            #expect(stored.revisionID == write.newDocumentRevision(at: 0)?.text)
+            #expect(stored.revisionID == write.precomputedRevision(at: 0, replacing: nil)?.text)
         }
     }
 
@@ -48,14 +48,9 @@ import Testing
             let spec = collection.spec
             let given = StoredRevisionID.packed(generation: 1, digest: (0x0102_0304_0506_0708, 0x1112_1314_1516_1718))
             func save(_ id: String) throws -> WriteOutcome {
-                let core = database.core
-                return try core.environment.write { txn in
-                    let collections = try core.catalog.current(in: txn, store: core.store)
-                    let context = WriteContext(txn: txn, tables: core.environment.tables, now: 0, collections: collections)
-                    let operation = WriteOperation.save(spec, id: id, body: Self.body, base: nil, control: .lastWriteWins)
-                    let outcome = try core.store.apply(operation, in: context, newDocumentRevision: given)
-                    try context.flush()
-                    return outcome
+                // Offered for a new document only: the writer asks with the revision it found.
+                try Self.apply(.save(spec, id: id, body: Self.body, base: nil, control: .lastWriteWins), in: database) {
+                    $0 == nil ? given : nil
                 }
             }
             #expect(try save("fresh") == .saved(revisionID: given.text, sequence: 1))
@@ -69,6 +64,23 @@ import Testing
             #expect(after != given.text)
             #expect(RevisionID.generation(of: after) == 2)
             #expect(after != before)
+        }
+    }
+}
+
+extension NewDocumentRevisionTests {
+    /// Applies `operation` alone in a write transaction of its own, the writer being offered
+    /// `precomputed` as it would be a ``PendingWrite``'s revisions computed before the commit.
+    static func apply(
+        _ operation: WriteOperation, in database: Database, precomputed: (StoredRevisionID?) -> StoredRevisionID?
+    ) throws -> WriteOutcome {
+        let core = database.core
+        return try core.environment.write { txn in
+            let collections = try core.catalog.current(in: txn, store: core.store)
+            let context = WriteContext(txn: txn, tables: core.environment.tables, now: 0, collections: collections)
+            let outcome = try core.store.apply(operation, in: context, precomputed: precomputed)
+            try context.flush()
+            return outcome
         }
     }
 }

@@ -43,6 +43,7 @@ public final class Batch {
     /// its JSON documents still wait for are skipped.
     deinit {
         guard !isClosed else { return }
+        updates.cancel()
         jsonDocuments?.abandon()
         for case .saveJSON(let documents) in operations { documents.digester.cancel() }
     }
@@ -56,9 +57,10 @@ public final class Batch {
         document: MutableDocument, in collection: Collection,
         concurrencyControl: ConcurrencyControl = .lastWriteWins
     ) throws {
-        guard document.revision != nil else { return try saveNew(document, in: collection, concurrencyControl) }
+        guard let revision = document.revision else { return try saveNew(document, in: collection, concurrencyControl) }
         try check(collection)
-        heldBlobs += try collection.core.installBlobs(of: document)
+        let blobs = try collection.core.installBlobs(of: document)
+        if !blobs.isEmpty { heldBlobs += blobs }
         let body = try document.encodeBody()
         let control = markWritten(document, to: collection) ? .lastWriteWins : concurrencyControl
         // The base is compared only under .failOnConflict: otherwise its text is not even made.
@@ -66,7 +68,15 @@ public final class Batch {
             .save(
                 collection.spec, id: document.id, body: body, base: control == .failOnConflict ? document.revisionID : nil,
                 control: control), tracking: document)
+        // Its new revision, should the document still be at the one it was read at, is hashed
+        // now, off the writer thread.
+        updates.add(operation: operations.count - 1, parent: revision, body: body)
     }
+
+    /// The revisions of the updates saved in this batch, computed while it is filled.
+    private var updates = UpdateRevisions.Builder()
+    /// ``updates`` once the batch is closed, for its ``PendingWrite``.
+    private(set) var updateRevisions: UpdateRevisions?
 
     /// Saves a document that has no revision yet: its body joins the run of new documents (see
     /// ``addNew(id:body:in:control:tracking:)``). Without a base revision, a save under either
@@ -142,7 +152,8 @@ public final class Batch {
 
     /// Ends the current run of JSON documents, so that later writes come after them.
     func finishJSONDocuments() {
-        guard var documents = jsonDocuments else { return }
+        // Checked before the run is copied out: most writes follow no run.
+        guard jsonDocuments != nil, var documents = jsonDocuments else { return }
         jsonDocuments = nil
         jsonCollection = nil
         if !documents.isEmpty { operations.append(.saveJSON(documents.finished())) }
@@ -164,6 +175,7 @@ public final class Batch {
 
     func close() {
         finishJSONDocuments()
+        updateRevisions = updates.finished()
         isClosed = true
     }
 

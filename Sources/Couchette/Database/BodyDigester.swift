@@ -11,8 +11,9 @@ import Dispatch
 /// ``cancel()``led: queued chunks are skipped. A document whose JSON failed never reaches the
 /// buffer, so no chunk holds it.
 final class BodyDigester: Sendable {
-    /// The one thread that hashes bodies, for every database of the process.
-    private static let queue = DispatchQueue(label: "couchette.body-digests")
+    /// The one thread that hashes bodies, for every database of the process (the updates of a
+    /// batch too: ``UpdateRevisions``).
+    static let queue = DispatchQueue(label: "couchette.body-digests")
     /// Bodies hashed per job: a few dozen documents, so a job's hand-off costs little beside it.
     static let chunkBytes = 32 << 10
     /// Chunks of one digester in the queue at most: 2 MiB of bodies.

@@ -85,7 +85,7 @@ private struct BatchCommit {
     /// Queues `batch`'s operations and asks `database` to commit them.
     init(_ batch: Batch, in database: Database) {
         self.batch = batch
-        let write = PendingWrite(batch.operations, isAtomic: true)
+        let write = PendingWrite(batch.operations, isAtomic: true, updateRevisions: batch.updateRevisions)
         self.write = write
         database.core.writeQueue.append(write)
         committed = Task { await database.commitQueuedWrites(including: write) }

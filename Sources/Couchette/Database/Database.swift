@@ -301,7 +301,7 @@ public actor Database {
                 func apply(_ write: PendingWrite, in context: WriteContext) throws -> [WriteOutcome] {
                     try write.operations.indices.map { index in
                         let operation = write.operations[index]
-                        let outcome = try store.apply(operation, in: context, newDocumentRevision: write.newDocumentRevision(at: index))
+                        let outcome = try store.apply(operation, in: context) { write.precomputedRevision(at: index, replacing: $0) }
                         if write.isAtomic && outcome == .conflict {
                             throw CouchetteError(.conflict, "batch refused: \(operation.documentDescription) changed since it was read")
                         }
@@ -401,7 +401,7 @@ public actor Database {
         let result = try body(batch)
         batch.close()
         guard !batch.operations.isEmpty else { return result }
-        let outcomes = try await perform(PendingWrite(batch.operations, isAtomic: true))
+        let outcomes = try await perform(PendingWrite(batch.operations, isAtomic: true, updateRevisions: batch.updateRevisions))
         batch.apply(outcomes)
         return result
     }

@@ -1,6 +1,6 @@
 extension DocumentStore {
     /// Writes documents saved as JSON (``Batch/save(id:json:in:concurrencyControl:)``): for each
-    /// one, what ``writeRevision(_:_:_:body:deleting:base:control:)`` writes for a `MutableDocument`
+    /// one, what ``writeRevision(_:_:_:body:deleting:base:control:precomputed:)`` writes for a `MutableDocument`
     /// saved without a base revision, in one pass over the batch's buffers.
     ///
     /// A document that does not exist yet (the bulk case) takes one LMDB put that both looks its

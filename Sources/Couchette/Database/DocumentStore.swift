@@ -160,9 +160,12 @@ struct DocumentStore: Sendable {
 
     /// Applies one operation. Throws for errors (`.notFound`, `.notOpen`, …); returns `.conflict`
     /// when concurrency control refuses. Every changed document is recorded in the context.
-    /// `newDocumentRevision`: for a save without a base, its revision should the document not
-    /// exist, computed before the commit (``PendingWrite/newDocumentRevisions``).
-    func apply(_ operation: WriteOperation, in context: WriteContext, newDocumentRevision: StoredRevisionID? = nil) throws -> WriteOutcome {
+    /// `precomputed`: for a save, the revision it gives the document when found at the given
+    /// revision (nil: not found), if computed before the commit (``PendingWrite/precomputedRevision(at:replacing:)``).
+    func apply(
+        _ operation: WriteOperation, in context: WriteContext,
+        precomputed: (StoredRevisionID?) -> StoredRevisionID? = { _ in nil }
+    ) throws -> WriteOutcome {
         func checkExists(_ collection: CollectionSpec) throws {
             guard context.collections[collection.number] == collection else { throw Catalog.deleted(collection) }
         }
@@ -171,8 +174,7 @@ struct DocumentStore: Sendable {
         case .save(let collection, let id, let body, let base, let control):
             try checkExists(collection)
             return try writeRevision(
-                context, collection, id, body: body, deleting: false, base: base, control: control, newDocumentRevision: newDocumentRevision
-            )
+                context, collection, id, body: body, deleting: false, base: base, control: control, precomputed: precomputed)
         case .saveJSON(let documents):
             try checkExists(documents.collection)
             return .savedDocuments(try saveJSON(context, documents))
@@ -217,11 +219,17 @@ struct DocumentStore: Sendable {
     /// Without `body`, the record's body is left empty (not copied out of the map), for a write
     /// that needs only its header: no index to update from it, and no branch to keep it in.
     private func currentRecord(
-        _ context: WriteContext, _ collection: CollectionSpec, _ id: String, key: [UInt8]? = nil, body: Bool = true
+        _ context: WriteContext, _ collection: CollectionSpec, _ id: String, body: Bool = true
     ) throws -> DocumentRecord? {
-        let key = key ?? StoreLayout.documentKey(collection.number, id)
+        try StoreLayout.withDocumentKey(collection.number, id) { try currentRecord(context, collection, id, key: $0, body: body) }
+    }
+
+    /// ``currentRecord(_:_:_:body:)`` with the document's key (``StoreLayout/withDocumentKey(_:_:_:)``) at hand.
+    private func currentRecord(
+        _ context: WriteContext, _ collection: CollectionSpec, _ id: String, key: UnsafeRawBufferPointer, body: Bool = true
+    ) throws -> DocumentRecord? {
         // Through the kept cursor: the write of this record that usually follows finds it there.
-        guard let stored = try key.withUnsafeBytes({ try context.txn.getNear(tables.documents, key: $0) }) else { return nil }
+        guard let stored = try context.txn.getNear(tables.documents, key: key) else { return nil }
         var bodyStart = 0
         var existing = try DocumentRecord(decodingHeaderOf: stored, bodyStart: &bodyStart)
         if existing.isExpired(now: context.now) {
@@ -243,11 +251,24 @@ struct DocumentStore: Sendable {
 
     func writeRevision(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
-        body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl, newDocumentRevision: StoredRevisionID? = nil
+        body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl,
+        precomputed: (StoredRevisionID?) -> StoredRevisionID? = { _ in nil }
     ) throws -> WriteOutcome {
         try Self.validate(id: id)
-        // One key for the record, its revision tree and the rewrite (the same bytes for all three tables).
-        let key = StoreLayout.documentKey(collection.number, id)
+        // One key for the record, its revision tree and the rewrite (the same bytes for all three
+        // tables), on the stack.
+        return try StoreLayout.withDocumentKey(collection.number, id) { key in
+            try writeRevision(
+                context, collection, id, key: key, body: body, deleting: deleting, base: base, control: control, precomputed: precomputed)
+        }
+    }
+
+    /// ``writeRevision(_:_:_:body:deleting:base:control:precomputed:)`` with the document's key at hand.
+    private func writeRevision(
+        _ context: WriteContext, _ collection: CollectionSpec, _ id: String, key: UnsafeRawBufferPointer,
+        body: [UInt8], deleting: Bool, base: String?, control: ConcurrencyControl,
+        precomputed: (StoredRevisionID?) -> StoredRevisionID?
+    ) throws -> WriteOutcome {
         // The old body is copied out of the map only for indexes, which compute the entries to
         // remove from it; a history with branches reads the record again below.
         let indexed = try indexes.maintainsEntries(context.txn)
@@ -264,9 +285,10 @@ struct DocumentStore: Sendable {
             if existing.isDeleted { return .saved(revision: existing.revision, sequence: existing.sequence) }
         }
 
-        // A document that does not exist gets the revision computed before the commit, if any.
+        // The revision computed before the commit for the document as found, if any: a new
+        // document's first one, or an update's of the revision it was read at.
         let revision =
-            try (existing == nil && !deleting ? newDocumentRevision : nil)
+            try (deleting ? nil : precomputed(existing?.revision))
             ?? RevisionID.makeStored(storedParent: existing?.revision, deleted: deleting, body: body)
         let sequence = try context.nextSequence(collection)
         guard let existing else {
@@ -283,11 +305,9 @@ struct DocumentStore: Sendable {
             // A history without branches gains one node at its end: written without decoding it.
             // Its only leaf, the new revision, is the winner (what commitTree would find).
             if chain.replacing {
-                try key.withUnsafeBytes { key in
-                    try chain.bytes.withUnsafeBytes { try context.txn.putNear(tables.revisions, key: key, value: $0) }
-                }
+                try chain.bytes.withUnsafeBytes { try context.txn.putNear(tables.revisions, key: key, value: $0) }
             } else {
-                try context.txn.put(tables.revisions, key: key, value: chain.bytes)  // a new key may append
+                try context.txn.put(tables.revisions, key: Array(key), value: chain.bytes)  // a new key may append
             }
             let record = DocumentRecord(
                 isDeleted: deleting, sequence: sequence, expiration: deleting ? 0 : existing.expiration,
@@ -311,12 +331,12 @@ struct DocumentStore: Sendable {
     /// ``RevisionTree/appendingToChain(_:current:child:keeping:)``), and whether it replaces a
     /// stored tree; else nil.
     private func appendedChain(
-        _ txn: WriteTransaction, _ treeKey: [UInt8], existing: DocumentRecord,
+        _ txn: WriteTransaction, _ treeKey: UnsafeRawBufferPointer, existing: DocumentRecord,
         revision: StoredRevisionID, deleting: Bool, sequence: UInt64
     ) throws -> (bytes: [UInt8], replacing: Bool)? {
         guard case .packed(let generation, let words) = existing.revision, case .packed(let childGeneration, let childWords) = revision
         else { return nil }
-        let stored = try treeKey.withUnsafeBytes { try txn.getNear(tables.revisions, key: $0) }
+        let stored = try txn.getNear(tables.revisions, key: treeKey)
         let chain = try RevisionTree.appendingToChain(
             stored,
             current: .init(
@@ -409,11 +429,17 @@ struct DocumentStore: Sendable {
     ///
     /// `key` is the document's key (``StoreLayout/documentKey(_:_:)``) when the caller has it already.
     func replaceCurrent(
+        _ context: WriteContext, _ collection: CollectionSpec, _ id: String, old: DocumentRecord?, new: DocumentRecord?
+    ) throws {
+        try StoreLayout.withDocumentKey(collection.number, id) { try replaceCurrent(context, collection, id, old: old, new: new, key: $0) }
+    }
+
+    /// ``replaceCurrent(_:_:_:old:new:)`` with the document's key (``StoreLayout/withDocumentKey(_:_:_:)``) at hand.
+    private func replaceCurrent(
         _ context: WriteContext, _ collection: CollectionSpec, _ id: String,
-        old: DocumentRecord?, new: DocumentRecord?, key: [UInt8]? = nil
+        old: DocumentRecord?, new: DocumentRecord?, key: UnsafeRawBufferPointer
     ) throws {
         let txn = context.txn
-        let key = key ?? StoreLayout.documentKey(collection.number, id)
         if let old {
             if old.sequence != new?.sequence {
                 // Through the kept cursor: a batch's documents, written in the order they were
@@ -428,7 +454,7 @@ struct DocumentStore: Sendable {
         }
         try indexes.update(txn, collection, id, old: old, new: new)
         guard let new else {
-            try txn.delete(tables.documents, key: key)
+            try txn.delete(tables.documents, key: Array(key))
             if let old, !old.isDeleted { context.adjustCount(collection, by: -1) }
             return
         }
@@ -451,11 +477,9 @@ struct DocumentStore: Sendable {
         let layout = new.layout
         if old != nil {
             // An update of a stored key: through the cursor that read it, no search and no append.
-            try key.withUnsafeBytes { key in
-                try txn.replaceNear(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
-            }
+            try txn.replaceNear(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
         } else {
-            try txn.put(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
+            try txn.put(tables.documents, key: Array(key), count: layout.size) { new.encode(layout, into: $0) }
         }
         let wasLive = old.map { !$0.isDeleted } ?? false
         if wasLive != !new.isDeleted { context.adjustCount(collection, by: new.isDeleted ? -1 : 1) }

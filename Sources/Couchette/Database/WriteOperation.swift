@@ -76,27 +76,40 @@ final class PendingWrite: Sendable {
     /// the others. The writer uses it only when the document turns out not to exist (the usual
     /// case for a save without a base); otherwise it derives the revision from the stored one.
     let newDocumentRevisions: [StoredRevisionID?]
+    /// The revisions a batch's updates give the documents they were read from, computed while the
+    /// batch was filled (see ``UpdateRevisions``); their saves have no base under
+    /// `.lastWriteWins`, but are not new documents, so no ``newDocumentRevisions`` entry is made
+    /// for them.
+    let updateRevisions: UpdateRevisions?
     private let result = Locked<Result<[WriteOutcome], any Error>?>(nil)
 
-    init(_ operations: [WriteOperation], isAtomic: Bool = false) {
+    init(_ operations: [WriteOperation], isAtomic: Bool = false, updateRevisions: UpdateRevisions? = nil) {
         self.operations = operations
         self.isAtomic = isAtomic
-        newDocumentRevisions = Self.newDocumentRevisions(of: operations)
+        self.updateRevisions = updateRevisions
+        newDocumentRevisions = Self.newDocumentRevisions(of: operations, except: updateRevisions)
     }
 
-    /// ``newDocumentRevisions`` of `operations`. A first revision cannot fail (only a generation
-    /// past the highest does); were it to, the writer computes it and reports the error.
-    private static func newDocumentRevisions(of operations: [WriteOperation]) -> [StoredRevisionID?] {
-        guard operations.contains(where: { if case .save(_, _, _, nil, _) = $0 { true } else { false } }) else { return [] }
-        return operations.map { operation in
-            guard case .save(_, _, let body, nil, _) = operation else { return nil }
+    /// ``newDocumentRevisions`` of `operations`, except the updates `updates` covers. A first
+    /// revision cannot fail (only a generation past the highest does); were it to, the writer
+    /// computes it and reports the error.
+    private static func newDocumentRevisions(of operations: [WriteOperation], except updates: UpdateRevisions?) -> [StoredRevisionID?] {
+        func isNew(_ index: Int) -> Bool {
+            guard case .save(_, _, _, nil, _) = operations[index] else { return false }
+            return !(updates?.covers(operation: index) ?? false)
+        }
+        guard operations.indices.contains(where: isNew) else { return [] }
+        return operations.indices.map { index in
+            guard isNew(index), case .save(_, _, let body, _, _) = operations[index] else { return nil }
             return try? RevisionID.makeStored(storedParent: nil, deleted: false, body: body)
         }
     }
 
-    /// The revision operation `index` gives a new document, if computed in advance.
-    func newDocumentRevision(at index: Int) -> StoredRevisionID? {
-        index < newDocumentRevisions.count ? newDocumentRevisions[index] : nil
+    /// The revision operation `index` (a save) gives the document when the writer finds it at
+    /// `parent` (nil: it does not exist), if computed in advance for that case; else nil.
+    func precomputedRevision(at index: Int, replacing parent: StoredRevisionID?) -> StoredRevisionID? {
+        guard let parent else { return index < newDocumentRevisions.count ? newDocumentRevisions[index] : nil }
+        return updateRevisions?.revision(ofOperation: index, replacing: parent)
     }
 
     func complete(_ outcome: Result<[WriteOutcome], any Error>) {

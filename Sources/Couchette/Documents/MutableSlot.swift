@@ -144,6 +144,7 @@ enum MutableSlot {
         case .dictionary(let object) where object.isView(of: old): return object.patch(&body)
         case .array(let object) where object.isView(of: old): return object.patch(&body)
         case .encoded(let encoded) where encoded.isSameValue(as: old): return true
+        case .value(.int(let number)): return Self.patch(number, over: old, in: &body)
         case .blob, .invalid: return false
         case .value, .encoded, .dictionary, .array, .date:
             guard let size = old.encodedSize, old.offset + size <= body.count else { return false }
@@ -156,6 +157,30 @@ enum MutableSlot {
             }
             return true
         }
+    }
+
+    /// ``patch(over:in:)`` for an integer (a counter incremented, the usual edit of an update):
+    /// the bytes ``ValueEncoder/writeInteger(_:)`` writes, built on the stack, with no encoder.
+    private static func patch(_ number: Int64, over old: EncodedValue, in body: inout [UInt8]) -> Bool {
+        let (tag, size): (UInt8, Int) =
+            if Int8(exactly: number) != nil {
+                (ValueTag.int8, 1)
+            } else if Int16(exactly: number) != nil {
+                (ValueTag.int16, 2)
+            } else if Int32(exactly: number) != nil {
+                (ValueTag.int32, 4)
+            } else {
+                (ValueTag.int64, 8)
+            }
+        guard old.encodedSize == 1 + size, old.offset >= 0, old.offset + 1 + size <= body.count else { return false }
+        body.withUnsafeMutableBytes { target in
+            target[old.offset] = tag
+            withUnsafeBytes(of: number.littleEndian) { bytes in
+                let value = UnsafeMutableRawBufferPointer(rebasing: target[(old.offset + 1)...])
+                value.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<size]))
+            }
+        }
+        return true
     }
 
     /// Writes this slot in the binary format.

@@ -85,8 +85,10 @@ extension RevisionTree {
             last = (packedGeneration, sequence, reader.position)
             reader.position += 16
         }
+        // The digest compared as the two words it is (its 16 bytes were checked to lie in `stored`).
         guard reader.position == stored.count, let last, last.generation == current.generation,
-            current.withDigestBytes({ stored[last.digest..<(last.digest + 16)].elementsEqual($0) })
+            UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: last.digest, as: UInt64.self)) == current.digest.0,
+            UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: last.digest + 8, as: UInt64.self)) == current.digest.1
         else { return nil }
         var bytes = compactMarker
         bytes.reserveCapacity(stored.count + 32)
