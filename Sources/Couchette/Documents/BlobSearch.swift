@@ -48,25 +48,26 @@ enum BlobSearch {
         return found
     }
 
-    private static func collect(_ container: AnyObject, into found: inout [Blob], depth: Int) {
+    // Every save walks its document: the slots are visited where they lie, not copied first, and
+    // each container by its own type (a cast from `AnyObject` costs more than a document's walk).
+    private static func collect(_ dictionary: MutableDictionaryObject, into found: inout [Blob], depth: Int) {
         guard depth <= ValueEncoder.maximumDepth else { return }
-        // Every save walks its document: the slots are visited where they lie, not copied first.
-        func visit(_ slot: MutableSlot) {
-            switch slot {
-            case .blob(let blob): found.append(blob)
-            case .dictionary(let child): collect(child, into: &found, depth: depth + 1)
-            case .array(let child): collect(child, into: &found, depth: depth + 1)
-            case .value, .encoded, .invalid, .date: break
-            }
+        for entry in dictionary.changedEntries {
+            if let slot = entry.slot { visit(slot, into: &found, depth: depth) }
         }
-        switch container {
-        case let dictionary as MutableDictionaryObject:
-            for entry in dictionary.changedEntries {
-                if let slot = entry.slot { visit(slot) }
-            }
-        case let array as MutableArrayObject:
-            for slot in array.slots { visit(slot) }
-        default: break
+    }
+
+    private static func collect(_ array: MutableArrayObject, into found: inout [Blob], depth: Int) {
+        guard depth <= ValueEncoder.maximumDepth else { return }
+        for slot in array.slots { visit(slot, into: &found, depth: depth) }
+    }
+
+    private static func visit(_ slot: MutableSlot, into found: inout [Blob], depth: Int) {
+        switch slot {
+        case .blob(let blob): found.append(blob)
+        case .dictionary(let child): collect(child, into: &found, depth: depth + 1)
+        case .array(let child): collect(child, into: &found, depth: depth + 1)
+        case .value, .encoded, .invalid, .date, .strings, .integers: break
         }
     }
 

@@ -70,7 +70,7 @@ struct MutableEntries {
     mutating func withSlot<R>(at index: Int, _ body: (inout MutableSlot?) -> R) -> R { body(&items[index].slot) }
 
     /// Sets the entry of `key`, adding it where it belongs when it is new.
-    mutating func set(_ slot: MutableSlot?, forKey key: String) {
+    mutating func set(_ slot: consuming MutableSlot?, forKey key: String) {
         if let positions {
             if let index = positions[KeyBytes(key)] {
                 items[index].slot = slot
@@ -81,7 +81,8 @@ struct MutableEntries {
             return
         }
         // Keys often arrive in order (JSON with sorted keys, models): then no search is needed.
-        if let last = items.last, Self.compare(last.key, key) < 0 {
+        // (Only the last key is read: `items.last` would copy its whole entry.)
+        if !items.isEmpty, Self.compare(items[items.count - 1].key, key) < 0 {
             items.append(Entry(key: key, slot: slot))
             return
         }
@@ -89,7 +90,7 @@ struct MutableEntries {
         if found {
             items[index].slot = slot
         } else if items.count < Self.sortedLimit {
-            items.insert(Entry(key: key, slot: slot), at: index)
+            insert(Entry(key: key, slot: slot), at: index)
         } else {
             var positions: [KeyBytes: Int] = [:]
             positions.reserveCapacity(items.count * 2)
@@ -97,6 +98,21 @@ struct MutableEntries {
             positions[KeyBytes(key)] = items.count
             items.append(Entry(key: key, slot: slot))
             self.positions = positions
+        }
+    }
+
+    /// Inserts `entry` at `index` by moving the later entries up one place in memory: the
+    /// generic `Array.insert` costs several times as much for a few entries, and a document's
+    /// setters rarely arrive in key order.
+    private mutating func insert(_ entry: consuming Entry, at index: Int) {
+        items.append(entry)
+        let last = items.count - 1
+        guard index < last else { return }
+        items.withUnsafeMutableBufferPointer { entries in
+            let base = entries.baseAddress!
+            let inserted = (base + last).move()
+            (base + index + 1).moveInitialize(from: base + index, count: last - index)  // overlapping: moves from the end
+            (base + index).initialize(to: inserted)
         }
     }
 
