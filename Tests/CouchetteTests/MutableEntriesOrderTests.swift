@@ -28,6 +28,23 @@ import Testing
         }
     }
 
+    /// Keys alike in their first eight bytes (whose prefixes tie), NUL bytes (which the prefix's
+    /// padding looks like), and multi-byte characters (ordered by bytes, not by characters).
+    @Test func keysWhosePrefixesTieAreOrderedByTheirBytes() throws {
+        let keys = ["abcdefgh", "abcdefgh1", "abcdefgh\u{0}", "abcdefg", "ab", "ab\u{0}", "é", "e\u{301}", "z", "", "abcdefgi"]
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<20 {
+            let dictionary = MutableDictionaryObject()
+            for key in keys.shuffled(using: &random) { dictionary.setString(key, forKey: key) }
+            #expect(dictionary.changedEntries.map(\.key) == ValueEncoder.sortedKeys(keys))
+            for key in keys { #expect(dictionary.string(forKey: key) == key) }
+        }
+        // (A Swift dictionary would merge the two spellings of "é".)
+        let distinct = keys.filter { !$0.utf8.elementsEqual("e\u{301}".utf8) }
+        let data = Dictionary(uniqueKeysWithValues: distinct.map { ($0, $0 as Any) })
+        #expect(MutableDictionaryObject(data: data).changedEntries.map(\.key) == ValueEncoder.sortedKeys(distinct))
+    }
+
     @Test func replacingAndRemovingKeepTheOrder() throws {
         let dictionary = MutableDictionaryObject()
         for key in ["m", "c", "x", "a", "q"] { dictionary.setString(key, forKey: key) }
