@@ -105,12 +105,16 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     /// a mutable container, a blob or an unstorable value keeps its entries, since those objects
     /// must stay the ones the caller may still hold and edit.
     func adopt(encoding body: [UInt8]) {
-        for entry in entries.items {
-            switch entry.slot {
-            case nil, .value?, .encoded?, .date?, .strings?, .integers?: continue
-            case .dictionary?, .array?, .blob?, .invalid?: return
+        // The slots are read where they lie: a `for` over the entries would copy each one.
+        let plain = entries.items.withUnsafeBufferPointer { entries in
+            entries.indices.allSatisfy { index in
+                switch entries[index].slot {
+                case nil, .value?, .encoded?, .date?, .strings?, .integers?: true
+                case .dictionary?, .array?, .blob?, .invalid?: false
+                }
             }
         }
+        guard plain else { return }
         stored = EncodedValue(bytes: body)
         entries.removeAll()
     }
