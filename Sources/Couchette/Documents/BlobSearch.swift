@@ -48,25 +48,34 @@ enum BlobSearch {
         return found
     }
 
-    private static func collect(_ container: AnyObject, into found: inout [Blob], depth: Int) {
+    // Every save walks its document: the slots are read where they lie (a `for` over the entries
+    // would copy each one, key and value, ~200 instructions apiece), and each container is
+    // walked by its own type (a cast from `AnyObject` costs more than a document's walk).
+    private static func collect(_ dictionary: MutableDictionaryObject, into found: inout [Blob], depth: Int) {
         guard depth <= ValueEncoder.maximumDepth else { return }
-        // Every save walks its document: the slots are visited where they lie, not copied first.
-        func visit(_ slot: MutableSlot) {
-            switch slot {
-            case .blob(let blob): found.append(blob)
-            case .dictionary(let child): collect(child, into: &found, depth: depth + 1)
-            case .array(let child): collect(child, into: &found, depth: depth + 1)
-            case .value, .encoded, .invalid, .date: break
+        dictionary.changedEntries.withUnsafeBufferPointer { entries in
+            for index in entries.indices {
+                switch entries[index].slot {
+                case .blob(let blob)?: found.append(blob)
+                case .dictionary(let child)?: collect(child, into: &found, depth: depth + 1)
+                case .array(let child)?: collect(child, into: &found, depth: depth + 1)
+                case nil, .value?, .encoded?, .invalid?, .date?, .strings?, .integers?: break
+                }
             }
         }
-        switch container {
-        case let dictionary as MutableDictionaryObject:
-            for entry in dictionary.changedEntries {
-                if let slot = entry.slot { visit(slot) }
+    }
+
+    private static func collect(_ array: MutableArrayObject, into found: inout [Blob], depth: Int) {
+        guard depth <= ValueEncoder.maximumDepth else { return }
+        array.slots.withUnsafeBufferPointer { slots in
+            for index in slots.indices {
+                switch slots[index] {
+                case .blob(let blob): found.append(blob)
+                case .dictionary(let child): collect(child, into: &found, depth: depth + 1)
+                case .array(let child): collect(child, into: &found, depth: depth + 1)
+                case .value, .encoded, .invalid, .date, .strings, .integers: break
+                }
             }
-        case let array as MutableArrayObject:
-            for slot in array.slots { visit(slot) }
-        default: break
         }
     }
 

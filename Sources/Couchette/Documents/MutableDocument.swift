@@ -147,17 +147,23 @@ public final class MutableDocument: DictionaryProtocol {
         if let body = root.pristineBody ?? root.patchedBody { return body }
         var encoder = ValueEncoder(capacity: 256)  // a typical document's body without regrowing (the container headers go in last)
         try encode(into: &encoder, lenient: lenient)
-        return encoder.bytes
+        let body = encoder.bytes
+        // A lenient body wrote null for what cannot be stored: not the document's contents.
+        if !lenient { root.adopt(encoding: body) }
+        return body
     }
 
     /// ``encodeBody(lenient:)`` with `encoder` (emptied first) when the body must be encoded: a
     /// batch encodes all its new documents with one encoder, which then allocates nothing per
-    /// document. The bytes returned share the encoder's buffer until it is used again.
+    /// document but the body it returns (a copy of exactly its size, which the document keeps as
+    /// its contents: see ``MutableDictionaryObject/adopt(encoding:)``).
     func encodeBody(reusing encoder: inout ValueEncoder) throws -> [UInt8] {
         if let body = root.pristineBody ?? root.patchedBody { return body }
         encoder.reset()
         try encode(into: &encoder, lenient: false)
-        return encoder.bytes
+        let body = encoder.bytes.withUnsafeBufferPointer { [UInt8]($0) }
+        root.adopt(encoding: body)
+        return body
     }
 
     /// Encodes the properties into `encoder`, or throws `.invalidParameter` naming the first bad value.

@@ -10,9 +10,56 @@ import Foundation
 /// arrival order, found through a hash table, and sorted when encoded.
 struct MutableEntries {
     struct Entry {
-        var key: String
+        let key: String
         /// Nil marks a removed entry, which only an overlay over a stored dictionary holds.
         var slot: MutableSlot?
+        /// ``key``'s ``KeyPrefix``: most comparisons with it decide without reading the key.
+        let prefix: UInt64
+
+        init(key: String, slot: MutableSlot?) {
+            self.init(key: key, slot: slot, prefix: KeyPrefix.of(key))
+        }
+
+        init(key: String, slot: MutableSlot?, prefix: UInt64) {
+            self.key = key
+            self.slot = slot
+            self.prefix = prefix
+        }
+    }
+
+    /// The first eight UTF-8 bytes of a key as a big-endian number, zero-padded: two keys whose
+    /// prefixes differ are ordered as their prefixes are (a shorter key's padding sorts before
+    /// any byte), so a setter's search compares numbers, reading the keys' bytes only on a tie.
+    enum KeyPrefix {
+        static func of(_ key: String) -> UInt64 {
+            if let prefix = key.utf8.withContiguousStorageIfAvailable(of) { return prefix }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8) { bytes in
+                var count = 0
+                for byte in key.utf8.prefix(8) {
+                    bytes[count] = byte
+                    count += 1
+                }
+                return of(UnsafeBufferPointer(rebasing: bytes[..<count]))
+            }
+        }
+
+        static func of(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var prefix: UInt64 = 0
+            var shift: UInt64 = 56
+            for byte in utf8.prefix(8) {
+                prefix |= UInt64(byte) << shift
+                shift &-= 8
+            }
+            return prefix
+        }
+
+        /// The stored order of an entry's key and `key`, whose prefix is `prefix`.
+        @inline(__always)
+        static func order(_ entry: UnsafePointer<Entry>, _ key: String, _ prefix: UInt64) -> Int {
+            let entryPrefix = entry.pointee.prefix
+            if entryPrefix != prefix { return entryPrefix < prefix ? -1 : 1 }
+            return MutableEntries.compare(entry.pointee.key, key)
+        }
     }
 
     /// The entries, in key order while ``positions`` is nil.
@@ -44,7 +91,7 @@ struct MutableEntries {
 
     /// Entries in any order, each key once.
     init(unsorted: [Entry]) {
-        items = unsorted.sorted { Self.compare($0.key, $1.key) < 0 }
+        items = unsorted.sorted(by: Self.precedes)
     }
 
     var count: Int { items.count }
@@ -53,13 +100,13 @@ struct MutableEntries {
     /// The entries in key order.
     var sorted: [Entry] {
         guard positions != nil else { return items }
-        return items.sorted { Self.compare($0.key, $1.key) < 0 }
+        return items.sorted(by: Self.precedes)
     }
 
     /// The index in ``items`` of `key`'s entry, or nil.
     func index(of key: String) -> Int? {
         if let positions { return positions[KeyBytes(key)] }
-        let (found, index) = search(key)
+        let (found, index) = search(key, KeyPrefix.of(key))
         return found ? index : nil
     }
 
@@ -70,7 +117,7 @@ struct MutableEntries {
     mutating func withSlot<R>(at index: Int, _ body: (inout MutableSlot?) -> R) -> R { body(&items[index].slot) }
 
     /// Sets the entry of `key`, adding it where it belongs when it is new.
-    mutating func set(_ slot: MutableSlot?, forKey key: String) {
+    mutating func set(_ slot: consuming MutableSlot?, forKey key: String) {
         if let positions {
             if let index = positions[KeyBytes(key)] {
                 items[index].slot = slot
@@ -80,16 +127,21 @@ struct MutableEntries {
             }
             return
         }
+        let prefix = KeyPrefix.of(key)
         // Keys often arrive in order (JSON with sorted keys, models): then no search is needed.
-        if let last = items.last, Self.compare(last.key, key) < 0 {
-            items.append(Entry(key: key, slot: slot))
+        let afterLast = items.withUnsafeBufferPointer { items in
+            guard let base = items.baseAddress, !items.isEmpty else { return true }
+            return KeyPrefix.order(base + items.count - 1, key, prefix) < 0
+        }
+        if afterLast {
+            items.append(Entry(key: key, slot: slot, prefix: prefix))
             return
         }
-        let (found, index) = search(key)
+        let (found, index) = search(key, prefix)
         if found {
             items[index].slot = slot
         } else if items.count < Self.sortedLimit {
-            items.insert(Entry(key: key, slot: slot), at: index)
+            insert(Entry(key: key, slot: slot, prefix: prefix), at: index)
         } else {
             var positions: [KeyBytes: Int] = [:]
             positions.reserveCapacity(items.count * 2)
@@ -97,6 +149,21 @@ struct MutableEntries {
             positions[KeyBytes(key)] = items.count
             items.append(Entry(key: key, slot: slot))
             self.positions = positions
+        }
+    }
+
+    /// Inserts `entry` at `index` by moving the later entries up one place in memory: the
+    /// generic `Array.insert` costs several times as much for a few entries, and a document's
+    /// setters rarely arrive in key order.
+    private mutating func insert(_ entry: consuming Entry, at index: Int) {
+        items.append(entry)
+        let last = items.count - 1
+        guard index < last else { return }
+        items.withUnsafeMutableBufferPointer { entries in
+            let base = entries.baseAddress!
+            let inserted = (base + last).move()
+            (base + index + 1).moveInitialize(from: base + index, count: last - index)  // overlapping: moves from the end
+            (base + index).initialize(to: inserted)
         }
     }
 
@@ -129,17 +196,25 @@ struct MutableEntries {
         return copy
     }
 
-    /// Whether `key` is present and where, or where it would be inserted.
-    private func search(_ key: String) -> (found: Bool, index: Int) {
-        var low = 0
-        var high = items.count
-        while low < high {
-            let middle = (low + high) / 2
-            let order = Self.compare(items[middle].key, key)
-            if order == 0 { return (true, middle) }
-            if order < 0 { low = middle + 1 } else { high = middle }
+    /// Whether `key` (whose ``KeyPrefix`` is `prefix`) is present and where, or where it would
+    /// be inserted.
+    private func search(_ key: String, _ prefix: UInt64) -> (found: Bool, index: Int) {
+        items.withUnsafeBufferPointer { items in
+            var low = 0
+            var high = items.count
+            while low < high {
+                let middle = (low + high) / 2
+                let order = KeyPrefix.order(items.baseAddress! + middle, key, prefix)
+                if order == 0 { return (true, middle) }
+                if order < 0 { low = middle + 1 } else { high = middle }
+            }
+            return (false, low)
         }
-        return (false, low)
+    }
+
+    /// Whether `a`'s key sorts before `b`'s.
+    private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
+        a.prefix != b.prefix ? a.prefix < b.prefix : compare(a.key, b.key) < 0
     }
 
     /// The stored order of two keys (by UTF-8 bytes): negative, zero or positive, comparing the
