@@ -18,8 +18,7 @@ import Foundation
 /// be on their way join the same commit: appending wakes it as soon as enough writes are there,
 /// so the wait ends with the last straggler rather than at a polling tick.
 final class WriteQueue: @unchecked Sendable {
-    // @unchecked: every stored property is only touched while `condition` is locked, except
-    // `wakeWriter`, which is set once before the queue is shared (``init(pacing:)``/``connect``).
+    // @unchecked: every stored property is only touched while `condition` is locked.
     private let condition = NSCondition()
     private var writes: [PendingWrite] = []
     /// How many queued writes end the writer's wait (`Int.max`: nobody waits).
@@ -87,7 +86,7 @@ final class WriteQueue: @unchecked Sendable {
         return admission
     }
 
-    /// Queues one write (see ``append(_:mayCommitHere:)-([PendingWrite],_)``).
+    /// Queues one write (see the method above).
     func append(_ write: PendingWrite, mayCommitHere: Bool) -> Admission {
         append([write], mayCommitHere: mayCommitHere)
     }
