@@ -23,8 +23,7 @@ import Testing
             let observed = Observed()
             let token = database.observation.observers.add { observed.append($0) }
             defer { database.observation.observers.remove(token) }
-            for write in writes { database.core.writeQueue.append(write) }
-            await database.commitQueuedWrites()
+            await database.submit(writes)
 
             #expect(observed.all.count == 1)
             #expect(observed.ids == ["a", "b"])
@@ -49,8 +48,7 @@ import Testing
                     .save(spec, id: "first", body: body, base: nil, control: .lastWriteWins),
                     .purge(spec, id: "missing"),
                 ], isAtomic: true)
-            database.core.writeQueue.append(failing)
-            await database.commitQueuedWrites()
+            await database.submit([failing])
             #expect(throws: CouchetteError.self) { try failing.outcomes() }
             #expect(try await collection.document(id: "first") == nil)
             #expect(try await collection.count == 0)
@@ -79,7 +77,7 @@ import Testing
             Thread.detachNewThread {
                 for i in 0..<3 {
                     usleep(5_000)
-                    queue.append(Self.save(spec, "late-\(i)"))
+                    _ = queue.append(Self.save(spec, "late-\(i)"), mayCommitHere: false)
                 }
                 appended.continuation.finish()
             }
@@ -131,26 +129,6 @@ import Testing
         }
     }
 
-    @Test func aCallerWhoseWriteAnEarlierGroupCommittedDoesNotCommitLaterWrites() async throws {
-        try await withDatabase { database, _ in
-            let spec = try database.defaultCollection().spec
-            let first = save(spec, "a")
-            let second = save(spec, "b")
-            database.core.writeQueue.append(first)
-            database.core.writeQueue.append(second)
-            await database.commitQueuedWrites(including: first)
-            #expect(first.isCompleted && second.isCompleted, "one group took both")
-            let third = save(spec, "c")
-            database.core.writeQueue.append(third)
-            await database.commitQueuedWrites(including: second)  // the second caller's job, run late
-            #expect(!third.isCompleted, "left to its own caller's job")
-            #expect(database.statistics.totals == (commits: 1, writes: 2))
-            await database.commitQueuedWrites(including: third)
-            #expect(try third.outcomes().count == 1)
-            #expect(database.statistics.totals == (commits: 2, writes: 3))
-        }
-    }
-
     /// When the last commit carried several writes, the next one opens its transaction with the
     /// writes at hand and takes the others as they arrive; a failing latecomer fails alone.
     @Test func writersArrivingWhileTheTransactionIsOpenJoinIt() async throws {
@@ -165,21 +143,21 @@ import Testing
             let queue = database.core.writeQueue
             // A commit of three writes: the next one expects three writers.
             let group = (0..<3).map { save(spec, "group-\($0)") }
-            for write in group { queue.append(write) }
-            await database.commitQueuedWrites(including: group[0])
+            await database.submit(group)
             #expect(database.statistics.totals == (commits: 1, writes: 3))
 
             let first = save(spec, "first")
             let late = save(spec, "late")
             let failing = save(gone, "nowhere")
-            queue.append(first)
+            #expect(queue.append(first, mayCommitHere: true) == .queued, "concurrency: the writer thread commits")
             // A thread of its own (see theWriterWaitsForStragglersUntilEnoughAreQueued).
             Thread.detachNewThread {
                 usleep(2_000)
-                queue.append(late)
-                queue.append(failing)
+                _ = queue.append(late, mayCommitHere: false)
+                _ = queue.append(failing, mayCommitHere: false)
             }
-            await database.commitQueuedWrites(including: first)
+            for write in [first, late, failing] { await write.completion() }
+            queue.leave()  // `first`'s caller
             #expect(try first.outcomes().count == 1)
             #expect(try late.outcomes().count == 1)
             #expect(failing.isCompleted)
@@ -246,8 +224,7 @@ import Testing
                 PendingWrite([.purge(spec, id: "p")]), save(spec, "p"),  // purged, then written again
                 PendingWrite([.purge(spec, id: "b")]),
             ]
-            for write in writes { database.core.writeQueue.append(write) }
-            await database.commitQueuedWrites()
+            await database.submit(writes)
             #expect(observed.all.count == 1)
             #expect(observed.ids == ["a", "b", "p"])
         }

@@ -11,13 +11,16 @@ import Testing
         let directory = try TemporaryDirectory()
         let database = try directory.open()
         let collection = try database.defaultCollection()
-        try await collection.save(document: MutableDocument(id: "a"))
+        _ = try await database.createCollection(name: "started")  // a call on the actor starts its thread
         #expect(database.writer.hasStarted)
 
         try await database.close()
         #expect(await eventually { !database.writer.hasStarted })
 
         // The actor's executor starts a thread again for this call, which fails as closed.
+        await #expect(throws: CouchetteError.self) {
+            _ = try await database.createCollection(name: "late")
+        }
         await #expect(throws: CouchetteError.self) {
             try await collection.save(document: MutableDocument(id: "b"))
         }
@@ -29,7 +32,7 @@ import Testing
         var kept: [Database] = []
         for index in 0..<20 {
             let database = try directory.open("db\(index)")
-            try await database.defaultCollection().save(document: MutableDocument(id: "x"))
+            _ = try await database.createCollection(name: "c")
             try await database.close()
             kept.append(database)
         }

@@ -76,24 +76,23 @@ extension Database {
 }
 
 /// One batch of ``Database/inBatches(_:)`` on its way through the write queue: queued at once,
-/// committed by the database actor while the caller goes on.
+/// committed by the writer thread while the caller goes on.
 private struct BatchCommit {
     let batch: Batch
     let write: PendingWrite
-    let committed: Task<Void, Never>
 
-    /// Queues `batch`'s operations and asks `database` to commit them.
+    /// Queues `batch`'s operations for the writer thread (never committed on the caller's thread,
+    /// which fills the next batch meanwhile).
     init(_ batch: Batch, in database: Database) {
         self.batch = batch
         let write = PendingWrite(batch.operations, isAtomic: true, updateRevisions: batch.updateRevisions)
         self.write = write
-        database.core.writeQueue.append(write)
-        committed = Task { await database.commitQueuedWrites(including: write) }
+        _ = database.core.writeQueue.append(write, mayCommitHere: false)
     }
 
     /// Waits for the commit; gives the batch's documents their revisions, or throws its error.
     func finish() async throws {
-        await committed.value
+        await write.completion()
         defer { batch.database.core.blobs.release(batch.heldBlobs) }
         batch.apply(try write.outcomes())
     }

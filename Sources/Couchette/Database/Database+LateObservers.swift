@@ -8,7 +8,7 @@ extension Database {
     /// ids come from this commit's own `sequences` entries (a document a later commit rewrote
     /// has moved on and is named by that commit). Purges leave no entry: a collection with one
     /// is marked changed beyond the ids listed (``CommitSummary/touch(_:)``).
-    func summaryForLateObservers(_ writes: OwnWrites, catalog: [UInt32: CollectionSpec]) throws -> CommitSummary {
+    nonisolated func summaryForLateObservers(_ writes: OwnWrites, catalog: [UInt32: CollectionSpec]) throws -> CommitSummary {
         var summary = CommitSummary()
         try core.read { txn in
             for (number, ranges) in writes.sequences {

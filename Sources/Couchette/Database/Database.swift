@@ -25,7 +25,6 @@ public actor Database {
     nonisolated let writer: WriterExecutor
     /// Commits made and writes they carried (for the benchmark's writes-per-commit figure).
     nonisolated let statistics = CommitStatistics()
-    private var groupCommit: GroupCommitPacing
 
     /// The actor runs on its own writer thread (`WriterExecutor`).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { writer.asUnownedSerialExecutor() }
@@ -46,13 +45,15 @@ public actor Database {
             throw CouchetteError(.invalidParameter, "maxRevisionHistory must be 1 to 1,000,000, got \(config.maxRevisionHistory)")
         }
         try GroupCommitPacing.validate(config.groupCommitWait)
-        groupCommit = GroupCommitPacing(limits: config.groupCommitWait)
         let path = Database.folder(name: name, directory: config.directory)
         core = try DatabaseCore(name: name, path: path, configuration: config, clock: clock)
         reader = StoreReader(core: core)
         observation = DatabaseObservation(reader: reader, observers: core.observers)
         writer = WriterExecutor(name: name)
         sweeper = ExpirationSweeper(clock: clock)
+        // Held weakly: the writer (which the actor holds) must not keep the database alive.
+        writer.connect { [weak self] in self?.drainQueuedWrites() }
+        core.writeQueue.connect { [writer] in writer.requestDrain() }
         if core.hadExpirationsAtOpen { sweeper.start(for: self) }
     }
 
@@ -81,7 +82,7 @@ public actor Database {
         guard core.markClosed() else { return }
         sweeper.cancel()
         for write in core.writeQueue.takeAll() {
-            write.complete(.failure(CouchetteError(.notOpen, "database '\(name)' is closed")))
+            write.fail(CouchetteError(.notOpen, "database '\(name)' is closed"))
         }
         core.observers.close()
         observation.close()
@@ -194,24 +195,61 @@ public actor Database {
         }
     }
 
-    /// Queues `write` and makes sure it is committed before returning its outcomes.
+    /// Queues `write` and returns its outcomes once it is committed.
     nonisolated(nonsending) func perform(_ write: PendingWrite) async throws -> [WriteOutcome] {
         try core.checkOpen()
-        core.writeQueue.append(write)
-        await commitQueuedWrites(including: write)
+        await submit([write])
         return try write.outcomes()
     }
 
-    /// Commits the queued writes unless `write` has been committed already, by the group of an
-    /// earlier caller: then its caller returns at once instead of committing the writes queued
-    /// since (their own callers' jobs, queued behind this one, commit them).
-    func commitQueuedWrites(including write: PendingWrite) {
-        guard !write.isCompleted else { return }
-        commitQueuedWrites()
+    /// Queues `writes` together and returns once each is committed (or failed): a lone caller
+    /// commits them on its own thread, others wait for the committer to resume them (see
+    /// ``WriteQueue``).
+    ///
+    /// Only a caller on no actor (a task on the global pool) may commit on its own thread: an
+    /// actor — the main actor above all — stays free to run its other work during the disk sync,
+    /// as it always was while its task waited for the writer thread.
+    nonisolated(nonsending) func submit(_ writes: [PendingWrite]) async {
+        let queue = core.writeQueue
+        let mayCommitHere = Self.isNoActor(#isolation)
+        if queue.append(writes, mayCommitHere: mayCommitHere) == .commitHere {
+            // The commit takes everything queued, `writes` included (or `close()` failed them).
+            let committed = commitQueuedWrites()
+            queue.handOff()
+            for write in committed { write.finish() }
+            // Suspends once, as a save on the writer thread would: a task saving in a loop must
+            // not keep its thread from other tasks (other savers among them) for all its saves.
+            // Still counted in flight meanwhile, so a saver that runs now queues for the writer
+            // thread (group commit) instead of committing alone.
+            await Task.yield()
+        } else {
+            for write in writes { await write.completion() }
+        }
+        if mayCommitHere { queue.leave() }
+    }
+
+    /// Whether `isolation` (a caller's `#isolation`) is no actor. A function of its own: comparing
+    /// `#isolation` with nil inside a `nonisolated(nonsending)` function crashes Swift 6.3.1's
+    /// code generation ("PHINode should have one entry for each predecessor").
+    private static func isNoActor(_ isolation: (any Actor)?) -> Bool { isolation == nil }
+
+    /// The writer thread's part (``WriterExecutor/requestDrain()``): commits groups until nothing
+    /// is queued. Each group's callers are resumed after the writer has decided whether to go on,
+    /// so that a caller's next write finds the queue's committer already settled: with nothing
+    /// queued, a lone caller commits its next write itself.
+    private nonisolated func drainQueuedWrites() {
+        while true {
+            let committed = commitQueuedWrites()
+            let done = core.writeQueue.writerMayStop()
+            for write in committed { write.finish() }
+            if done { return }
+        }
     }
 
     /// Commits every queued write in one transaction (group commit), each in a nested transaction
-    /// of its own so that one failing write does not undo the others.
+    /// of its own so that one failing write does not undo the others; returns them, completed, for
+    /// their callers to be resumed (``PendingWrite/finish()``). Only the committer named by
+    /// ``WriteQueue`` calls it: the writer thread, or a lone caller on its own thread.
     ///
     /// When the last commit showed concurrency, writers expected to join are gathered while the
     /// transaction is open (``StragglerGathering``): the writes taken so far are applied while the
@@ -219,17 +257,19 @@ public actor Database {
     ///
     /// When the group does not fit under ``DatabaseConfiguration/maximumSize``, each write is
     /// committed alone: those that fit are saved, the others get `.full`.
-    func commitQueuedWrites() {
+    nonisolated func commitQueuedWrites() -> [PendingWrite] {
         var writes = core.writeQueue.takeAll()
-        guard !writes.isEmpty else { return }
-        var stragglers = groupCommit.stragglers(from: core.writeQueue, having: writes.count)
+        guard !writes.isEmpty else { return [] }
+        var stragglers = core.writeQueue.stragglers(having: writes.count)
         if writes.allSatisfy({ $0.operations.allSatisfy(\.freesSpace) }) {
             // Gathered first: whether the transaction may use the size reserve depends on them all.
             while let more = stragglers?.next() { writes += more }
             stragglers = nil
         }
         var gathered = ContinuousClock.now
-        defer { groupCommit.committed(writes.count, arrivedMeanwhile: core.writeQueue.count, took: .now - gathered) }
+        // Recorded before the callers are resumed: their next writes must not count as ones that
+        // arrived while this commit ran.
+        defer { core.writeQueue.committed(writes.count, took: .now - gathered) }
         do {
             try commit(&writes) {
                 if let more = stragglers?.next() { return more }
@@ -251,6 +291,7 @@ public actor Database {
         } catch {
             for write in writes { write.complete(.failure(error)) }
         }
+        return writes
     }
 
     /// Commits `writes` in one transaction and completes each with its outcome. Throws (completing
@@ -261,7 +302,7 @@ public actor Database {
     /// (so that one failing write does not undo the others) costs LMDB 3 MB of page lists and a
     /// merge, and writes rarely fail. When one does, the transaction is aborted and the group
     /// applied again, each write nested — or, alone, the write fails.
-    private func commit(_ writes: inout [PendingWrite], gathering: (() -> [PendingWrite]?)?) throws {
+    private nonisolated func commit(_ writes: inout [PendingWrite], gathering: (() -> [PendingWrite]?)?) throws {
         do {
             try commit(&writes, isolatingEach: false, gathering: gathering)
         } catch is GroupNeedsIsolation {
@@ -272,7 +313,7 @@ public actor Database {
     /// Thrown out of a transaction whose writes were not isolated when one of them failed.
     private struct GroupNeedsIsolation: Error {}
 
-    private func commit(_ writes: inout [PendingWrite], isolatingEach: Bool, gathering: (() -> [PendingWrite]?)?) throws {
+    private nonisolated func commit(_ writes: inout [PendingWrite], isolatingEach: Bool, gathering: (() -> [PendingWrite]?)?) throws {
         var transactionID: UInt64?
         var storedCatalog: [UInt32: CollectionSpec]?
         var gathering = gathering
@@ -438,22 +479,14 @@ public actor Database {
     // MARK: - Expiration
 
     /// Purges every document whose expiration has passed; returns the next expiration, if any.
-    func purgeExpiredDocuments() throws -> UInt64? {
+    nonisolated(nonsending) func purgeExpiredDocuments() async throws -> UInt64? {
         let now = core.clock.nowMilliseconds()
         let next = try core.read { try core.store.nextExpiration($0) }
         if let next, next <= now {
-            _ = try commitDirect([.purgeExpired(now: now)])
+            _ = try await perform(PendingWrite([.purgeExpired(now: now)]))
             return try core.read { try core.store.nextExpiration($0) }
         }
         return next
-    }
-
-    /// Commits operations from inside the actor, through the same group-commit path.
-    private func commitDirect(_ operations: [WriteOperation]) throws -> [WriteOutcome] {
-        let write = PendingWrite(operations)
-        core.writeQueue.append(write)
-        commitQueuedWrites()
-        return try write.outcomes()
     }
 }
 

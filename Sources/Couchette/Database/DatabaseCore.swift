@@ -27,6 +27,7 @@ final class DatabaseCore: Sendable {
         self.clock = clock
         self.path = path
         self.configuration = configuration
+        writeQueue = WriteQueue(pacing: GroupCommitPacing(limits: configuration.groupCommitWait))
         if let maximum = configuration.maximumSize, maximum < SizeLimit.minimum {
             throw CouchetteError(.invalidParameter, "maximumSize \(maximum) is too small: at least \(SizeLimit.minimum) bytes")
         }
@@ -149,6 +150,6 @@ final class DatabaseCore: Sendable {
 
     // MARK: - Write queue
 
-    /// Writes waiting for the writer thread (see ``Database/perform(_:)``).
-    let writeQueue = WriteQueue()
+    /// Writes waiting for a commit, and who commits them (see ``Database/perform(_:)``).
+    let writeQueue: WriteQueue
 }

@@ -1,16 +1,24 @@
 import Foundation
 
-/// The thread a ``Database`` actor runs on.
+/// The thread a ``Database`` actor runs on, and the writer thread of its group commits.
 ///
-/// Every LMDB write transaction of the database begins and commits on this one thread (LMDB ties a
-/// write transaction to its thread), and the disk sync at each commit blocks this thread instead
-/// of one of Swift's few cooperative threads. While it syncs, writers on the cooperative threads
-/// keep queueing their writes, and the next commit takes them all at once (group commit).
+/// When several tasks write at once, their group commits run here (see ``WriteQueue``), so the
+/// disk sync at each commit blocks this thread instead of one of Swift's few cooperative threads.
+/// While it syncs, writers on the cooperative threads keep queueing their writes, and the next
+/// commit takes them all at once (group commit). LMDB ties a write transaction to its thread: each
+/// begins and commits within one call here.
+///
+/// Group commits run outside any job: ``requestDrain()`` has the thread call the drain given at
+/// ``connect(drain:)`` between jobs, which commits the queued writes and resumes their callers
+/// directly (their tasks never hop onto this thread).
 final class WriterExecutor: SerialExecutor, @unchecked Sendable {
-    // @unchecked: `jobs`, `isStopped`, `isStarted` and `lastEnqueued` are only touched while `condition` is
-    // locked; the thread is the only consumer and runs one job at a time, as a serial executor must.
+    // @unchecked: `jobs`, `drain`, `drainRequested`, `isStopped`, `isStarted` and `lastEnqueued` are only touched
+    // while `condition` is locked. The thread is the only consumer and runs one job or drain at a time, as a serial
+    // executor must.
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
+    private var drainRequested = false
+    private var drain: (@Sendable () -> Void)?
     private var isStopped = false
     private var isStarted = false
     private let name: String
@@ -31,8 +39,15 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
         self.name = name
     }
 
-    /// Whether the thread runs: from the first job queued until it has been stopped and has run
-    /// out of jobs.
+    /// Sets what ``requestDrain()`` runs (``Database``'s init, before any write).
+    func connect(drain: @escaping @Sendable () -> Void) {
+        condition.lock()
+        self.drain = drain
+        condition.unlock()
+    }
+
+    /// Whether the thread runs: from the first job or drain request until it has been stopped and
+    /// has run out of work.
     var hasStarted: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -41,9 +56,20 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
+        wake { jobs.append(job) }
+    }
+
+    /// Has the thread run the drain (once, however often it is asked before it gets to it).
+    func requestDrain() {
+        wake { drainRequested = true }
+    }
+
+    /// Records work (`add`, run with `condition` locked) and wakes the thread, starting it first
+    /// if needed.
+    private func wake(_ add: () -> Void) {
         let now = Self.monotonicNanoseconds()
         condition.lock()
-        jobs.append(job)
+        add()
         let start = !isStarted
         isStarted = true
         lastEnqueued = now
@@ -75,17 +101,24 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
         var nextJobCameSoon = true
         while true {
             condition.lock()
-            if jobs.isEmpty && !isStopped {
+            if jobs.isEmpty && !drainRequested && !isStopped {
                 let idleSince = Self.monotonicNanoseconds()
                 if nextJobCameSoon {
-                    while jobs.isEmpty && !isStopped && Self.monotonicNanoseconds() - idleSince < Self.spinLimit {
+                    while jobs.isEmpty && !drainRequested && !isStopped && Self.monotonicNanoseconds() - idleSince < Self.spinLimit {
                         condition.unlock()
                         sched_yield()
                         condition.lock()
                     }
                 }
-                while jobs.isEmpty && !isStopped { condition.wait() }
+                while jobs.isEmpty && !drainRequested && !isStopped { condition.wait() }
                 nextJobCameSoon = lastEnqueued &- idleSince < Self.spinLimit
+            }
+            if drainRequested {
+                drainRequested = false
+                let drain = self.drain
+                condition.unlock()
+                drain?()
+                continue
             }
             if jobs.isEmpty {
                 // Stopped and idle: the thread ends. A job queued later (a call on a closed
