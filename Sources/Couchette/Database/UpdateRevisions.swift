@@ -31,7 +31,7 @@ final class UpdateRevisions: Sendable {
     /// The revision operation `index` gives a document found at `parent`, when it was computed
     /// for that parent; nil otherwise (the writer then computes it). Waits for the chunk's hashing.
     func revision(ofOperation index: Int, replacing parent: StoredRevisionID) -> StoredRevisionID? {
-        guard index < entries.count, entries[index] >= 0 else { return nil }
+        guard covers(operation: index) else { return nil }
         let entry = Int(entries[index])
         return chunks[entry / Self.chunkCount].revision(at: entry % Self.chunkCount, replacing: parent)
     }

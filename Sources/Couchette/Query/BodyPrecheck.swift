@@ -3,10 +3,12 @@
 /// `<`, `<=`, `>`, `>=` (a literal or a parameter), on a fixed path of the main document.
 ///
 /// A document one of them rejects cannot pass the WHERE: a conjunct that is not true makes the AND
-/// not true, so the scan skips the record without copying or binding it. A document they accept,
-/// or cannot judge, is evaluated as usual, so only a rejection must be exact, and every case in
-/// doubt is left to the evaluators: text that is not plain ASCII, numbers other than two
-/// integers, values of different types, a LIKE pattern the byte matcher does not take.
+/// not true, so the scan skips the record without copying or binding it. When the terms are the
+/// whole filter after the scan and all certainly hold, the row passes without the filter being
+/// evaluated again (``Judgement/passes``); otherwise it is evaluated as usual. So both verdicts,
+/// true and false, must be exact, and every case in doubt is left to the evaluators: text that is
+/// not plain ASCII, numbers other than two integers, values of different types, a LIKE pattern
+/// the byte matcher does not take.
 /// MISSING (an absent or damaged path) rejects, as it makes the conjunct MISSING.
 ///
 /// ```swift

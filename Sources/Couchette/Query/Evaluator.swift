@@ -58,7 +58,7 @@ final class EvaluationContext {
     }
 
     /// A context for one execution of `plan`; `slots`, when the caller has them, are the values
-    /// of ``QueryPlan/parameterOrder`` already looked up (``Parameters/slots(_:for:)``).
+    /// of ``QueryPlan/parameterOrder`` already looked up (``Parameters/fill(_:from:for:)``).
     convenience init(_ plan: QueryPlan, parameters: [String: Datum], slots: [Datum?]? = nil) {
         self.init(
             sourceCount: plan.sources.count, variableCount: plan.variableCount, parameters: parameters,

@@ -153,16 +153,10 @@ public final class Parameters: @unchecked Sendable {
         return resolved
     }
 
-    /// The values of the parameters `names`, in that order (nil: not set): a query's values by
-    /// slot (``QueryPlan/parameterOrder``), found once per assignment. Throws for any value that
-    /// could not be stored, used or not, as ``resolve(_:)`` does.
-    static func slots(_ entries: Entries, for names: [String]) throws(CouchetteError) -> [Datum?] {
-        var slots: [Datum?] = []
-        try fill(&slots, from: entries, for: names)
-        return slots
-    }
-
-    /// ``slots(_:for:)`` into `slots`, whose storage is reused when it is not shared.
+    /// Fills `slots` with the values of the parameters `names`, in that order (nil: not set): a
+    /// query's values by slot (``QueryPlan/parameterOrder``), found once per assignment; the
+    /// storage of `slots` is reused when it is not shared. Throws for any value that could not be
+    /// stored, used or not, as ``resolve(_:)`` does.
     static func fill(_ slots: inout [Datum?], from entries: Entries, for names: [String]) throws(CouchetteError) {
         if slots.count == names.count {
             for index in slots.indices { slots[index] = nil }

@@ -78,7 +78,8 @@ final class DictionaryShapes {
             for number in 0..<keys.count where self.keys[number].length > 0 {
                 let key = self.keys[number]
                 self.keys[number].first =
-                    keyBytes.loadUnaligned(fromByteOffset: key.start, as: UInt64.self) & DictionaryShapes.mask(min(key.length, 8))
+                    UInt64(littleEndian: keyBytes.loadUnaligned(fromByteOffset: key.start, as: UInt64.self))
+                    & DictionaryShapes.mask(min(key.length, 8))
             }
             self.positions = positions
         }
@@ -107,7 +108,9 @@ final class DictionaryShapes {
             var theirs = position
             while mine < end {
                 let length = min(8, end - mine)
-                let word = keyBytes.loadUnaligned(fromByteOffset: mine, as: UInt64.self) & DictionaryShapes.mask(length)
+                // Little-endian like `DictionaryShapes.word`, so that the two compare equal on any host.
+                let word =
+                    UInt64(littleEndian: keyBytes.loadUnaligned(fromByteOffset: mine, as: UInt64.self)) & DictionaryShapes.mask(length)
                 guard word == DictionaryShapes.word(buffer, at: theirs, count: length) else { return false }
                 mine += length
                 theirs += length
@@ -269,7 +272,10 @@ final class DictionaryShapes {
 
     /// The low `count` (1...8) bytes of a word set (a masking shift: no branch for 8).
     @inline(__always)
-    static func mask(_ count: Int) -> UInt64 { ~0 &>> UInt64(truncatingIfNeeded: 64 - count * 8) }
+    static func mask(_ count: Int) -> UInt64 {
+        assert((1...8).contains(count), "a mask of 1 to 8 bytes")
+        return ~0 &>> UInt64(truncatingIfNeeded: 64 - count * 8)
+    }
 
     private static func mix(_ value: UInt64) -> UInt64 {
         let product = (value ^ (value >> 31)) &* 0xBF58_476D_1CE4_E5B9
