@@ -6,26 +6,15 @@ import Testing
 @Suite(.tags(.concurrency)) struct ServeReplicateCommandTests {
     @Test func replicateThroughAServedDatabaseThenStopOnInterrupt() async throws {
         let directory = try TemporaryDirectory()
-        let source = directory.path + "/source", served = directory.path + "/served", copy = directory.path + "/copy"
+        let source = directory.path + "/source", copy = directory.path + "/copy"
         #expect(try await CLI.run(["put", source, "apple", #"{"color":"red"}"#]).status == 0)
         #expect(try await CLI.run(["put", source, "pear", #"{"color":"green"}"#]).status == 0)
 
-        let outputPath = directory.path + "/serve.out"
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: CrashTests.toolPath)
-        server.arguments = ["serve", served, "--port", "0", "--user", "ann", "--password", "pw"]
-        server.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        server.standardError = FileHandle.nullDevice
-        try await startProcess(server)
-        defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
-        let output = { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
-        let deadline = Date().addingTimeInterval(20)
-        while !output().contains("SHA-256: "), Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        let url = try #require(output().split(separator: "\n").first { $0.contains("https://") }).trimmingCharacters(in: .whitespaces)
+        let served = try await ServeProcess(directory.path + "/served", tls: true, arguments: ["--user", "ann", "--password", "pw"])
+        defer { served.kill() }
+        let server = served.process, url = served.url, pin = try #require(served.pin)
+        let output = { served.output }
         #expect(url.hasSuffix("/served"))
-        let fingerprintLine = try #require(output().split(separator: "\n").first { $0.hasPrefix("TLS certificate SHA-256: ") })
-        let pin = String(fingerprintLine.dropFirst("TLS certificate SHA-256: ".count))
         #expect(pin.count == 64)
 
         // Without the pin the self-signed certificate is untrusted; with another pin it is refused.

@@ -173,9 +173,6 @@ extension Database {
     nonisolated var observerCount: Int { observation.observers.count }
 }
 
-/// Starts a child process. Tests run in parallel, and Foundation's `Process.run()` on Linux was
-/// seen to crash (in `memcpy`) when several threads start processes at once, so every test starts
-/// its children through this one lock.
 /// Waits for `process` to end without blocking a thread: a blocking `waitUntilExit()` would hold
 /// one of the cooperative pool's two threads here and starve every other test meanwhile.
 func waitForExit(_ process: Process) async {
@@ -194,6 +191,9 @@ func runTool(_ arguments: [String]) async throws -> Int32 {
     return child.terminationStatus
 }
 
+/// Starts a child process. Tests run in parallel, and Foundation's `Process.run()` on Linux was
+/// seen to crash (in `memcpy`) when several threads start processes at once, so every test starts
+/// its children through this one lock.
 ///
 /// A second Foundation bug needs more than the lock: `Process.run()` (Swift 6.3.1) over-reads the
 /// dirents of `/proc/self/fd` (swift-corelibs-foundation #5472) and crashes when the listing fills

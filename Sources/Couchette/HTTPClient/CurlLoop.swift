@@ -47,14 +47,17 @@ final class CurlLoop: Sendable {
         }
         _ = ccurl_multi_setopt_long(pointer, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
         multi = MultiHandle(pointer: pointer)
+        RunningCurlLoops.shared.add(self)
         let thread = Thread { [self] in run() }
         thread.name = "couchette.http"
         thread.start()
     }
 
-    /// `curl_global_init`, once per process (thread-safe in libcurl ≥ 7.84).
+    /// `curl_global_init`, once per process (thread-safe in libcurl ≥ 7.84), then the exit
+    /// handler that ends running loops before OpenSSL's own exit handler runs.
     private static let initializeLibcurl: Void = {
         _ = curl_global_init(Int(CURL_GLOBAL_ALL))
+        RunningCurlLoops.installExitHandler()
     }()
 
     func makeID() -> Int {
@@ -73,7 +76,8 @@ final class CurlLoop: Sendable {
     func cancel(_ id: Int) { submit(.cancel(id)) }
     func resume(_ id: Int) { submit(.resume(id)) }
 
-    /// Ends every transfer, closes every connection and stops the thread.
+    /// Ends every transfer, closes every connection and stops the thread (asynchronously:
+    /// ``RunningCurlLoops`` tells when the thread ended).
     func shutdown() { submit(.shutdown) }
 
     @discardableResult
@@ -160,6 +164,7 @@ final class CurlLoop: Sendable {
             transfer.finish(.failure(CouchetteError(.io, "the HTTP client was shut down")))
         }
         curl_multi_cleanup(multi.pointer)
+        RunningCurlLoops.shared.remove(self)
     }
 
     private func remove(_ curl: CurlTransfer) {
