@@ -7,7 +7,10 @@ import Testing
 /// never waits behind the work queued there for other batches: the chunks of its own batch that
 /// the queue has not started, it computes itself. And one digester queues at most
 /// ``BodyDigester/maximumQueuedChunks`` chunks; past that, its caller computes them.
-@Suite(.tags(.concurrency)) struct DigestQueueTests {
+///
+/// No test blocks a thread of the cooperative pool while the queue is held: with two cores, two
+/// such waits would stop every task of the process until the holder gives up.
+@Suite(.serialized, .tags(.concurrency)) struct DigestQueueTests {
     @Test(.timeLimit(.minutes(2))) func aBatchOfUpdatesCommitsWhileTheDigestQueueIsHeld() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
@@ -50,7 +53,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2))) func aDigesterQueuesAtMostItsBoundAndItsWaiterComputesTheRest() throws {
+    @Test(.timeLimit(.minutes(2))) func aDigesterQueuesAtMostItsBoundAndItsWaiterComputesTheRest() async throws {
         let holder = DigestQueueHolder()
         defer { holder.release() }
         let digester = BodyDigester()
@@ -65,13 +68,11 @@ import Testing
         #expect(holder.isHolding)
         holder.release()
         // Once the queue gets to them, it finds them done: none runs twice.
-        let drained = DispatchSemaphore(value: 0)
-        BodyDigester.queue.async { drained.signal() }
-        #expect(drained.wait(timeout: .now() + 60) == .success)
+        await digestQueuePassed()
         #expect(ran.withLock { $0 } == BodyDigester.maximumQueuedChunks + extra)
     }
 
-    @Test(.timeLimit(.minutes(2))) func aCancelledDigesterSkipsItsQueuedChunksAndCannotBeWritten() throws {
+    @Test(.timeLimit(.minutes(2))) func aCancelledDigesterSkipsItsQueuedChunksAndCannotBeWritten() async throws {
         let holder = DigestQueueHolder()
         defer { holder.release() }
         let digester = BodyDigester()
@@ -80,10 +81,16 @@ import Testing
         digester.cancel()
         holder.release()
         #expect(throws: CouchetteError.self) { try digester.waitForChunks() }
-        let drained = DispatchSemaphore(value: 0)
-        BodyDigester.queue.async { drained.signal() }
-        #expect(drained.wait(timeout: .now() + 60) == .success)
+        await digestQueuePassed()
         #expect(ran.withLock { $0 } == 0)
+    }
+}
+
+/// Returns once the digest queue has run everything queued before this call (suspended
+/// meanwhile, not blocking a thread).
+private func digestQueuePassed() async {
+    await withCheckedContinuation { (passed: CheckedContinuation<Void, Never>) in
+        BodyDigester.queue.async { passed.resume() }
     }
 }
 
