@@ -135,11 +135,7 @@ import Testing
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             let ids = (0..<(UpdateRevisions.chunkCount * 2)).map { "a\($0)" }
-            try await database.inBatch { batch in
-                for id in ids { try batch.save(document: MutableDocument(id: id).setInt(0, forKey: "visits"), in: collection) }
-            }
-            var edits: [MutableDocument] = []
-            for id in ids { edits.append(try #require(try await collection.document(id: id)).toMutable().setInt(7, forKey: "visits")) }
+            let edits = try await collection.savedForUpdates(ids).map { $0.setInt(7, forKey: "visits") }
             await #expect(throws: Stop.self) {
                 try await database.inBatch { batch in
                     for edit in edits { try batch.save(document: edit, in: collection) }
@@ -148,5 +144,18 @@ import Testing
             }
             for id in ids { #expect(try await collection.document(id: id)?.int(forKey: "visits") == 0) }
         }
+    }
+}
+
+extension Collection {
+    /// Saves a document `{"visits": 0}` for each of `ids`, in one batch, and returns each as read
+    /// back: ready to be updated.
+    func savedForUpdates(_ ids: [String]) async throws -> [MutableDocument] {
+        try await database.inBatch { batch in
+            for id in ids { try batch.save(document: MutableDocument(id: id).setInt(0, forKey: "visits"), in: self) }
+        }
+        var documents: [MutableDocument] = []
+        for id in ids { documents.append(try #require(try await document(id: id)).toMutable()) }
+        return documents
     }
 }

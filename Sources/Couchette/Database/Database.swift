@@ -52,7 +52,7 @@ public actor Database {
         writer = WriterExecutor(name: name)
         sweeper = ExpirationSweeper(clock: clock)
         // Held weakly: the writer (which the actor holds) must not keep the database alive.
-        writer.connect { [weak self] in self?.drainQueuedWrites() }
+        writer.connect { [weak self] in self?.drainQueuedWrites() ?? false }
         core.writeQueue.connect { [writer] in writer.requestDrain() }
         if core.hadExpirationsAtOpen { sweeper.start(for: self) }
     }
@@ -233,17 +233,17 @@ public actor Database {
     /// code generation ("PHINode should have one entry for each predecessor").
     private static func isNoActor(_ isolation: (any Actor)?) -> Bool { isolation == nil }
 
-    /// The writer thread's part (``WriterExecutor/requestDrain()``): commits groups until nothing
-    /// is queued. Each group's callers are resumed after the writer has decided whether to go on,
-    /// so that a caller's next write finds the queue's committer already settled: with nothing
-    /// queued, a lone caller commits its next write itself.
-    private nonisolated func drainQueuedWrites() {
-        while true {
-            let committed = commitQueuedWrites()
-            let done = core.writeQueue.writerMayStop()
-            for write in committed { write.finish() }
-            if done { return }
-        }
+    /// The writer thread's part (``WriterExecutor/requestDrain()``): commits one group; returns
+    /// whether writes remain queued, for another pass once the actor's jobs queued meanwhile have
+    /// run (one group at a time, so that saves arriving without pause cannot hold back
+    /// `close()` and the actor's other calls). The group's callers are resumed after the writer
+    /// has decided whether to go on, so that a caller's next write finds the queue's committer
+    /// already settled: with nothing queued, a lone caller commits its next write itself.
+    private nonisolated func drainQueuedWrites() -> Bool {
+        let committed = commitQueuedWrites()
+        let done = core.writeQueue.writerMayStop()
+        for write in committed { write.finish() }
+        return !done
     }
 
     /// Commits every queued write in one transaction (group commit), each in a nested transaction

@@ -1,6 +1,3 @@
-import Dispatch
-import Synchronization
-
 /// The new revisions of a batch's updates — saves of documents read at a known revision —
 /// computed while the batch is still being filled, on the digest thread (``BodyDigester/queue``),
 /// instead of on the writer thread during the commit: MD5 of the body was a quarter of the
@@ -12,28 +9,38 @@ import Synchronization
 /// changed or deleted since it was read gets its revision computed at the commit as before.
 ///
 /// Updates are hashed ``chunkCount`` at a time: a chunk is handed to the digest thread as soon as
-/// it is full, so that thread works while the caller encodes the next documents; the last,
-/// partial chunk is hashed by the caller when the batch closes (a batch of a few updates never
-/// pays for a hand-off).
+/// it is full (through a ``BodyDigester`` of the batch's own: bounded, and the writer computes a
+/// chunk the digest thread has not started rather than wait behind other work), so that thread
+/// works while the caller encodes the next documents; the last, partial chunk is hashed by the
+/// caller when the batch closes (a batch of a few updates never pays for a hand-off).
 final class UpdateRevisions: Sendable {
     /// Updates per job: some dozens of bodies, so a hand-off costs little beside the hashing.
     static let chunkCount = 64
 
     /// The entry of each operation of the batch (`-1`: none), up to the last one with an entry.
     private let entries: [Int32]
-    private let chunks: [UpdateRevisionChunk]
+    private let chunks: [HashedChunk]
 
-    fileprivate init(entries: [Int32], chunks: [UpdateRevisionChunk]) {
+    /// A chunk, and the job that hashes it (nil: hashed already, by the caller).
+    fileprivate struct HashedChunk: Sendable {
+        let chunk: UpdateRevisionChunk
+        let job: DigestJob?
+    }
+
+    fileprivate init(entries: [Int32], chunks: [HashedChunk]) {
         self.entries = entries
         self.chunks = chunks
     }
 
     /// The revision operation `index` gives a document found at `parent`, when it was computed
-    /// for that parent; nil otherwise (the writer then computes it). Waits for the chunk's hashing.
+    /// for that parent; nil otherwise (the writer then computes it). Hashes the chunk now unless
+    /// the digest thread has begun it already (then waits for it).
     func revision(ofOperation index: Int, replacing parent: StoredRevisionID) -> StoredRevisionID? {
         guard covers(operation: index) else { return nil }
         let entry = Int(entries[index])
-        return chunks[entry / Self.chunkCount].revision(at: entry % Self.chunkCount, replacing: parent)
+        let hashed = chunks[entry / Self.chunkCount]
+        hashed.job?.wait()
+        return hashed.chunk.revision(at: entry % Self.chunkCount, replacing: parent)
     }
 
     /// Whether operation `index` is an update with a revision computed here.
@@ -42,11 +49,12 @@ final class UpdateRevisions: Sendable {
     /// Collects a batch's updates on the caller's side (not `Sendable`: one batch body fills it).
     struct Builder {
         private var entries: [Int32] = []
-        private var chunks: [UpdateRevisionChunk] = []
+        private var chunks: [HashedChunk] = []
         /// The updates of the chunk being filled.
         private var pending: [UpdateRevisionChunk.Update] = []
-        /// Set when the batch is abandoned: chunks still queued are skipped.
-        private let cancelled = CancelFlag()
+        /// Hands the chunks to the digest thread (made with the first: a batch of a few updates
+        /// hands none over); cancelled when the batch is abandoned.
+        private var digester: BodyDigester?
 
         var isEmpty: Bool { chunks.isEmpty && pending.isEmpty }
 
@@ -70,37 +78,25 @@ final class UpdateRevisions: Sendable {
         }
 
         /// Skips the chunks still queued: the batch will not be written.
-        func cancel() { cancelled.set() }
+        func cancel() { digester?.cancel() }
 
         private mutating func startChunk(inline: Bool) {
             let chunk = UpdateRevisionChunk(pending)
             pending = []
-            chunks.append(chunk)
             if inline {
                 chunk.compute()
-            } else {
-                chunk.group.enter()
-                let cancelled = self.cancelled
-                BodyDigester.queue.async {
-                    if !cancelled.isSet { chunk.compute() }
-                    chunk.group.leave()
-                }
+                chunks.append(HashedChunk(chunk: chunk, job: nil))
+                return
             }
+            let digester = self.digester ?? BodyDigester()
+            self.digester = digester
+            chunks.append(HashedChunk(chunk: chunk, job: digester.run { chunk.compute() }))
         }
     }
 }
 
-/// A flag the digest thread reads and the caller's side sets.
-private final class CancelFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .acquiring) }
-    func set() { value.store(true, ordering: .releasing) }
-}
-
 /// Some dozens of updates of one batch, hashed together (see ``UpdateRevisions``).
 final class UpdateRevisionChunk {
-    /// Entered while the chunk waits for, or runs on, the digest thread.
-    let group = DispatchGroup()
     /// The revision each update was read at, and its new body.
     struct Update {
         var parent: StoredRevisionID
@@ -124,18 +120,17 @@ final class UpdateRevisionChunk {
         for index in updates.indices { updates[index].body = [] }
     }
 
-    /// The revision of update `position` when it was computed for `parent`; waits for the hashing.
+    /// The revision of update `position` when it was computed for `parent` (only once the chunk's
+    /// job has ended).
     func revision(at position: Int, replacing parent: StoredRevisionID) -> StoredRevisionID? {
-        group.wait()
         guard position < revisions.count, updates[position].parent == parent else { return nil }
         return revisions[position]
     }
 }
 
-// @unchecked: `revisions` and `updates` (its bodies only) are written once, by whichever
-// thread runs `compute` — the digest queue (between `group.enter()` on the caller's side and
-// `group.leave()`), or the caller before the batch is handed over — and read only by the writer
-// after `group.wait()`: the dispatch group orders the queue's writes before that read, and the
-// write queue's lock orders the caller's. A skipped chunk leaves `revisions` empty, which reads as
-// "not computed".
+// @unchecked: `revisions` and `updates` (its bodies only) are written once, by whichever thread
+// takes the chunk's `DigestJob` — the digest queue, the writer in `DigestJob.wait()`, or the
+// caller before the batch is handed over — and read only by the writer after `DigestJob.wait()`:
+// the job's dispatch group orders the queue's writes before that read, and the write queue's lock
+// orders the caller's. A skipped chunk leaves `revisions` empty, which reads as "not computed".
 extension UpdateRevisionChunk: @unchecked Sendable {}

@@ -9,8 +9,10 @@ import Foundation
 /// begins and commits within one call here.
 ///
 /// Group commits run outside any job: ``requestDrain()`` has the thread call the drain given at
-/// ``connect(drain:)`` between jobs, which commits the queued writes and resumes their callers
-/// directly (their tasks never hop onto this thread).
+/// ``connect(drain:)`` between jobs, which commits one group of queued writes and resumes their
+/// callers directly (their tasks never hop onto this thread). Drain passes and jobs take turns
+/// while both wait: under saves that never stop, the actor's own calls (`close()` among them) still
+/// run after the next commit, and a stream of jobs never holds back the commits either.
 final class WriterExecutor: SerialExecutor, @unchecked Sendable {
     // @unchecked: `jobs`, `drain`, `drainRequested`, `isStopped`, `isStarted` and `lastEnqueued` are only touched
     // while `condition` is locked. The thread is the only consumer and runs one job or drain at a time, as a serial
@@ -18,7 +20,8 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var drainRequested = false
-    private var drain: (@Sendable () -> Void)?
+    /// One drain pass; returns whether to run another (writes remain queued).
+    private var drain: (@Sendable () -> Bool)?
     private var isStopped = false
     private var isStarted = false
     private let name: String
@@ -39,8 +42,9 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
         self.name = name
     }
 
-    /// Sets what ``requestDrain()`` runs (``Database``'s init, before any write).
-    func connect(drain: @escaping @Sendable () -> Void) {
+    /// Sets what ``requestDrain()`` runs (``Database``'s init, before any write): one pass, which
+    /// returns true to be run again once the jobs queued meanwhile have run.
+    func connect(drain: @escaping @Sendable () -> Bool) {
         condition.lock()
         self.drain = drain
         condition.unlock()
@@ -99,8 +103,16 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
         /// Whether the previous job came soon enough after the thread ran out of work that waiting
         /// for the next one without sleeping would have caught it: only then does it spin.
         var nextJobCameSoon = true
+        /// Whether the last drain pass asked for another one (recorded at the next lock).
+        var drainAgain = false
+        /// Whether a drain pass ran last: when jobs wait too, they have the next turn.
+        var drainedLast = false
         while true {
             condition.lock()
+            if drainAgain {
+                drainRequested = true
+                drainAgain = false
+            }
             if jobs.isEmpty && !drainRequested && !isStopped {
                 let idleSince = Self.monotonicNanoseconds()
                 if nextJobCameSoon {
@@ -113,13 +125,17 @@ final class WriterExecutor: SerialExecutor, @unchecked Sendable {
                 while jobs.isEmpty && !drainRequested && !isStopped { condition.wait() }
                 nextJobCameSoon = lastEnqueued &- idleSince < Self.spinLimit
             }
-            if drainRequested {
+            // Turns: a drain pass commits one group, then the jobs queued by then run (a
+            // snapshot: jobs they queue wait for the next turn), then the next pass.
+            if drainRequested && (jobs.isEmpty || !drainedLast) {
                 drainRequested = false
+                drainedLast = true
                 let drain = self.drain
                 condition.unlock()
-                drain?()
+                drainAgain = drain?() ?? false
                 continue
             }
+            drainedLast = false
             if jobs.isEmpty {
                 // Stopped and idle: the thread ends. A job queued later (a call on a closed
                 // database, which fails at once) starts a new one, so it never waits forever.
