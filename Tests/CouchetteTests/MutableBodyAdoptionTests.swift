@@ -4,8 +4,8 @@ import Testing
 @testable import Couchette
 
 /// A document whose properties are all plain values takes the body a save encodes as its stored
-/// form (`MutableDictionaryObject.adopt(encoding:)`): its entries are freed, since a batch keeps
-/// every document it saves until it commits. It must read, edit and save exactly as before, and
+/// form (`MutableDictionaryObject.adopt(encoding:)`): its entries are freed, so a document kept
+/// after its save holds one buffer. It must read, edit and save exactly as before, and
 /// keep its entries whenever they hold an object the caller may still edit or a value the body
 /// does not hold.
 @Suite(.tags(.sanitizeAddress)) struct MutableBodyAdoptionTests {

@@ -18,30 +18,38 @@ public final class Batch {
     /// inside its body, by one task, and no access to either overlaps another (each append is
     /// done before the next begins). The runtime checks cost more than the appends they guard.
     @exclusivity(unchecked) private(set) var operations: [WriteOperation] = []
-    /// The documents and models to update with their new revisions, in operation order (so that
-    /// an object written twice ends at its last revision). `entry` is the document's index in a
-    /// ``WriteOperation/saveJSON(_:)`` run, -1 for an operation of its own.
+    /// The models to update with their new revisions, in operation order (so that an object
+    /// written twice ends at its last revision). `entry` is the model's index in a
+    /// ``WriteOperation/saveJSON(_:)`` run, -1 for an operation of its own. Documents are not held
+    /// here: they learn their revisions from ``revisions``.
     @exclusivity(unchecked) private var trackers: [(operation: Int, entry: Int, tracker: any RevisionTracking)] = []
+    /// What this batch's writes became once it commits, for the documents saved in it.
+    let revisions = BatchRevisions()
+    /// Whether a document saved in this batch will ask ``revisions`` for its new revision.
+    private var savedDocuments = false
     /// Tells this batch apart from every other in the process: a model written in it is marked
     /// with it (``DocumentID/batchWrite``), so a batch of many models needs no table of them.
     let serial = Batch.serials.add(1, ordering: .relaxed).newValue
     private static let serials = Atomic<UInt64>(0)
     /// The collections one document or model was written to in a batch, marked on the object
-    /// itself (``MutableDocument/batchWrite``, ``DocumentID/batchWrite``) with the batch's
-    /// ``serial``: no table of the batch's objects is hashed per save.
+    /// itself (``MutableDocument/markWritten(in:to:)``, ``DocumentID/batchWrite``) with the
+    /// batch (its ``revisions``, its ``serial``): no table of the batch's objects is hashed per save.
     typealias WrittenCollections = Couchette.WrittenCollections
     private var isClosed = false
     /// Encodes the new documents saved in this batch, one after another (see ``saveNew(_:in:_:)``).
-    private var bodyEncoder = ValueEncoder(capacity: 1024)
+    /// Unchecked exclusivity, as ``operations`` (here, on ``heldBlobs``, ``jsonDocuments`` and
+    /// ``jsonCollection``, which every save touches): nothing the encoding calls reaches the batch.
+    @exclusivity(unchecked) private var bodyEncoder = ValueEncoder(capacity: 1024)
     /// Digests of blobs stored for this batch's documents, held against compaction until the
     /// batch commits (``Database/inBatch(_:)`` releases them).
-    var heldBlobs: [String] = []
+    @exclusivity(unchecked) var heldBlobs: [String] = []
 
     init(database: Database) { self.database = database }
 
     /// A batch whose body failed (it was never closed) will not be written: the revision digests
     /// its JSON documents still wait for are skipped.
     deinit {
+        revisions.abandon()  // nothing once it committed
         guard !isClosed else { return }
         updates.cancel()
         jsonDocuments?.abandon()
@@ -67,7 +75,8 @@ public final class Batch {
         append(
             .save(
                 collection.spec, id: document.id, body: body, base: control == .failOnConflict ? document.revisionID : nil,
-                control: control), tracking: document)
+                control: control))
+        record(document, at: BatchRevisions.Position(operation: operations.count - 1, entry: -1))
         // Its new revision, should the document still be at the one it was read at, is hashed
         // now, off the writer thread.
         updates.add(operation: operations.count - 1, parent: revision, body: body)
@@ -89,16 +98,19 @@ public final class Batch {
         heldBlobs += try collection.core.installBlobs(of: document)
         let body = try document.encodeBody(reusing: &bodyEncoder)
         let control = markWritten(document, to: collection) ? .lastWriteWins : concurrencyControl
-        try addNew(id: document.id, body: body, in: collection, control: control, tracking: document)
+        if let position = try addNew(id: document.id, body: body, in: collection, control: control) { record(document, at: position) }
     }
 
     /// Marks `document` as written to `collection` in this batch, on the document itself (no
     /// table of every document in the batch, no hashing); returns whether it was already.
     private func markWritten(_ document: MutableDocument, to collection: Collection) -> Bool {
-        var mark = document.batchWrite.flatMap { $0.batch == serial ? $0 : nil } ?? (batch: serial, collections: WrittenCollections())
-        let alreadyWritten = mark.collections.insert(collection.spec.number)
-        document.batchWrite = mark
-        return alreadyWritten
+        document.markWritten(in: revisions, to: collection.spec.number)
+    }
+
+    /// Tells `document` where its write sits, to learn its revision from after the commit.
+    private func record(_ document: MutableDocument, at position: BatchRevisions.Position) {
+        document.recordWrite(at: position)
+        savedDocuments = true
     }
 
     /// Adds a new document's body (already encoded, its id valid) to the run of documents saved
@@ -110,11 +122,20 @@ public final class Batch {
     func addNew(
         id: String, body: [UInt8], in collection: Collection, control: ConcurrencyControl, tracking tracker: any RevisionTracking
     ) throws {
+        guard let position = try addNew(id: id, body: body, in: collection, control: control) else { return }
+        trackers.append((position.operation, position.entry, tracker))
+    }
+
+    /// ``addNew(id:body:in:control:tracking:)`` with no tracker: returns where the write sits.
+    private func addNew(
+        id: String, body: [UInt8], in collection: Collection, control: ConcurrencyControl
+    ) throws -> BatchRevisions.Position? {
         try startJSONDocuments(in: collection, control)
-        guard let entry = jsonDocuments?.append(id: id, body: body) else { return }
+        guard let entry = jsonDocuments?.append(id: id, body: body) else { return nil }
         // The run becomes the next operation when it is finished (before any other is appended).
-        trackers.append((operations.count, entry, tracker))
+        let position = BatchRevisions.Position(operation: operations.count, entry: entry)
         startNextBufferIfFull()
+        return position
     }
 
     /// Adds the deletion of `document` (a tombstone revision) to the batch.
@@ -145,10 +166,10 @@ public final class Batch {
 
     /// JSON documents saved since the last other write, for one collection and concurrency
     /// control (see ``save(id:json:in:concurrencyControl:)``): they become one operation.
-    var jsonDocuments: JSONDocumentBatch.Builder?
+    @exclusivity(unchecked) var jsonDocuments: JSONDocumentBatch.Builder?
     /// The collection object ``jsonDocuments`` was last checked for: a run of saves into one
     /// collection checks it once.
-    var jsonCollection: Collection?
+    @exclusivity(unchecked) var jsonCollection: Collection?
 
     /// Ends the current run of JSON documents, so that later writes come after them.
     func finishJSONDocuments() {
@@ -187,26 +208,15 @@ public final class Batch {
     }
 
     /// Whether documents or models saved in this batch learn their new revisions after the commit.
-    var tracksRevisions: Bool { !trackers.isEmpty }
+    var tracksRevisions: Bool { savedDocuments || !trackers.isEmpty }
 
-    /// Gives saved documents and models their new revisions after the commit.
+    /// Gives saved documents (when they next ask) and models their new revisions after the commit.
     func apply(_ outcomes: [WriteOutcome]) {
-        // The revisions of the current run of new documents, read in order.
-        var run: (operation: Int, revisions: JSONDocumentBatch.Revisions)?
-        for (index, entry, tracker) in trackers where index < outcomes.count {
-            switch outcomes[index] {
-            case .saved(let revision, let sequence):
-                tracker.didCommit(revision: revision, sequence: sequence)
-            case .savedDocuments(let written) where entry >= 0:
-                if run?.operation != index {
-                    guard case .saveJSON(let documents) = operations[index] else { continue }
-                    run = (index, JSONDocumentBatch.Revisions(documents, written))
-                }
-                let (revision, sequence) = run!.revisions.revision(of: entry)
-                tracker.didCommit(revision: revision, sequence: sequence)
-            default:
-                continue
-            }
+        guard tracksRevisions else { return }
+        revisions.commit(outcomes, of: operations)
+        for (operation, entry, tracker) in trackers {
+            let result = revisions.result(at: BatchRevisions.Position(operation: operation, entry: entry))
+            if case .written(let revision, let sequence) = result { tracker.didCommit(revision: revision, sequence: sequence) }
         }
     }
 }

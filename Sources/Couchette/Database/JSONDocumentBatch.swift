@@ -64,33 +64,49 @@ struct JSONDocumentBatch: Sendable {
     }
 
     /// The revisions and sequences the documents got, read after the commit for the objects that
-    /// track them (``Batch``), by ascending index: each chunk's digests are found once.
+    /// track them (``BatchRevisions``), in any order. Holds the digests, not the bodies: a
+    /// document kept by its caller keeps no body buffer alive.
     struct Revisions {
-        private let documents: JSONDocumentBatch
+        private let chunks: [DigestChunk]
+        /// The index of each chunk's first document.
+        private let chunkStarts: [Int]
         private let written: Written
-        private var chunk = 0
-        /// The index of the first document of ``chunk``.
-        private var chunkStart = 0
-        private var other = 0
 
         init(_ documents: JSONDocumentBatch, _ written: Written) {
-            self.documents = documents
+            chunks = documents.chunks
+            var starts: [Int] = []
+            starts.reserveCapacity(chunks.count)
+            var start = 0
+            for chunk in chunks {
+                starts.append(start)
+                start += chunk.digests.count
+            }
+            chunkStarts = starts
             self.written = written
         }
 
-        /// The revision and sequence of document `index`; indices must not decrease between calls.
-        mutating func revision(of index: Int) -> (revision: StoredRevisionID, sequence: UInt64) {
-            while other < written.others.count && written.others[other].index < index { other += 1 }
-            if other < written.others.count && written.others[other].index == index {
-                return (written.others[other].revision, written.others[other].sequence)
-            }
-            while chunk < documents.chunks.count && index - chunkStart >= documents.chunks[chunk].digests.count {
-                chunkStart += documents.chunks[chunk].digests.count
-                chunk += 1
-            }
+        /// The revision and sequence of document `index`.
+        func revision(of index: Int) -> (revision: StoredRevisionID, sequence: UInt64) {
+            let others = written.others
+            let other = Self.firstIndex(in: others.count) { others[$0].index >= index }
+            if other < others.count && others[other].index == index { return (others[other].revision, others[other].sequence) }
+            // The chunk holding it: the last one starting at or before it.
+            let chunk = Self.firstIndex(in: chunkStarts.count) { chunkStarts[$0] > index } - 1
             // The writer waited for every chunk before it wrote the batch, so each digest is there.
-            let digest = documents.chunks[chunk].digests[index - chunkStart]
+            let digest = chunks[chunk].digests[index - chunkStarts[chunk]]
             return (.packed(generation: 1, digest: digest), written.firstSequence &+ UInt64(index))
+        }
+
+        /// The first of `0..<count` for which `isPast` holds (`count` if none), `isPast` being
+        /// false then true along the range.
+        private static func firstIndex(in count: Int, where isPast: (Int) -> Bool) -> Int {
+            var low = 0
+            var high = count
+            while low < high {
+                let middle = (low + high) / 2
+                if isPast(middle) { high = middle } else { low = middle + 1 }
+            }
+            return low
         }
     }
 

@@ -54,28 +54,24 @@ enum BlobSearch {
     private static func collect(_ dictionary: MutableDictionaryObject, into found: inout [Blob], depth: Int) {
         guard depth <= ValueEncoder.maximumDepth else { return }
         dictionary.changedEntries.withUnsafeBufferPointer { entries in
-            for index in entries.indices {
-                switch entries[index].slot {
-                case .blob(let blob)?: found.append(blob)
-                case .dictionary(let child)?: collect(child, into: &found, depth: depth + 1)
-                case .array(let child)?: collect(child, into: &found, depth: depth + 1)
-                case nil, .value?, .encoded?, .invalid?, .date?, .strings?, .integers?: break
-                }
-            }
+            for index in entries.indices { collect(entries[index].slot?.held, into: &found, depth: depth) }
         }
     }
 
     private static func collect(_ array: MutableArrayObject, into found: inout [Blob], depth: Int) {
         guard depth <= ValueEncoder.maximumDepth else { return }
         array.slots.withUnsafeBufferPointer { slots in
-            for index in slots.indices {
-                switch slots[index] {
-                case .blob(let blob): found.append(blob)
-                case .dictionary(let child): collect(child, into: &found, depth: depth + 1)
-                case .array(let child): collect(child, into: &found, depth: depth + 1)
-                case .value, .encoded, .invalid, .date, .strings, .integers: break
-                }
-            }
+            for index in slots.indices { collect(slots[index].held, into: &found, depth: depth) }
+        }
+    }
+
+    /// Collects what one slot of a container at `depth` holds.
+    private static func collect(_ held: MutableSlot.Held?, into found: inout [Blob], depth: Int) {
+        switch held {
+        case .blob(let blob)?: found.append(blob)
+        case .dictionary(let child)?: collect(child, into: &found, depth: depth + 1)
+        case .array(let child)?: collect(child, into: &found, depth: depth + 1)
+        case .unstorable?, nil: break
         }
     }
 

@@ -99,20 +99,16 @@ public final class MutableDictionaryObject: DictionaryProtocol {
 
     /// Takes `body`, the full encoding of this dictionary just made, as its stored form when
     /// every entry held in memory is a plain value (or a removal): the entries are freed, and
-    /// the dictionary reads the same values from the body from now on. A batch keeps each
-    /// document it saves until it commits, so a document then holds one buffer instead of its
-    /// entries and their arrays; saving it again unchanged copies nothing. A dictionary holding
-    /// a mutable container, a blob or an unstorable value keeps its entries, since those objects
-    /// must stay the ones the caller may still hold and edit.
+    /// the dictionary reads the same values from the body from now on. A document its caller
+    /// keeps after the save (a list of saved documents, say) then holds one buffer instead of
+    /// its entries and their arrays, and saving it again unchanged copies nothing. A dictionary
+    /// holding a mutable container, a blob or an unstorable value keeps its entries (see
+    /// ``MutableSlot/held``), since those objects must stay the ones the caller may still hold
+    /// and edit.
     func adopt(encoding body: [UInt8]) {
         // The slots are read where they lie: a `for` over the entries would copy each one.
         let plain = entries.items.withUnsafeBufferPointer { entries in
-            entries.indices.allSatisfy { index in
-                switch entries[index].slot {
-                case nil, .value?, .encoded?, .date?, .strings?, .integers?: true
-                case .dictionary?, .array?, .blob?, .invalid?: false
-                }
-            }
+            entries.indices.allSatisfy { entries[$0].slot?.held == nil }
         }
         guard plain else { return }
         stored = EncodedValue(bytes: body)

@@ -22,19 +22,41 @@ public final class MutableDocument: DictionaryProtocol {
     }
     /// ``revisionID`` as the record it was read from stores it: formatted as text only when
     /// asked for, since an edit saved without concurrency control never needs it.
-    var revision: StoredRevisionID?
+    var revision: StoredRevisionID? {
+        get {
+            settleBatchWrite()
+            return savedRevision
+        }
+        set {
+            settleBatchWrite()
+            savedRevision = newValue
+        }
+    }
     /// The sequence of the revision this document was read at or last saved as.
-    public internal(set) var sequence: UInt64
+    public internal(set) var sequence: UInt64 {
+        get {
+            settleBatchWrite()
+            return savedSequence
+        }
+        set {
+            settleBatchWrite()
+            savedSequence = newValue
+        }
+    }
+    /// ``revision`` and ``sequence`` as last set: a write in a batch that committed since is
+    /// taken into them by ``settleBatchWrite()`` when they are next read.
+    private var savedRevision: StoredRevisionID?
+    private var savedSequence: UInt64
     let root: MutableDictionaryObject
-    /// The batch (its serial number) this document was last saved in, and the collections it was
-    /// saved to there: saving it again in that batch builds on the first write.
-    var batchWrite: (batch: UInt64, collections: WrittenCollections)?
+    /// The batch this document was last saved in and its write there, which a batch does not
+    /// hold on to (see ``BatchRevisions``): the document asks it for its new revision.
+    private var batchWrite: BatchWrite?
 
     /// A new, empty document. With no id, a unique one is generated.
     public init(id: String? = nil) {
         self.id = id ?? DocumentIDGenerator.make()
-        self.revision = nil
-        self.sequence = 0
+        self.savedRevision = nil
+        self.savedSequence = 0
         self.root = MutableDictionaryObject(capacity: 8)
     }
 
@@ -53,8 +75,8 @@ public final class MutableDocument: DictionaryProtocol {
 
     init(id: String, revision: StoredRevisionID?, sequence: UInt64, root: MutableDictionaryObject) {
         self.id = id
-        self.revision = revision
-        self.sequence = sequence
+        self.savedRevision = revision
+        self.savedSequence = sequence
         self.root = root
     }
 
@@ -140,6 +162,39 @@ public final class MutableDocument: DictionaryProtocol {
             throw CouchetteError(.invalidParameter, "JSON for document '\(id)' must be an object")
         }
         root.replaceContents(with: encoded)
+    }
+
+    // MARK: - Batch writes
+
+    /// Marks this document as saved to the collection `number` in the batch of `revisions`;
+    /// returns whether it was already (a later save in the batch builds on the first one).
+    func markWritten(in revisions: BatchRevisions, to number: UInt32) -> Bool {
+        settleBatchWrite()  // a write in an earlier batch that committed is taken in first
+        var write = batchWrite.flatMap { $0.revisions === revisions ? $0 : nil } ?? BatchWrite(revisions: revisions)
+        let alreadyWritten = write.collections.insert(number)
+        batchWrite = write
+        return alreadyWritten
+    }
+
+    /// Records where this document's last write in its batch (``markWritten(in:to:)``) sits.
+    func recordWrite(at position: BatchRevisions.Position) {
+        batchWrite?.position = position
+    }
+
+    /// Takes the revision and sequence the last batch write gave this document once that batch
+    /// has committed (nothing while it is open; and nothing, but forgetting it, when it failed).
+    private func settleBatchWrite() {
+        guard let write = batchWrite, let position = write.position else { return }
+        switch write.revisions.result(at: position) {
+        case .pending:
+            return
+        case .written(let revision, let sequence):
+            savedRevision = revision
+            savedSequence = sequence
+        case .unchanged:
+            break
+        }
+        batchWrite = nil
     }
 
     /// The body in the stored binary format, or `.invalidParameter` naming the first bad value.

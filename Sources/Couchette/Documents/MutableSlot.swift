@@ -97,8 +97,35 @@ enum MutableSlot {
         case .blob(let blob): .value(blob.value)
         case .invalid(let reason): .unsupported(reason)
         case .date(let date): .value(.string(ISO8601.string(from: date)))
-        case .strings(let texts): .value(.array(texts.map(Value.string)))
-        case .integers(let numbers): .value(.array(numbers.map { .int(Int64($0)) }))
+        case .strings(let texts): .value(Self.arrayValue(texts))
+        case .integers(let numbers): .value(Self.arrayValue(numbers))
+        }
+    }
+
+    /// A typed array slot's elements as the ``Value`` array they stand for.
+    private static func arrayValue(_ texts: [String]) -> Value { .array(texts.map(Value.string)) }
+    private static func arrayValue(_ numbers: [Int]) -> Value { .array(numbers.map { .int(Int64($0)) }) }
+
+    /// What a slot holds besides the bytes its encoding writes: an object the caller may still
+    /// hold and edit (a nested mutable container, whose later edits belong to the document; a
+    /// blob, whose content a save stores first), or a value no encoding can hold.
+    enum Held {
+        case dictionary(MutableDictionaryObject)
+        case array(MutableArrayObject)
+        case blob(Blob)
+        case unstorable
+    }
+
+    /// What this slot holds besides its encoding; nil for a plain value, which its encoding holds
+    /// whole (so a body just encoded can stand for it: see
+    /// ``MutableDictionaryObject/adopt(encoding:)``).
+    var held: Held? {
+        switch self {
+        case .dictionary(let object): .dictionary(object)
+        case .array(let object): .array(object)
+        case .blob(let blob): .blob(blob)
+        case .invalid: .unstorable
+        case .value, .encoded, .date, .strings, .integers: nil
         }
     }
 
@@ -135,11 +162,11 @@ enum MutableSlot {
         case .invalid: return nil
         case .date(let date): return ISO8601.string(from: date)
         case .strings(let texts):
-            let object = MutableArrayObject(value: .array(texts.map(Value.string)))
+            let object = MutableArrayObject(value: arrayValue(texts))
             slot = .array(object)
             return object
         case .integers(let numbers):
-            let object = MutableArrayObject(value: .array(numbers.map { .int(Int64($0)) }))
+            let object = MutableArrayObject(value: arrayValue(numbers))
             slot = .array(object)
             return object
         }
@@ -197,16 +224,7 @@ enum MutableSlot {
     /// ``patch(over:in:)`` for an integer (a counter incremented, the usual edit of an update):
     /// the bytes ``ValueEncoder/writeInteger(_:)`` writes, built on the stack, with no encoder.
     private static func patch(_ number: Int64, over old: EncodedValue, in body: inout [UInt8]) -> Bool {
-        let (tag, size): (UInt8, Int) =
-            if Int8(exactly: number) != nil {
-                (ValueTag.int8, 1)
-            } else if Int16(exactly: number) != nil {
-                (ValueTag.int16, 2)
-            } else if Int32(exactly: number) != nil {
-                (ValueTag.int32, 4)
-            } else {
-                (ValueTag.int64, 8)
-            }
+        let (tag, size) = ValueEncoder.integerForm(of: number)
         guard old.encodedSize == 1 + size, old.offset >= 0, old.offset + 1 + size <= body.count else { return false }
         body.withUnsafeMutableBytes { target in
             target[old.offset] = tag

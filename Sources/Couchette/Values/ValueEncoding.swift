@@ -166,19 +166,20 @@ struct ValueEncoder {
     }
 
     mutating func writeInteger(_ number: Int64) {
-        if let small = Int8(exactly: number) {
-            bytes.append(ValueTag.int8)
-            bytes.append(UInt8(bitPattern: small))
-        } else if let medium = Int16(exactly: number) {
-            bytes.append(ValueTag.int16)
-            appendLittleEndian(medium)
-        } else if let large = Int32(exactly: number) {
-            bytes.append(ValueTag.int32)
-            appendLittleEndian(large)
-        } else {
-            bytes.append(ValueTag.int64)
-            appendLittleEndian(number)
-        }
+        let (tag, size) = Self.integerForm(of: number)
+        bytes.append(tag)
+        guard size > 1 else { return bytes.append(UInt8(truncatingIfNeeded: number)) }
+        // The narrower form's little-endian bytes are the first ones of the 64-bit form's.
+        withUnsafeBytes(of: number.littleEndian) { bytes.append(contentsOf: $0[..<size]) }
+    }
+
+    /// How ``writeInteger(_:)`` writes `number`: the tag of its narrowest form, then that many of
+    /// its little-endian bytes (which a stored integer's patch writes over it too).
+    static func integerForm(of number: Int64) -> (tag: UInt8, size: Int) {
+        if Int8(exactly: number) != nil { return (ValueTag.int8, 1) }
+        if Int16(exactly: number) != nil { return (ValueTag.int16, 2) }
+        if Int32(exactly: number) != nil { return (ValueTag.int32, 4) }
+        return (ValueTag.int64, 8)
     }
 
     mutating func writeLargeInteger(_ number: LargeInteger) {
