@@ -97,6 +97,37 @@ import Testing
         }
     }
 
+    /// What a single save's commit writes (issue #21): each table it changes costs the pages on
+    /// the path from its root to the changed leaf, and every one is written before the sync. A
+    /// new document changes only `documents` and `sequences` (its counters ride in the main
+    /// database, whose page the commit writes anyway); an update or a deletion also the
+    /// document's `revisions` entry, which its second revision creates. Every other table keeps
+    /// its record in the main database byte for byte: no page of it was copied.
+    @Test func aSingleSaveRewritesOnlyTheTablesItChanges() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            try await collection.save(document: MutableDocument(id: "first").setInt(0, forKey: "n"))
+            var before = try Self.tableRecords(database)
+            try await collection.save(document: MutableDocument(id: "second").setInt(1, forKey: "n"))
+            var after = try Self.tableRecords(database)
+            #expect(after.count == StorageEnvironment.Tables.names.count)
+            #expect(Self.changedTables(before, after) == ["documents", "sequences"])
+
+            before = after
+            let second = try #require(try await collection.document(id: "second"))
+            try await collection.save(document: second.toMutable().setInt(2, forKey: "n"))
+            after = try Self.tableRecords(database)
+            #expect(Self.changedTables(before, after) == ["documents", "revisions", "sequences"])
+
+            before = after
+            try await collection.delete(document: try #require(try await collection.document(id: "second")))
+            after = try Self.tableRecords(database)
+            #expect(Self.changedTables(before, after) == ["documents", "revisions", "sequences"])
+            #expect(try await collection.count == 1)
+            #expect(try await collection.document(id: "first")?.int(forKey: "n") == 0)
+        }
+    }
+
     /// Full sync has LMDB sync the meta page itself (no `MDB_NOMETASYNC`, no second sync after
     /// the commit); the default leaves it to the next commit's sync.
     @Test func eachDurabilityModeOpensLMDBWithItsFlags() async throws {
@@ -167,14 +198,22 @@ import Testing
         return try environment.read { try $0.get(environment.tables.meta, key: StoreLayout.formatKey).flatMap(StoreLayout.decodeUInt32) }
     }
 
-    /// The main database's record (`MDB_db`: root page, depth, entries) of the `meta` and
-    /// `documents` tables.
+    /// The main database's record (`MDB_db`: root page, depth, entries) of every table (an empty
+    /// table has one too: it is created when the database is).
     private static func tableRecords(_ database: Database) throws -> [String: [UInt8]] {
         let environment = database.core.environment
         return try environment.read { txn in
             var records: [String: [UInt8]] = [:]
-            for name in ["meta", "documents"] { records[name] = try txn.getBytes(environment.tables.counters, key: Array(name.utf8)) }
+            for table in StorageEnvironment.Tables.names {
+                let name = table.name.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+                records[name] = try txn.getBytes(environment.tables.counters, key: Array(name.utf8))
+            }
             return records
         }
+    }
+
+    /// The names of the tables whose records differ, sorted.
+    private static func changedTables(_ before: [String: [UInt8]], _ after: [String: [UInt8]]) -> [String] {
+        Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted()
     }
 }

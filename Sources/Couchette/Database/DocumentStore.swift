@@ -307,7 +307,7 @@ struct DocumentStore: Sendable {
             if chain.replacing {
                 try chain.bytes.withUnsafeBytes { try context.txn.putNear(tables.revisions, key: key, value: $0) }
             } else {
-                try context.txn.put(tables.revisions, key: Array(key), value: chain.bytes)  // a new key may append
+                try chain.bytes.withUnsafeBytes { try context.txn.put(tables.revisions, key: key, value: $0) }  // a new key may append
             }
             let record = DocumentRecord(
                 isDeleted: deleting, sequence: sequence, expiration: deleting ? 0 : existing.expiration,
@@ -408,17 +408,19 @@ struct DocumentStore: Sendable {
             tree.setBody(existing.body, at: old)
         }
         tree.setBody(nil, at: winnerIndex)
-        let treeKey = StoreLayout.documentKey(collection.number, id)
-        if Self.isSoleRevision(tree, sequence: sequence) {
-            if existing != nil { try context.txn.delete(tables.revisions, key: treeKey) }
-        } else {
-            try context.txn.put(tables.revisions, key: treeKey, value: tree.encoded())
-        }
         let record = DocumentRecord(
             isDeleted: winner.isDeleted, sequence: sequence,
             expiration: winner.isDeleted ? 0 : existing?.expiration ?? 0,
             revisionID: winner.revisionID, body: body)
-        try replaceCurrent(context, collection, id, old: existing, new: record)
+        // One key, built on the stack, for both the revision tree and the record.
+        try StoreLayout.withDocumentKey(collection.number, id) { key in
+            if Self.isSoleRevision(tree, sequence: sequence) {
+                if existing != nil { try context.txn.delete(tables.revisions, key: key) }
+            } else {
+                try tree.encoded().withUnsafeBytes { try context.txn.put(tables.revisions, key: key, value: $0) }
+            }
+            try replaceCurrent(context, collection, id, old: existing, new: record, key: key)
+        }
         context.recordChange(collection, id, replacing: existing?.sequence)
     }
 
@@ -454,7 +456,7 @@ struct DocumentStore: Sendable {
         }
         try indexes.update(txn, collection, id, old: old, new: new)
         guard let new else {
-            try txn.delete(tables.documents, key: Array(key))
+            try txn.delete(tables.documents, key: key)
             if let old, !old.isDeleted { context.adjustCount(collection, by: -1) }
             return
         }
@@ -479,7 +481,7 @@ struct DocumentStore: Sendable {
             // An update of a stored key: through the cursor that read it, no search and no append.
             try txn.replaceNear(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
         } else {
-            try txn.put(tables.documents, key: Array(key), count: layout.size) { new.encode(layout, into: $0) }
+            try txn.put(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
         }
         let wasLive = old.map { !$0.isDeleted } ?? false
         if wasLive != !new.isDeleted { context.adjustCount(collection, by: new.isDeleted ? -1 : 1) }
@@ -487,8 +489,10 @@ struct DocumentStore: Sendable {
 
     /// Removes every trace of a document.
     private func purge(_ context: WriteContext, _ collection: CollectionSpec, _ id: String, _ record: DocumentRecord) throws {
-        try context.txn.delete(tables.revisions, key: StoreLayout.documentKey(collection.number, id))
-        try replaceCurrent(context, collection, id, old: record, new: nil)
+        try StoreLayout.withDocumentKey(collection.number, id) { key in
+            try context.txn.delete(tables.revisions, key: key)
+            try replaceCurrent(context, collection, id, old: record, new: nil, key: key)
+        }
     }
 
     private func purgeExpired(_ context: WriteContext, now: UInt64) throws {

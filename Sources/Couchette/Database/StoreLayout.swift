@@ -88,6 +88,19 @@ enum StoreLayout {
         return key
     }
 
+    /// Calls `body` with the bytes of the counter key `prefix` `collection` (``sequenceCounterKey(_:)``,
+    /// ``countKey(_:)``), built on the stack: a commit reads and writes its counters without
+    /// allocating their keys.
+    static func withCounterKey<R>(_ prefix: [UInt8], _ collection: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try prefix.withUnsafeBytes { prefix in
+            try withUnsafeTemporaryAllocation(byteCount: prefix.count + 4, alignment: 1) { key in
+                key.copyMemory(from: prefix)
+                key.storeBytes(of: collection.bigEndian, toByteOffset: prefix.count, as: UInt32.self)
+                return try body(UnsafeRawBufferPointer(key))
+            }
+        }
+    }
+
     /// A purge leaves no sequence entry: readers that follow a collection by its sequences (a
     /// live query's kept documents, the cross-process monitor) learn from this counter that
     /// documents vanished without one. Expired documents the sweeper purges count too: a kept

@@ -63,7 +63,9 @@ final class WriteContext {
         parkCurrent()
         let last =
             try sequences[collection.number]
-            ?? StoreLayout.decodeUInt64(try txn.get(tables.counters, key: StoreLayout.sequenceCounterKey(collection.number)))
+            ?? StoreLayout.withCounterKey(StoreLayout.sequenceCounterPrefix, collection.number) {
+                StoreLayout.decodeUInt64(try txn.get(tables.counters, key: $0))
+            }
         if firstSequences[collection.number] == nil {
             firstSequences[collection.number] = last + 1
             if commitStart[collection.number] == nil { commitStart[collection.number] = last + 1 }
@@ -90,18 +92,21 @@ final class WriteContext {
     /// The counters are put without trying an append first (`replacing: true`): their keys are
     /// never the last of their table (in the main database the table names `sequences`, `meta`
     /// … sort after them; in `meta`, `uuid`), so an append would descend to the last key only to
-    /// be refused, on every commit.
+    /// be refused, on every commit. Keys and values are built on the stack (see
+    /// ``StoreLayout/withCounterKey(_:_:_:)``).
     func flush() throws {
         parkCurrent()
         for (number, sequence) in sequences {
-            try txn.put(
-                tables.counters, key: StoreLayout.sequenceCounterKey(number), value: StoreLayout.encodeUInt64(sequence), replacing: true)
+            try StoreLayout.withCounterKey(StoreLayout.sequenceCounterPrefix, number) { key in
+                try withUnsafeBytes(of: sequence.bigEndian) { try txn.put(tables.counters, key: key, value: $0, replacing: true) }
+            }
             if let first = firstSequences[number] { summary.recordSequences(number, first...sequence) }
         }
         for (number, delta) in countDeltas where delta != 0 {
-            let key = StoreLayout.countKey(number)
-            let count = Int64(StoreLayout.decodeUInt64(try txn.get(tables.counters, key: key))) + delta
-            try txn.put(tables.counters, key: key, value: StoreLayout.encodeUInt64(UInt64(max(0, count))), replacing: true)
+            try StoreLayout.withCounterKey(StoreLayout.countPrefix, number) { key in
+                let count = UInt64(max(0, Int64(StoreLayout.decodeUInt64(try txn.get(tables.counters, key: key))) + delta))
+                try withUnsafeBytes(of: count.bigEndian) { try txn.put(tables.counters, key: key, value: $0, replacing: true) }
+            }
             summary.recordCountChange(number, by: delta)
         }
         for (number, purged) in purges {

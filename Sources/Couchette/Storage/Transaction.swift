@@ -22,12 +22,19 @@ struct Table: Sendable, Hashable {
 @inline(__always)
 func withValue<R>(_ bytes: [UInt8], _ body: (inout MDB_val) throws -> R) rethrows -> R {
     try bytes.withUnsafeBytes { raw in
-        var value = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+        var value = MDB_val(pointingAt: raw)
         return try body(&value)
     }
 }
 
 extension MDB_val {
+    /// A value that points at `bytes`, for a key or value handed to LMDB (which never writes
+    /// through those pointers).
+    @inline(__always)
+    init(pointingAt bytes: UnsafeRawBufferPointer) {
+        self.init(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+    }
+
     /// The bytes this value points at; valid only while its transaction is alive and unmodified.
     var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: mv_data, count: mv_size) }
 }
@@ -52,7 +59,7 @@ class ReadTransaction {
 
     /// The value stored under the key `key` points at, or nil.
     func get(_ table: Table, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var keyValue = MDB_val(pointingAt: key)
         var data = MDB_val()
         let rc = mdb_get(txn, table.handle, &keyValue, &data)
         if rc == MDB_NOTFOUND { return nil }
@@ -169,13 +176,17 @@ final class WriteTransaction: ReadTransaction {
     /// knows the key is stored already (an update), so the append, which would walk to the
     /// table's last page only to be refused, is not tried.
     func put(_ table: Table, key: [UInt8], value: [UInt8], replacing: Bool = false) throws {
-        try withValue(key) { keyValue in
-            try withValue(value) { dataValue in
-                var rc = replacing ? MDB_KEYEXIST : mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND))
-                if rc == MDB_KEYEXIST { rc = mdb_put(txn, table.handle, &keyValue, &dataValue, 0) }
-                try StorageError.check(rc, "writing \(table.name)")
-            }
-        }
+        try key.withUnsafeBytes { key in try value.withUnsafeBytes { try put(table, key: key, value: $0, replacing: replacing) } }
+    }
+
+    /// ``put(_:key:value:replacing:)`` of bytes where they lie: a key built on the stack
+    /// (``StoreLayout/withDocumentKey(_:_:_:)``) is not copied into an array first.
+    func put(_ table: Table, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, replacing: Bool = false) throws {
+        var keyValue = MDB_val(pointingAt: key)
+        var dataValue = MDB_val(pointingAt: value)
+        var rc = replacing ? MDB_KEYEXIST : mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND))
+        if rc == MDB_KEYEXIST { rc = mdb_put(txn, table.handle, &keyValue, &dataValue, 0) }
+        try StorageError.check(rc, "writing \(table.name)")
     }
 
     /// Puts `key` with a value of `count` bytes that `write` fills where LMDB will keep them
@@ -185,27 +196,39 @@ final class WriteTransaction: ReadTransaction {
     func put(
         _ table: Table, key: [UInt8], count: Int, replacing: Bool = false, writing write: (UnsafeMutableRawBufferPointer) -> Void
     ) throws {
-        try withValue(key) { keyValue in
-            var dataValue = MDB_val(mv_size: count, mv_data: nil)
-            var rc = replacing ? MDB_KEYEXIST : mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND | MDB_RESERVE))
-            if rc == MDB_KEYEXIST {
-                dataValue = MDB_val(mv_size: count, mv_data: nil)
-                rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_RESERVE))
-            }
-            try StorageError.check(rc, "writing \(table.name)")
-            write(UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: count))
+        try key.withUnsafeBytes { try put(table, key: $0, count: count, replacing: replacing, writing: write) }
+    }
+
+    /// ``put(_:key:count:replacing:writing:)`` with the key where it lies (not copied into an array).
+    func put(
+        _ table: Table, key: UnsafeRawBufferPointer, count: Int, replacing: Bool = false,
+        writing write: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws {
+        var keyValue = MDB_val(pointingAt: key)
+        var dataValue = MDB_val(mv_size: count, mv_data: nil)
+        var rc = replacing ? MDB_KEYEXIST : mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND | MDB_RESERVE))
+        if rc == MDB_KEYEXIST {
+            dataValue = MDB_val(mv_size: count, mv_data: nil)
+            rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_RESERVE))
         }
+        try StorageError.check(rc, "writing \(table.name)")
+        write(UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: count))
     }
 
     /// Removes `key`; returns false when it was not there.
     @discardableResult
     func delete(_ table: Table, key: [UInt8]) throws -> Bool {
-        try withValue(key) { keyValue in
-            let rc = mdb_del(txn, table.handle, &keyValue, nil)
-            if rc == MDB_NOTFOUND { return false }
-            try StorageError.check(rc, "deleting from \(table.name)")
-            return true
-        }
+        try key.withUnsafeBytes { try delete(table, key: $0) }
+    }
+
+    /// ``delete(_:key:)`` with the key where it lies (not copied into an array).
+    @discardableResult
+    func delete(_ table: Table, key: UnsafeRawBufferPointer) throws -> Bool {
+        var keyValue = MDB_val(pointingAt: key)
+        let rc = mdb_del(txn, table.handle, &keyValue, nil)
+        if rc == MDB_NOTFOUND { return false }
+        try StorageError.check(rc, "deleting from \(table.name)")
+        return true
     }
 
     /// Removes every entry whose key starts with `prefix`.

@@ -34,7 +34,7 @@ extension WriteTransaction {
 
     /// Moves `cursor` to `key`: the value stored there, or nil when the key is not stored.
     private func seek(_ cursor: OpaquePointer, _ table: Table, _ key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var keyValue = MDB_val(pointingAt: key)
         var data = MDB_val()
         let rc = mdb_cursor_get(cursor, &keyValue, &data, MDB_SET)
         if rc == MDB_NOTFOUND { return nil }
@@ -52,7 +52,7 @@ extension WriteTransaction {
         _ table: Table, key: UnsafeRawBufferPointer, count: Int, writing write: (UnsafeMutableRawBufferPointer) -> Void
     ) throws {
         let cursor = try keptCursor(table)
-        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var keyValue = MDB_val(pointingAt: key)
         var dataValue = MDB_val(mv_size: count, mv_data: nil)
         let flags = isOn(cursor, key) ? MDB_CURRENT | MDB_RESERVE : MDB_RESERVE
         try StorageError.check(mdb_cursor_put(cursor, &keyValue, &dataValue, UInt32(flags)), "writing \(table.name)")
@@ -76,7 +76,7 @@ extension WriteTransaction {
         _ table: Table, key: UnsafeRawBufferPointer, count: Int, writing write: (UnsafeMutableRawBufferPointer) -> Void
     ) throws {
         let cursor = try keptCursor(table, appending: true)
-        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var keyValue = MDB_val(pointingAt: key)
         var dataValue = MDB_val(mv_size: count, mv_data: nil)
         var rc = mdb_cursor_put(cursor, &keyValue, &dataValue, UInt32(MDB_APPEND | MDB_RESERVE))
         if rc == MDB_KEYEXIST {
@@ -90,8 +90,8 @@ extension WriteTransaction {
     /// ``put(_:key:value:replacing:)`` through the kept cursor (an ordinary put: no append tried).
     func putNear(_ table: Table, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
         let cursor = try keptCursor(table)
-        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var dataValue = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        var keyValue = MDB_val(pointingAt: key)
+        var dataValue = MDB_val(pointingAt: value)
         try StorageError.check(mdb_cursor_put(cursor, &keyValue, &dataValue, 0), "writing \(table.name)")
     }
 

@@ -9,7 +9,7 @@ extension WriteTransaction {
     /// The returned bytes are valid until the next write in this transaction. Not for
     /// `MDB_DUPSORT` tables.
     func reserveNew(_ table: Table, key: UnsafeRawBufferPointer, count: Int) throws -> UnsafeMutableRawBufferPointer? {
-        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var keyValue = MDB_val(pointingAt: key)
         var dataValue = MDB_val(mv_size: count, mv_data: nil)
         var rc = mdb_put(txn, table.handle, &keyValue, &dataValue, UInt32(MDB_APPEND | MDB_RESERVE | MDB_NOOVERWRITE))
         if rc == MDB_KEYEXIST {
