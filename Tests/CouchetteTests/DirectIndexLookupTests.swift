@@ -200,4 +200,71 @@ import Testing
         #expect(found.allSatisfy { $0.string(forKey: "note")?.count == 301 })
         #expect(walked.allSatisfy { ($0.string(forKey: "birthday") ?? "") >= "1970-02" })
     }
+
+    /// The key a lookup probes the index with, built on the stack, is the stored encoding of the
+    /// string after the index's entries prefix, escapes included.
+    @Test func stackKeyIsTheStoredEncoding() {
+        let prefix: [UInt8] = [0, 0, 0, 7]
+        for text in ["", "a", "user5@example.com", "a\u{0}b\u{0}", "\u{0}", "Zoë 東京", String(repeating: "x", count: 240)] {
+            let built = IndexKey.withStringKey(prefix: prefix, text) { Array($0) }
+            #expect(built == prefix + IndexKey.encode(.string(text)), "\(text.debugDescription)")
+        }
+    }
+
+    /// A prepared lookup reads a snapshot of its own at each execution: it sees every commit made
+    /// since the last one (new, changed and deleted documents), and the deletion of its
+    /// collection, after which it fails as the general executor does.
+    @Test func seesEveryCommitAndItsCollection() async throws {
+        try await withDatabase { database, _ in
+            let people = try await database.createCollection(name: "people")
+            try await people.save(document: MutableDocument(id: "b", data: ["email": "ann@example.com", "n": 1]))
+            try await people.createIndex(withName: "by-email", config: ValueIndexConfiguration(["email"]))
+            let query = try database.createQuery("SELECT META().id AS id, n FROM people WHERE email = $email")
+            query.parameters = Parameters().setString("ann@example.com", forName: "email")
+            #expect(try await query.explain().contains("DIRECT LOOKUP"))
+            func ids() async throws -> [String] { try await query.execute().map { $0.string(at: 0)! } }
+            #expect(try await ids() == ["b"])
+
+            try await people.save(document: MutableDocument(id: "a", data: ["email": "ann@example.com", "n": 2]))
+            #expect(try await ids() == ["a", "b"])
+            try await people.save(document: MutableDocument(id: "b", data: ["email": "bob@example.com", "n": 3]))
+            #expect(try await ids() == ["a"])
+            #expect(try await query.execute().map { $0.int(at: 1) } == [2])
+            try await people.delete(document: try #require(try await people.document(id: "a")))
+            #expect(try await ids() == [])
+            query.parameters = Parameters().setString("bob@example.com", forName: "email")
+            #expect(try await ids() == ["b"])
+
+            try await database.deleteCollection(name: "people")
+            await expectCouchetteError(.notOpen) { _ = try await query.execute() }
+        }
+    }
+
+    /// Strings holding NUL (escaped in keys), a literal instead of a parameter, and a value of
+    /// another type (the general executor) all find what the general executor finds.
+    @Test func escapedStringsAndLiteralsAreLookedUp() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            let emails: [Any] = ["a\u{0}b", "a", "a\u{0}", "a\u{0}b", "ab", 7, "Zoë"]
+            for (number, email) in emails.enumerated() {
+                try await collection.save(document: MutableDocument(id: "d\(number)", data: ["email": email]))
+            }
+            try await collection.createIndex(withName: "by-email", config: ValueIndexConfiguration(["email"]))
+            let lookup = try database.createQuery("SELECT META().id AS id FROM _ WHERE email = $email")
+            let general = try database.createQuery("SELECT DISTINCT META().id AS id FROM _ WHERE email = $email")
+            for value in ["a\u{0}b", "a", "a\u{0}", "ab", "Zoë", "none"] as [Any] + [7] {
+                let parameters = Parameters().setValue(value, forName: "email")
+                lookup.parameters = parameters
+                general.parameters = parameters
+                let expected = try await Self.rows(general)
+                #expect(try await Self.rows(lookup) == expected, "\(value)")
+                #expect(try await lookup.explain().contains("DIRECT LOOKUP") == (value is String))
+            }
+            lookup.parameters = Parameters().setString("a\u{0}b", forName: "email")
+            #expect(try await lookup.execute().map { $0.string(at: 0)! } == ["d0", "d3"])
+            let literal = try database.createQuery("SELECT META().id AS id FROM _ WHERE email = 'ab'")
+            #expect(try await literal.explain().contains("DIRECT LOOKUP"))
+            #expect(try await literal.execute().map { $0.string(at: 0)! } == ["d4"])
+        }
+    }
 }

@@ -139,6 +139,15 @@ struct StoreSnapshot {
         return String(decoding: entry[1...], as: UTF8.self)
     }
 
+    /// Calls `visit` with the key and document id of every index entry whose key starts with
+    /// `prefix` (an index's entries prefix and the encoding of a first value), in key order,
+    /// until it returns false.
+    func forEachIndexEntry(
+        startingWith prefix: UnsafeRawBufferPointer, _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try txn.scan(store.tables.indexEntries, startingWith: prefix, visit)
+    }
+
     /// Calls `visit` with the key and document id of every index entry in `lower..<upper`, in key
     /// order (or reverse order, `descending`), until it returns false.
     func forEachIndexEntry(

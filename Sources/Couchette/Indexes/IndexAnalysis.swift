@@ -51,6 +51,10 @@ struct IndexTerm: Sendable {
     var predicate: Predicate
     /// How explain() shows it, e.g. `name = "Ann"`.
     var text: String
+    /// The parameter that is the whole constant of an `=`, `<=` or `>=` (`email = $email`), when
+    /// it is one: a prepared lookup reads its value straight from the execution's slots
+    /// (``DirectIndexLookup``) instead of making an evaluation context to run the evaluator.
+    var parameter: String? = nil
 }
 
 /// Finds the sargable parts of a statement (see ``IndexAnalysis``).
@@ -136,9 +140,12 @@ struct IndexAnalyzer {
     }
 
     private func extract(_ expression: Expression, member: (variable: String, path: String)?) throws -> AccessCondition? {
-        func term(_ subject: Expression, _ predicate: IndexTerm.Predicate, _ text: (String) -> String) -> AccessCondition? {
+        func term(
+            _ subject: Expression, _ predicate: IndexTerm.Predicate, parameter: String? = nil, _ text: (String) -> String
+        ) -> AccessCondition? {
             guard let key = subjectKey(subject, member: member) else { return nil }
-            return .term(IndexTerm(context: key.context, key: key.text, predicate: predicate, text: text(Self.shown(key))))
+            return .term(
+                IndexTerm(context: key.context, key: key.text, predicate: predicate, text: text(Self.shown(key)), parameter: parameter))
         }
         switch expression {
         case .binary(.and, let a, let b):
@@ -173,12 +180,14 @@ struct IndexAnalyzer {
             if case .collate(_, let collation) = constant, !collation.isBinary { return nil }
             let value = try compileConstant(constant)
             let shown = Self.describe(constant)
+            var parameter: String?
+            if case .parameter(let name) = constant { parameter = name }
             switch operation {
-            case .equal: return term(subject, .equal(value)) { "\($0) = \(shown)" }
+            case .equal: return term(subject, .equal(value), parameter: parameter) { "\($0) = \(shown)" }
             case .less, .lessOrEqual:
-                return term(subject, .range(lower: nil, upper: value)) { "\($0) \(operation.rawValue) \(shown)" }
+                return term(subject, .range(lower: nil, upper: value), parameter: parameter) { "\($0) \(operation.rawValue) \(shown)" }
             case .greater, .greaterOrEqual:
-                return term(subject, .range(lower: value, upper: nil)) { "\($0) \(operation.rawValue) \(shown)" }
+                return term(subject, .range(lower: value, upper: nil), parameter: parameter) { "\($0) \(operation.rawValue) \(shown)" }
             default: return nil
             }
         case .between(let subject, let low, let high, negated: false):

@@ -99,6 +99,41 @@ enum IndexKey {
         }
     }
 
+    /// Calls `body` with `prefix` followed by the encoding of the string `text` — the bytes of
+    /// `prefix + encode(.string(text))` — built in one buffer on the stack: what a prepared
+    /// lookup by a string probes the index with at every execution, which then allocates no key.
+    static func withStringKey<R>(
+        prefix: [UInt8], _ text: String, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) rethrows -> R {
+        var text = text
+        return try text.withUTF8 { utf8 in
+            // At most every byte escaped, plus the type byte and the terminator.
+            let capacity = prefix.count + 2 * utf8.count + 3
+            return try withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { key in
+                var count = prefix.count
+                prefix.withUnsafeBytes { key.copyMemory(from: $0) }
+                key[count] = string
+                count += 1
+                if let start = utf8.baseAddress, memchr(start, 0, utf8.count) == nil {
+                    UnsafeMutableRawBufferPointer(rebasing: key[count...]).copyMemory(from: UnsafeRawBufferPointer(utf8))
+                    count += utf8.count
+                } else {
+                    for byte in utf8 {
+                        key[count] = byte
+                        count += 1
+                        if byte == 0 {
+                            key[count] = 0xFF
+                            count += 1
+                        }
+                    }
+                }
+                key[count] = 0
+                key[count + 1] = 0
+                return try body(UnsafeRawBufferPointer(rebasing: key[..<(count + 2)]))
+            }
+        }
+    }
+
     /// Cuts a key to ``maximumLength``. Cutting every key at one length keeps their order
     /// (non-strictly), so scans over cut keys still find a superset of the matches.
     static func truncated(_ bytes: [UInt8]) -> [UInt8] {

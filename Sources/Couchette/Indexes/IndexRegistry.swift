@@ -8,7 +8,24 @@ final class IndexRegistry: DocumentIndexing {
     private let compiled = Locked<[[UInt8]: CompiledIndex]>([:])
     /// Keyed by collection number (hashing a number, not the spec's names, per query execution);
     /// the spec is kept to check it is the same collection.
-    private let snapshots = Locked<[UInt32: (collection: CollectionSpec, id: UInt64, readyOnly: Bool, indexes: [CompiledIndex])]>([:])
+    private let snapshots = Locked<[UInt32: SnapshotIndexes]>([:])
+
+    /// One snapshot's answer for one collection. A class: a look-up copies one reference out of
+    /// the lock, where a tuple of these fields was copied field by field through the runtime's
+    /// generic tuple copy at every query execution.
+    private final class SnapshotIndexes: Sendable {
+        let collection: CollectionSpec
+        let id: UInt64
+        let readyOnly: Bool
+        let indexes: [CompiledIndex]
+
+        init(collection: CollectionSpec, id: UInt64, readyOnly: Bool, indexes: [CompiledIndex]) {
+            self.collection = collection
+            self.id = id
+            self.readyOnly = readyOnly
+            self.indexes = indexes
+        }
+    }
     /// Documents indexed per transaction while building, so a large collection is indexed in
     /// several commits instead of one giant transaction.
     static let buildBatchSize = 2_000
@@ -54,7 +71,10 @@ final class IndexRegistry: DocumentIndexing {
             return cached.indexes
         }
         let result = try load(txn, collection, readyOnly: readyOnly)
-        if isRead { snapshots.withLock { $0[collection.number] = (collection, txn.id, readyOnly, result) } }
+        if isRead {
+            let answer = SnapshotIndexes(collection: collection, id: txn.id, readyOnly: readyOnly, indexes: result)
+            snapshots.withLock { $0[collection.number] = answer }
+        }
         return result
     }
 

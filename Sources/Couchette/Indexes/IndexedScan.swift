@@ -69,16 +69,36 @@ struct IndexedScan: DocumentScan {
         in ranges: some Sequence<([UInt8], [UInt8])>, _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64,
         _ body: (StoredDocument) throws -> Bool
     ) throws {
+        try forEachStoredDocument(
+            listedBy: { visit in
+                for (lower, upper) in ranges { try snapshot.forEachIndexEntry(from: lower, to: upper, visit) }
+            }, snapshot, collection, now: now, body)
+    }
+
+    /// ``forEachStoredDocument(in:_:_:now:_:)`` for the entries whose keys start with `prefix`
+    /// (an index's entries prefix and one first value: a lookup by that value).
+    static func forEachStoredDocument(
+        startingWith prefix: UnsafeRawBufferPointer, _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64,
+        _ body: (StoredDocument) throws -> Bool
+    ) throws {
+        try forEachStoredDocument(
+            listedBy: { visit in try snapshot.forEachIndexEntry(startingWith: prefix, visit) }, snapshot, collection, now: now, body)
+    }
+
+    /// The documents of the index entries `listEntries` visits (it calls its argument with each
+    /// entry's key and document id), once each, in id order.
+    private static func forEachStoredDocument(
+        listedBy listEntries: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Void,
+        _ snapshot: StoreSnapshot, _ collection: CollectionSpec, now: UInt64, _ body: (StoredDocument) throws -> Bool
+    ) throws {
         // The first id apart: a point lookup's one document needs no list (ids up to 15 bytes
         // are Strings without storage of their own).
         var first: String?
         var more: [String] = []
-        for (lower, upper) in ranges {
-            try snapshot.forEachIndexEntry(from: lower, to: upper) { _, id in
-                let text = String(decoding: id, as: UTF8.self)
-                if first == nil { first = text } else { more.append(text) }
-                return true
-            }
+        try listEntries { _, id in
+            let text = String(decoding: id, as: UTF8.self)
+            if first == nil { first = text } else { more.append(text) }
+            return true
         }
         guard let first else { return }
         if more.isEmpty {
@@ -127,13 +147,7 @@ struct IndexedScan: DocumentScan {
         order: ScanOrder, isSatisfied: () -> Bool, filter: () throws -> BodyFilter?, _ body: (StoredDocument) throws -> Bool
     ) throws {
         guard let choice = try choose(snapshot, context) else {
-            let rejects = try filter().map { filter in
-                { (body: UnsafeRawBufferPointer) -> Bool in
-                    let judgement = filter.judge(body)
-                    order.rowPassesFilter = judgement == .passes
-                    return judgement == .rejects
-                }
-            }
+            let rejects = try filter()?.skipsRejected(reportingTo: order)
             try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: false, skipping: rejects) { id, record in
                 try record.body.withUnsafeBytes { try StoredDocument.visit(id, record, $0, body) }
             }

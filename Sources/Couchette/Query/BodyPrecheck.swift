@@ -127,6 +127,17 @@ struct BodyFilter {
         return certain ? .passes : .unknown
     }
 
+    /// The `skipping` test a full scan hands ``StoreSnapshot/forEachVisibleRecord(_:now:includingDeleted:skipping:_:)``:
+    /// true for a body the filter rejects; for the others it sets `order`'s
+    /// ``ScanOrder/rowPassesFilter`` for the row the scan then delivers.
+    func skipsRejected(reportingTo order: ScanOrder) -> (UnsafeRawBufferPointer) -> Bool {
+        { body in
+            let judgement = judge(body)
+            order.rowPassesFilter = judgement == .passes
+            return judgement == .rejects
+        }
+    }
+
     private static func follow(_ path: [BodyPrecheck.Step], from root: BorrowedValue) -> BorrowedValue? {
         var value = root
         for step in path {

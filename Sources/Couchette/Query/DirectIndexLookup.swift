@@ -30,6 +30,11 @@ final class DirectIndexLookup: Sendable {
     private let scan: IndexedScan
     private let paths: AccessPathCache
     private let term: IndexTerm
+    /// The slot of the parameter that is the comparison's whole constant (`= $email`), read
+    /// straight from the execution's values: a lookup then makes no evaluation context.
+    private let parameterSlot: Int?
+    /// Whether an execution evaluates anything: a bound that is not one parameter, LIMIT, OFFSET.
+    private let needsContext: Bool
     private let projection: InPlaceProjection
     /// How each column is read from an index entry alone, when every column can be: nil when
     /// some column needs the document (see ``EntryColumn``).
@@ -60,6 +65,8 @@ final class DirectIndexLookup: Sendable {
         self.scan = scan
         self.paths = paths
         self.term = term
+        parameterSlot = term.parameter.flatMap { plan.parameterOrder.firstIndex(of: $0) }
+        needsContext = parameterSlot == nil || plan.limit != nil || plan.offset != nil
         self.projection = projection
         entryColumns = Self.entryColumns(projection, plan.order)
     }
@@ -119,13 +126,19 @@ final class DirectIndexLookup: Sendable {
         case other
     }
 
-    private func bound(_ context: EvaluationContext) throws -> Bound {
+    /// The bound of this execution: its value read from `slots` when the constant is one
+    /// parameter, else computed by the term's evaluator in `context` (made by `makeContext`).
+    private func bound(_ slots: [Datum?], _ makeContext: () -> EvaluationContext) throws -> Bound {
         let value: Datum?
-        switch term.predicate {
-        case .equal(let evaluator): value = try evaluator(context)
-        case .range(let lower?, nil): value = try lower(context)
-        case .range(nil, let upper?): value = try upper(context)
-        default: return .other
+        if let parameterSlot, parameterSlot < slots.count {
+            value = slots[parameterSlot]
+        } else {
+            switch term.predicate {
+            case .equal(let evaluator): value = try evaluator(makeContext())
+            case .range(let lower?, nil): value = try lower(makeContext())
+            case .range(nil, let upper?): value = try upper(makeContext())
+            default: return .other
+            }
         }
         switch value {
         case nil: return .nothing
@@ -156,71 +169,113 @@ final class DirectIndexLookup: Sendable {
     /// or nil when this execution's access is not one this type runs.
     func run(_ reader: StoreReader, slots: [Datum?]) throws -> [[Datum?]]? {
         try Executor.checkSet(slots, of: plan)
-        try reader.checkUsable(scan.collection)
-        let context = EvaluationContext(constantsOf: plan, slots: slots)
+        // A lookup by one parameter without LIMIT or OFFSET evaluates nothing: no context, but
+        // for the first planning of the scan.
+        let madeContext = needsContext ? EvaluationContext(constantsOf: plan, slots: slots) : nil
+        func context() -> EvaluationContext { madeContext ?? EvaluationContext(constantsOf: plan, slots: slots) }
         let text: String
-        switch try bound(context) {
-        case .nothing: return []
+        switch try bound(slots, context) {
+        case .nothing:
+            try reader.checkUsable(scan.collection)
+            return []
         case .other: return nil
         case .string(let string): text = string
         }
-        let limit = try plan.limit.map { try Executor.count($0, context, "LIMIT") }
-        let offset = try plan.offset.map { try Executor.count($0, context, "OFFSET") } ?? 0
+        let limit = try plan.limit.map { try Executor.count($0, context(), "LIMIT") }
+        let offset = try plan.offset.map { try Executor.count($0, context(), "OFFSET") } ?? 0
         // The rows kept: the first `offset + limit` (saturating), as ``Executor/Sink`` keeps.
         let (sum, overflow) = offset.addingReportingOverflow(limit ?? 0)
         let wanted = limit == nil || overflow ? Int.max : sum
         let now = reader.clock.nowMilliseconds()
         let projection = projection
-        return try reader.read { snapshot -> [[Datum?]]? in
+        // The collection is not checked against the catalog (``StoreReader/checkUsable(_:)``)
+        // before reading: deleting a collection drops its index definitions in the same commit,
+        // so a snapshot in which it has ready indexes is one in which it exists; without them
+        // the query goes through ``Executor``, which checks.
+        let rows = try reader.read { snapshot -> [[Datum?]]? in
             let indexes = try snapshot.indexes(scan.collection, readyOnly: true)
             guard !indexes.isEmpty else { return nil }
             var path = paths.path(for: indexes)
             if path == nil {  // planned by the scan, which keeps the path for these indexes
-                _ = try scan.choose(snapshot, context)
+                _ = try scan.choose(snapshot, context())
                 path = paths.path(for: indexes)
             }
-            let kept = Rows(wanted: wanted)
             switch path {
             case .term(let index)? where plan.order.isEmpty && !index.isArray:
+                if case .equal = term.predicate {
+                    return try lookUp(text, in: index, snapshot, reader, now: now, wanted: wanted)
+                }
+                let kept = Rows(wanted: wanted)
                 let bounds = range(index, text)
                 try IndexedScan.forEachStoredDocument(
                     in: CollectionOfOne((bounds.lower, bounds.upper)), snapshot, scan.collection, now: now
                 ) {
                     try kept.append(projection.project($0), reader, exact: true)
                 }
+                return kept.rows
             case .ordered(let index, let groupColumns, let descending)?:
-                let order = ScanOrder()
-                func keep(_ document: StoredDocument) throws -> Bool {
-                    try kept.append(projection.project(document), reader, exact: order.exact)
-                }
-                let bounds = range(index, text)
-                var walked = IndexPlanner.Range(index: index, lower: bounds.lower, upper: bounds.upper, terms: term.text)
-                walked.inIndexOrder = true
-                walked.descending = descending
-                walked.decidesWhere = true
-                let fromEntries = try readsEntries(snapshot, now: now)
-                // ORDER BY key 0 is column `groupColumns - order.count` of the index (the walk's
-                // equality prefix comes before it).
-                let firstKeyColumn = groupColumns - plan.order.count
-                try scan.walkOrdered(
-                    walked, groupColumns: groupColumns, descending: descending, snapshot, order: order,
-                    isSatisfied: { kept.rows.count >= wanted }
-                ) { id, group in
-                    if fromEntries, let columns = entryColumns {
-                        if id.utf8.first == UInt8(ascii: "_"), id.hasPrefix("_design/") { return true }
-                        if let row = Self.row(columns, id, group, firstKeyColumn: firstKeyColumn) {
-                            return try kept.append(row, reader, exact: order.exact)
-                        }
-                    }
-                    return try IndexedScan.fetch(id, snapshot, scan.collection, now: now, keep)
-                }
-                if !order.exact { kept.rows = sorted(kept.rows) }
+                return try walk(
+                    index, groupColumns: groupColumns, descending: descending, from: text, snapshot, reader, now: now, wanted: wanted)
             default:
                 return nil
             }
-            if offset == 0 && kept.rows.count <= wanted { return kept.rows }
-            return Array(kept.rows.prefix(wanted).dropFirst(offset))
         }
+        guard let rows else { return nil }
+        if offset == 0 && rows.count <= wanted { return rows }
+        return Array(rows.prefix(wanted).dropFirst(offset))
+    }
+
+    /// The rows of the documents whose entries in `index` have `text` as first value, in id
+    /// order, up to `wanted`: the index probed with a key built on the stack.
+    private func lookUp(
+        _ text: String, in index: CompiledIndex, _ snapshot: StoreSnapshot, _ reader: StoreReader, now: UInt64, wanted: Int
+    ) throws -> [[Datum?]] {
+        var rows: [[Datum?]] = []
+        try IndexKey.withStringKey(prefix: index.entriesPrefix, text) { key in
+            try IndexedScan.forEachStoredDocument(startingWith: key, snapshot, scan.collection, now: now) { document in
+                try Rows.checkInterruption(reader, visited: rows.count + 1)
+                rows.append(projection.project(document))
+                return rows.count < wanted
+            }
+        }
+        return rows
+    }
+
+    /// The rows of an ordered walk of `index` from (or up to) `text`, in ORDER BY order, until
+    /// `wanted` are kept and their last tie group is complete.
+    private func walk(
+        _ index: CompiledIndex, groupColumns: Int, descending: Bool, from text: String, _ snapshot: StoreSnapshot,
+        _ reader: StoreReader, now: UInt64, wanted: Int
+    ) throws -> [[Datum?]] {
+        let kept = Rows(wanted: wanted)
+        let projection = projection
+        let order = ScanOrder()
+        func keep(_ document: StoredDocument) throws -> Bool {
+            try kept.append(projection.project(document), reader, exact: order.exact)
+        }
+        let bounds = range(index, text)
+        var walked = IndexPlanner.Range(index: index, lower: bounds.lower, upper: bounds.upper, terms: term.text)
+        walked.inIndexOrder = true
+        walked.descending = descending
+        walked.decidesWhere = true
+        let fromEntries = try readsEntries(snapshot, now: now)
+        // ORDER BY key 0 is column `groupColumns - order.count` of the index (the walk's
+        // equality prefix comes before it).
+        let firstKeyColumn = groupColumns - plan.order.count
+        try scan.walkOrdered(
+            walked, groupColumns: groupColumns, descending: descending, snapshot, order: order,
+            isSatisfied: { kept.rows.count >= wanted }
+        ) { id, group in
+            if fromEntries, let columns = entryColumns {
+                if id.utf8.first == UInt8(ascii: "_"), id.hasPrefix("_design/") { return true }
+                if let row = Self.row(columns, id, group, firstKeyColumn: firstKeyColumn) {
+                    return try kept.append(row, reader, exact: order.exact)
+                }
+            }
+            return try IndexedScan.fetch(id, snapshot, scan.collection, now: now, keep)
+        }
+        if !order.exact { kept.rows = sorted(kept.rows) }
+        return kept.rows
     }
 
     /// The row of the entry of document `id` whose group key bytes are `group`, or nil when a
@@ -262,6 +317,13 @@ final class DirectIndexLookup: Sendable {
         @exclusivity(unchecked) var rows: [[Datum?]] = []
         @exclusivity(unchecked) var visited = 0
 
+        /// As ``Executor/Interruption`` checks, before row number `visited` (from 1): a close
+        /// or a cancellation stops a long walk.
+        static func checkInterruption(_ reader: StoreReader, visited: Int) throws {
+            try reader.checkOpen()
+            if visited % 64 == 0, Task.isCancelled { throw CancellationError() }
+        }
+
         init(wanted: Int) {
             self.wanted = wanted
             if wanted <= 64 { rows.reserveCapacity(wanted) }
@@ -270,10 +332,8 @@ final class DirectIndexLookup: Sendable {
         /// Keeps `row`; whether the walk goes on (`exact`: every tie group so far was exact,
         /// ``ScanOrder/exact``).
         func append(_ row: [Datum?], _ reader: StoreReader, exact: Bool) throws -> Bool {
-            // As ``Executor/Interruption`` checks: a close or a cancellation stops a long walk.
-            try reader.checkOpen()
             visited &+= 1
-            if visited % 64 == 0, Task.isCancelled { throw CancellationError() }
+            try Self.checkInterruption(reader, visited: visited)
             rows.append(row)
             // An inexact tie group (cut keys, numbers beyond 2^53) is sorted after: the walk
             // then goes on to the end of its first column, as the executor's does.

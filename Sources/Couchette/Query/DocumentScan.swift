@@ -57,13 +57,7 @@ struct CollectionScan: DocumentScan {
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
         order: ScanOrder, isSatisfied: () -> Bool, filter: BodyFilter?, _ body: (SourceBinding) throws -> Bool
     ) throws {
-        let rejects = filter.map { filter in
-            { (body: UnsafeRawBufferPointer) -> Bool in
-                let judgement = filter.judge(body)
-                order.rowPassesFilter = judgement == .passes
-                return judgement == .rejects
-            }
-        }
+        let rejects = filter?.skipsRejected(reportingTo: order)
         try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: includeDeleted, skipping: rejects) { id, record in
             guard let binding = Self.binding(id, record) else { return true }
             return try body(binding)

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Values for a query's `$name` parameters.
 ///
 /// Setters accept anything a document can store (strings, numbers, booleans, dates as ISO-8601
@@ -19,10 +13,7 @@ import Darwin
 ///
 /// Thread-safe; ``Query`` keeps its own copy when assigned, so later changes to this object do
 /// not affect the query until it is assigned again.
-// @unchecked Sendable: its one stored property, the values, is only read and written through
-// `EntriesStorage.withLock`, which holds that storage's mutex (see `EntriesStorage`);
-// `ManagedBuffer`, which keeps values and mutex in one allocation, cannot be `Sendable` itself.
-public final class Parameters: @unchecked Sendable {
+public final class Parameters: Sendable {
     enum Entry: Sendable {
         case value(Value)
         case unsupported(String)
@@ -40,12 +31,13 @@ public final class Parameters: @unchecked Sendable {
     /// by name costs one allocation and no hashing, where a dictionary cost both.
     typealias Entries = [Named]
 
-    private let entries: EntriesStorage
+    /// The values, behind a lock: setters may run on several threads at once.
+    private let entries: Locked<Entries>
 
     /// No parameters yet; chain the setters to add some.
-    public init() { entries = EntriesStorage.make([]) }
+    public init() { entries = Locked([]) }
 
-    init(entries: Entries) { self.entries = EntriesStorage.make(entries) }
+    init(entries: Entries) { self.entries = Locked(entries) }
 
     /// A copy with the same values.
     func copy() -> Parameters { Parameters(entries: entries.withLock { $0 }) }
@@ -174,32 +166,5 @@ public final class Parameters: @unchecked Sendable {
 
     private static func unusable(_ reason: String) -> CouchetteError {
         CouchetteError(.invalidParameter, "query parameter cannot be used: \(reason)")
-    }
-}
-
-/// The values of one ``Parameters`` and the mutex guarding them, in one allocation: a prepared
-/// query is often given a new `Parameters` per execution, and a ``Locked`` made three (itself, its
-/// mutex, and a look-up of its generic type's metadata on the way).
-///
-/// Thread-safe as ``Locked`` is: the header (the values) is read and written only inside
-/// ``withLock(_:)``, which holds the mutex kept in the element storage; the mutex is initialized in
-/// ``make(_:)`` before the object is shared and destroyed in `deinit`, when no other reference exists.
-private final class EntriesStorage: ManagedBuffer<Parameters.Entries, pthread_mutex_t> {
-    static func make(_ entries: Parameters.Entries) -> EntriesStorage {
-        let storage = unsafeDowncast(create(minimumCapacity: 1) { _ in entries }, to: EntriesStorage.self)
-        storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_init($0, nil) }
-        return storage
-    }
-
-    deinit {
-        _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
-    }
-
-    func withLock<R>(_ body: (inout Parameters.Entries) throws -> R) rethrows -> R {
-        try withUnsafeMutablePointers { entries, mutex in
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-            return try body(&entries.pointee)
-        }
     }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A compiled SQL++ query, created by ``Database/createQuery(_:)``.
 ///
 /// The text is parsed and compiled once, when the query is created; every ``execute()`` reuses
@@ -185,25 +183,18 @@ final class ParameterObservers: Sendable {
     typealias Observer = @Sendable () -> Void
 
     private let state = Locked<(nextToken: Int, observers: [Int: Observer])>((0, [:]))
-    /// How many observers there are, changed under the lock: read alone, it spares a prepared
-    /// query re-parameterized per execution the lock when nobody listens (the common case).
-    private let observerCount = Atomic<Int>(0)
 
     /// Registers `observer`; returns a token for ``remove(_:)``.
     func add(_ observer: @escaping Observer) -> Int {
         state.withLock { state in
             state.nextToken += 1
             state.observers[state.nextToken] = observer
-            observerCount.store(state.observers.count, ordering: .releasing)
             return state.nextToken
         }
     }
 
     func remove(_ token: Int) {
-        state.withLock { state in
-            _ = state.observers.removeValue(forKey: token)
-            observerCount.store(state.observers.count, ordering: .releasing)
-        }
+        state.withLock { state in _ = state.observers.removeValue(forKey: token) }
     }
 
     var count: Int { state.withLock { $0.observers.count } }
@@ -211,8 +202,9 @@ final class ParameterObservers: Sendable {
     func notify() {
         // An observer added while this runs may or may not be told, as with the lock: it reads
         // the parameters itself when it starts (``LiveQueryRegistry``).
-        if observerCount.load(ordering: .acquiring) == 0 { return }
-        let observers = state.withLock { $0.observers.sorted { $0.key < $1.key }.map(\.value) }
+        let observers = state.withLock { state in
+            state.observers.isEmpty ? [] : state.observers.sorted { $0.key < $1.key }.map(\.value)
+        }
         for observer in observers { observer() }
     }
 }
