@@ -57,16 +57,35 @@ struct CollectionScan: DocumentScan {
         _ snapshot: StoreSnapshot, now: UInt64, context: EvaluationContext,
         order: ScanOrder, isSatisfied: () -> Bool, filter: BodyFilter?, _ body: (SourceBinding) throws -> Bool
     ) throws {
-        let rejects = filter.map { filter in
+        try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: includeDeleted, skipping: Self.rejects(filter, order)) {
+            id, record in
+            guard let binding = Self.binding(id, record) else { return true }
+            return try body(binding)
+        }
+    }
+
+    /// ``forEach(_:now:context:order:isSatisfied:filter:_:)`` for a projection in place
+    /// (``InPlaceProjection``): each visible document as a ``StoredDocument`` over the copy of
+    /// its body the walk made (which a column of the whole document then keeps, with no second
+    /// copy), without a ``SourceBinding`` or evaluators per row.
+    func forEachStored(
+        _ snapshot: StoreSnapshot, now: UInt64, order: ScanOrder, filter: BodyFilter?, _ body: (StoredDocument) throws -> Bool
+    ) throws {
+        try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: includeDeleted, skipping: Self.rejects(filter, order)) {
+            id, record in
+            try record.body.withUnsafeBytes { try StoredDocument.visit(id, record, $0, body) }
+        }
+    }
+
+    /// What a walk passes over unread: the bodies `filter` rejects where they lie; the verdict
+    /// on each other body is left in `order` (``ScanOrder/rowPassesFilter``).
+    private static func rejects(_ filter: BodyFilter?, _ order: ScanOrder) -> ((UnsafeRawBufferPointer) -> Bool)? {
+        filter.map { filter in
             { (body: UnsafeRawBufferPointer) -> Bool in
                 let judgement = filter.judge(body)
                 order.rowPassesFilter = judgement == .passes
                 return judgement == .rejects
             }
-        }
-        try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: includeDeleted, skipping: rejects) { id, record in
-            guard let binding = Self.binding(id, record) else { return true }
-            return try body(binding)
         }
     }
 
