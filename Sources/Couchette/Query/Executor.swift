@@ -264,13 +264,18 @@ struct Executor {
 
     /// Receives each joined row: filters, groups or projects it, de-duplicates, and keeps at most
     /// what ORDER BY/LIMIT need.
+    ///
+    /// Unchecked exclusivity on the rows kept: one execution on one thread owns its sink, and
+    /// ``rows`` and ``ordinal`` are changed only by `keep` and ``finish()``, which call nothing that
+    /// reaches the sink while they change them, so accesses cannot overlap; the runtime check ran
+    /// at every row kept.
     final class Sink {
         let plan: QueryPlan
         let context: EvaluationContext
         let limit: Int?
         let offset: Int
-        var rows: [Row] = []
-        var ordinal = 0
+        @exclusivity(unchecked) var rows: [Row] = []
+        @exclusivity(unchecked) var ordinal = 0
         var seen: Set<[HashKey]> = []
         var groups: [[HashKey]: Int] = [:]
         /// The groups of a GROUP BY on one expression, by its value.

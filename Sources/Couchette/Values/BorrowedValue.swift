@@ -179,6 +179,36 @@ struct BorrowedValue {
         }
     }
 
+    /// Whether this dictionary's keys are exactly `shape`'s, in order, with every entry intact;
+    /// when they are, entry i's value offset is in `entries[i]` (its key fields left 0).
+    ///
+    /// The checks of ``forEachEntryRange(in:_:)`` for every entry, each key compared with the
+    /// shape's where it lies, in one loop that stops at the first difference: what a conversion
+    /// of a document like the previous one runs for each of its dictionaries (a walk with a
+    /// visitor per entry cost half again as much).
+    func valueOffsets(
+        matching shape: DictionaryShapes.Shape, in layout: Layout, into entries: UnsafeMutablePointer<DictionaryShapes.Entry>
+    ) -> Bool {
+        guard layout.isDictionary, let size = layout.size, layout.count == shape.count, layout.count > 0 else { return false }
+        let table = offset + layout.header
+        let width = layout.width
+        var keyStart = tableField(table, 0, width)
+        for index in 0..<layout.count {
+            let valueStart = tableField(table, 2 * index + 1, width)
+            let next = 2 * index + 2 < layout.slots ? tableField(table, 2 * index + 2, width) : size
+            guard keyStart >= layout.contentStart, keyStart < valueStart, valueStart < next, next <= size,
+                let key = lengthPrefixed(at: offset + keyStart), key.upperBound <= offset + valueStart,
+                shape.keyMatches(index, key, in: buffer)
+            else { return false }
+            let value = child(at: valueStart)
+            guard value.fits(within: next - valueStart) else { return false }
+            (entries + index).initialize(
+                to: DictionaryShapes.Entry(keyStart: 0, keyCount: 0, value: Int32(truncatingIfNeeded: value.offset)))
+            keyStart = next
+        }
+        return true
+    }
+
     /// Offset slot `index` of the table at `table`, read without a bounds check: ``layout`` caps
     /// a container's count at the slots its bytes hold, so every slot below `layout.slots` lies
     /// inside `buffer`.
@@ -295,20 +325,24 @@ struct BorrowedValue {
     /// conversion.
     @inline(__always)
     func fits(within room: Int) -> Bool {
-        guard let tag else { return 0 <= room }
-        let size: Int
-        switch tag {
-        case ValueTag.null, ValueTag.falseValue, ValueTag.trueValue: size = 1
-        case ValueTag.int8: size = 2
-        case ValueTag.int16: size = 3
-        case ValueTag.int32: size = 5
-        case ValueTag.int64, ValueTag.double: size = 9
-        case ValueTag.string, ValueTag.largeInteger: size = lengthPrefixed(at: offset + 1).map { $0.upperBound - offset } ?? 0
-        case ValueTag.array, ValueTag.dictionary: size = unsigned(at: offset + 1, width: 4) ?? 0
-        case ValueTag.narrowArray, ValueTag.narrowDictionary: size = unsigned(at: offset + 1, width: 2) ?? 0
-        default: size = 0
+        guard offset >= 0, offset < buffer.count else { return 0 <= room }
+        switch buffer[offset] {
+        case ValueTag.null, ValueTag.falseValue, ValueTag.trueValue: return 1 <= room
+        case ValueTag.int8: return 2 <= room
+        case ValueTag.int16: return 3 <= room
+        case ValueTag.int32: return 5 <= room
+        case ValueTag.int64, ValueTag.double: return 9 <= room
+        case ValueTag.string, ValueTag.largeInteger:
+            guard let text = lengthPrefixed(at: offset + 1) else { return 0 <= room }
+            return text.upperBound - offset <= room
+        case ValueTag.array, ValueTag.dictionary:
+            guard let size = unsigned(at: offset + 1, width: 4) else { return 0 <= room }
+            return size <= room
+        case ValueTag.narrowArray, ValueTag.narrowDictionary:
+            guard let size = unsigned(at: offset + 1, width: 2) else { return 0 <= room }
+            return size <= room
+        default: return 0 <= room
         }
-        return size <= room
     }
 
     /// The number of bytes this value occupies, or nil when the bytes are damaged.
