@@ -164,18 +164,11 @@ struct BorrowedValue {
     func forEachEntryRange(in layout: Layout, _ body: (Range<Int>, BorrowedValue) throws -> Void) rethrows {
         guard let size = layout.size, layout.count > 0 else { return }
         let table = offset + layout.header
-        let width = layout.width
-        var keyStart = tableField(table, 0, width)
+        var keyStart = tableField(table, 0, layout.width)
         for index in 0..<layout.count {
-            let valueStart = tableField(table, 2 * index + 1, width)
-            let next = 2 * index + 2 < layout.slots ? tableField(table, 2 * index + 2, width) : size
-            defer { keyStart = next }
-            guard keyStart >= layout.contentStart, keyStart < valueStart, valueStart < next, next <= size,
-                let key = lengthPrefixed(at: offset + keyStart), key.upperBound <= offset + valueStart
-            else { continue }
-            let value = child(at: valueStart)
-            guard value.fits(within: next - valueStart) else { continue }
-            try body(key, value)
+            let end = entryEnd(index, table, layout, size: size)
+            defer { keyStart = end }
+            if let (key, value) = intactEntry(index, keyStart: keyStart, end: end, table, layout, size: size) { try body(key, value) }
         }
     }
 
@@ -183,30 +176,47 @@ struct BorrowedValue {
     /// when they are, entry i's value offset is in `entries[i]` (its key fields left 0).
     ///
     /// The checks of ``forEachEntryRange(in:_:)`` for every entry, each key compared with the
-    /// shape's where it lies, in one loop that stops at the first difference: what a conversion
-    /// of a document like the previous one runs for each of its dictionaries (a walk with a
-    /// visitor per entry cost half again as much).
+    /// shape's as it is reached, in one loop that stops at the first difference: what a
+    /// conversion of a document like the previous one runs for each of its dictionaries (a walk
+    /// with a visitor per entry cost more).
     func valueOffsets(
         matching shape: DictionaryShapes.Shape, in layout: Layout, into entries: UnsafeMutablePointer<DictionaryShapes.Entry>
     ) -> Bool {
         guard layout.isDictionary, let size = layout.size, layout.count == shape.count, layout.count > 0 else { return false }
         let table = offset + layout.header
-        let width = layout.width
-        var keyStart = tableField(table, 0, width)
+        var keyStart = tableField(table, 0, layout.width)
         for index in 0..<layout.count {
-            let valueStart = tableField(table, 2 * index + 1, width)
-            let next = 2 * index + 2 < layout.slots ? tableField(table, 2 * index + 2, width) : size
-            guard keyStart >= layout.contentStart, keyStart < valueStart, valueStart < next, next <= size,
-                let key = lengthPrefixed(at: offset + keyStart), key.upperBound <= offset + valueStart,
+            let end = entryEnd(index, table, layout, size: size)
+            guard let (key, value) = intactEntry(index, keyStart: keyStart, end: end, table, layout, size: size),
                 shape.keyMatches(index, key, in: buffer)
             else { return false }
-            let value = child(at: valueStart)
-            guard value.fits(within: next - valueStart) else { return false }
             (entries + index).initialize(
                 to: DictionaryShapes.Entry(keyStart: 0, keyCount: 0, value: Int32(truncatingIfNeeded: value.offset)))
-            keyStart = next
+            keyStart = end
         }
         return true
+    }
+
+    /// Where entry `index` of the dictionary whose offset table is at `table` ends: where the next
+    /// entry's key begins, the last one at the container's end.
+    @inline(__always)
+    private func entryEnd(_ index: Int, _ table: Int, _ layout: Layout, size: Int) -> Int {
+        2 * index + 2 < layout.slots ? tableField(table, 2 * index + 2, layout.width) : size
+    }
+
+    /// Entry `index`'s key bytes and value, nil when the entry is damaged: the checks of
+    /// ``slot(_:_:)`` for both its slots, each offset read once (the key, from `keyStart`, ends
+    /// before the value begins; the value fits before `end`).
+    @inline(__always)
+    private func intactEntry(
+        _ index: Int, keyStart: Int, end: Int, _ table: Int, _ layout: Layout, size: Int
+    ) -> (key: Range<Int>, value: BorrowedValue)? {
+        let valueStart = tableField(table, 2 * index + 1, layout.width)
+        guard keyStart >= layout.contentStart, keyStart < valueStart, valueStart < end, end <= size,
+            let key = lengthPrefixed(at: offset + keyStart), key.upperBound <= offset + valueStart
+        else { return nil }
+        let value = child(at: valueStart)
+        return value.fits(within: end - valueStart) ? (key, value) : nil
     }
 
     /// Offset slot `index` of the table at `table`, read without a bounds check: ``layout`` caps
