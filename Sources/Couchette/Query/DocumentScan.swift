@@ -64,6 +64,19 @@ struct CollectionScan: DocumentScan {
         }
     }
 
+    /// ``forEach(_:now:context:order:isSatisfied:filter:_:)`` for a projection in place
+    /// (``InPlaceProjection``): each visible document as a ``StoredDocument`` over the copy of
+    /// its body the walk made (which a column of the whole document then keeps, with no second
+    /// copy), without a ``SourceBinding`` or evaluators per row.
+    func forEachStored(
+        _ snapshot: StoreSnapshot, now: UInt64, order: ScanOrder, filter: BodyFilter?, _ body: (StoredDocument) throws -> Bool
+    ) throws {
+        let rejects = filter?.skipsRejected(reportingTo: order)
+        try snapshot.forEachVisibleRecord(collection, now: now, includingDeleted: includeDeleted, skipping: rejects) { id, record in
+            try record.body.withUnsafeBytes { try StoredDocument.visit(id, record, $0, body) }
+        }
+    }
+
     /// The document `id` of `collection` as a query sees it, or nil when it is not visible
     /// (``StoreSnapshot/visibleRecord(_:_:now:includingDeleted:)``) or a design document: what
     /// index lookups and joins by id read.

@@ -54,13 +54,10 @@ struct Executor {
                 purges = try snapshot.purgeCount(spec)
             }
             let joined = try plan.stages.map { try prepare($0, snapshot, now, context, sink.interruption) }
-            if let projection = plan.inPlace, !trackingMatches, let scan = plan.mainScan as? IndexedScan {
-                // Fetched documents are projected where they lie, unless the WHERE still has to
-                // be evaluated on them (the index range did not decide it).
-                try scan.forEachStored(
-                    snapshot, now: now, context: context, order: scanOrder,
-                    isSatisfied: { sink.hasAllRows }, filter: { try plan.precheck?.bind(context) }
-                ) { document in
+            if let projection = plan.inPlace, !trackingMatches {
+                // Documents are projected where they lie, unless the WHERE still has to be
+                // evaluated on them (neither the index range nor the body precheck decided it).
+                let project = { (document: StoredDocument) throws -> Bool in
                     try sink.interruption.check()
                     if plan.filter == nil || scanOrder.passesWhere || scanOrder.rowPassesFilter {
                         sink.keep(projection.project(document))
@@ -70,7 +67,16 @@ struct Executor {
                     }
                     return !sink.isFull
                 }
-                return try sink.finish()
+                if let scan = plan.mainScan as? IndexedScan {
+                    try scan.forEachStored(
+                        snapshot, now: now, context: context, order: scanOrder,
+                        isSatisfied: { sink.hasAllRows }, filter: { try plan.precheck?.bind(context) }, project)
+                    return try sink.finish()
+                }
+                if let scan = plan.mainScan as? CollectionScan {
+                    try scan.forEachStored(snapshot, now: now, order: scanOrder, filter: try plan.precheck?.bind(context), project)
+                    return try sink.finish()
+                }
             }
             try plan.mainScan.forEach(
                 snapshot, now: now, context: context, order: scanOrder,
@@ -258,13 +264,18 @@ struct Executor {
 
     /// Receives each joined row: filters, groups or projects it, de-duplicates, and keeps at most
     /// what ORDER BY/LIMIT need.
+    ///
+    /// Unchecked exclusivity on the rows kept: one execution on one thread owns its sink, and
+    /// ``rows`` and ``ordinal`` are changed only by `keep` and ``finish()``, which call nothing that
+    /// reaches the sink while they change them, so accesses cannot overlap; the runtime check ran
+    /// at every row kept.
     final class Sink {
         let plan: QueryPlan
         let context: EvaluationContext
         let limit: Int?
         let offset: Int
-        var rows: [Row] = []
-        var ordinal = 0
+        @exclusivity(unchecked) var rows: [Row] = []
+        @exclusivity(unchecked) var ordinal = 0
         var seen: Set<[HashKey]> = []
         var groups: [[HashKey]: Int] = [:]
         /// The groups of a GROUP BY on one expression, by its value.

@@ -153,7 +153,7 @@ struct QueryCompiler {
                 // `*` is the main source's body; with JOINs or UNNESTs, one column per source.
                 for source in (item.alias == nil ? Array(sources.indices) : [0]) {
                     columns.append { context in context.sources[source]?.body }
-                    inPlaceColumns.append(nil)
+                    inPlaceColumns.append(source == 0 ? .wholeDocument : nil)
                     columnPaths.append(nil)
                     names.append((item.alias ?? sources[source].columnName, item.alias != nil))
                 }
@@ -161,7 +161,7 @@ struct QueryCompiler {
                 if case .allProperties(let base) = value {
                     let source = try sourceIndex(of: base)
                     columns.append { context in context.sources[source]?.body }
-                    inPlaceColumns.append(nil)
+                    inPlaceColumns.append(source == 0 ? .wholeDocument : nil)
                     columnPaths.append(nil)
                     names.append((item.alias ?? sources[source].columnName, item.alias != nil))
                 } else {

@@ -23,10 +23,17 @@ struct StoredDocument {
         return try visit(StoredDocument(id: id, record: record, body: body))
     }
 
-    /// The document as the executor's other stages read it, its body copied out of the map.
+    /// The document as the executor's other stages read it, its body owned (``ownedBody()``).
     func binding() -> SourceBinding {
         SourceBinding(
             id: id, sequence: record.sequence, revision: record.revision, isDeleted: record.isDeleted,
-            expiration: record.expiration, body: Datum(EncodedValue(bytes: Array(body))))
+            expiration: record.expiration, body: Datum(EncodedValue(bytes: ownedBody())))
+    }
+
+    /// The body as an owned array: the record's own copy when `body` is exactly those bytes (a
+    /// full scan copies every body out of the map before visiting it), else a copy made now.
+    func ownedBody() -> [UInt8] {
+        let isRecordCopy = record.body.withUnsafeBytes { $0.baseAddress == body.baseAddress && $0.count == body.count }
+        return isRecordCopy ? record.body : Array(body)
     }
 }

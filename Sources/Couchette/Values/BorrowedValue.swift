@@ -23,6 +23,7 @@ struct BorrowedValue {
         self.depth = depth
     }
 
+    @inline(__always)
     var tag: UInt8? { offset >= 0 && offset < buffer.count ? buffer[offset] : nil }
 
     // MARK: - Containers
@@ -48,6 +49,10 @@ struct BorrowedValue {
     /// The layout of an array or dictionary; nil for anything else, and for containers nested
     /// deeper than the encoder ever writes (damaged bytes read as empty). A damaged count is capped
     /// at the number of offset slots the bytes can hold.
+    ///
+    /// Read once per container by every walk, so its two header fields are loaded directly (the
+    /// tag says their width) and the slots the bytes hold are counted with a shift.
+    @inline(__always)
     var layout: Layout? {
         guard let tag, depth < ValueEncoder.maximumDepth else { return nil }
         let dictionary: Bool
@@ -61,11 +66,16 @@ struct BorrowedValue {
         }
         let width = ValueTag.fieldWidth(narrow: narrow)
         let header = ValueTag.headerSize(narrow: narrow)
-        guard let stored = unsigned(at: offset + 1 + width, width: width) else { return nil }
-        let perEntry = dictionary ? 2 : 1
-        let count = min(stored, max(0, (buffer.count - offset - header) / (width * perEntry)))
-        let size = unsigned(at: offset + 1, width: width).flatMap { $0 <= buffer.count - offset ? $0 : nil }
-        return Layout(isDictionary: dictionary, width: width, header: header, count: count, slots: count * perEntry, size: size)
+        // The size field and the count field, both inside the bytes.
+        guard header <= buffer.count - offset else { return nil }
+        let stored = narrow ? tableField(offset + 1 + width, 0, 2) : tableField(offset + 1 + width, 0, 4)
+        let storedSize = narrow ? tableField(offset + 1, 0, 2) : tableField(offset + 1, 0, 4)
+        // Bytes per entry: `width`, twice that for a dictionary (2, 4 or 8, a power of two).
+        let entryShift = (narrow ? 1 : 2) + (dictionary ? 1 : 0)
+        let count = min(stored, (buffer.count - offset - header) >> entryShift)
+        let size = storedSize <= buffer.count - offset ? storedSize : nil
+        return Layout(
+            isDictionary: dictionary, width: width, header: header, count: count, slots: dictionary ? count * 2 : count, size: size)
     }
 
     /// Number of elements or entries of a container, 0 for anything else.
@@ -119,7 +129,7 @@ struct BorrowedValue {
                 continue
             }
             let element = child(at: start)
-            try body((element.encodedSize ?? 0) <= next - start ? element : nil)
+            try body(element.fits(within: next - start) ? element : nil)
         }
     }
 
@@ -154,19 +164,59 @@ struct BorrowedValue {
     func forEachEntryRange(in layout: Layout, _ body: (Range<Int>, BorrowedValue) throws -> Void) rethrows {
         guard let size = layout.size, layout.count > 0 else { return }
         let table = offset + layout.header
-        let width = layout.width
-        var keyStart = tableField(table, 0, width)
+        var keyStart = tableField(table, 0, layout.width)
         for index in 0..<layout.count {
-            let valueStart = tableField(table, 2 * index + 1, width)
-            let next = 2 * index + 2 < layout.slots ? tableField(table, 2 * index + 2, width) : size
-            defer { keyStart = next }
-            guard keyStart >= layout.contentStart, keyStart < valueStart, valueStart < next, next <= size,
-                let key = lengthPrefixed(at: offset + keyStart), key.upperBound <= offset + valueStart
-            else { continue }
-            let value = child(at: valueStart)
-            guard (value.encodedSize ?? 0) <= next - valueStart else { continue }
-            try body(key, value)
+            let end = entryEnd(index, table, layout, size: size)
+            defer { keyStart = end }
+            if let (key, value) = intactEntry(index, keyStart: keyStart, end: end, table, layout, size: size) { try body(key, value) }
         }
+    }
+
+    /// Whether this dictionary's keys are exactly `shape`'s, in order, with every entry intact;
+    /// when they are, entry i's value offset is in `entries[i]` (its key fields left 0).
+    ///
+    /// The checks of ``forEachEntryRange(in:_:)`` for every entry, each key compared with the
+    /// shape's as it is reached, in one loop that stops at the first difference: what a
+    /// conversion of a document like the previous one runs for each of its dictionaries (a walk
+    /// with a visitor per entry cost more).
+    func valueOffsets(
+        matching shape: DictionaryShapes.Shape, in layout: Layout, into entries: UnsafeMutablePointer<DictionaryShapes.Entry>
+    ) -> Bool {
+        guard layout.isDictionary, let size = layout.size, layout.count == shape.count, layout.count > 0 else { return false }
+        let table = offset + layout.header
+        var keyStart = tableField(table, 0, layout.width)
+        for index in 0..<layout.count {
+            let end = entryEnd(index, table, layout, size: size)
+            guard let (key, value) = intactEntry(index, keyStart: keyStart, end: end, table, layout, size: size),
+                shape.keyMatches(index, key, in: buffer)
+            else { return false }
+            (entries + index).initialize(
+                to: DictionaryShapes.Entry(keyStart: 0, keyCount: 0, value: Int32(truncatingIfNeeded: value.offset)))
+            keyStart = end
+        }
+        return true
+    }
+
+    /// Where entry `index` of the dictionary whose offset table is at `table` ends: where the next
+    /// entry's key begins, the last one at the container's end.
+    @inline(__always)
+    private func entryEnd(_ index: Int, _ table: Int, _ layout: Layout, size: Int) -> Int {
+        2 * index + 2 < layout.slots ? tableField(table, 2 * index + 2, layout.width) : size
+    }
+
+    /// Entry `index`'s key bytes and value, nil when the entry is damaged: the checks of
+    /// ``slot(_:_:)`` for both its slots, each offset read once (the key, from `keyStart`, ends
+    /// before the value begins; the value fits before `end`).
+    @inline(__always)
+    private func intactEntry(
+        _ index: Int, keyStart: Int, end: Int, _ table: Int, _ layout: Layout, size: Int
+    ) -> (key: Range<Int>, value: BorrowedValue)? {
+        let valueStart = tableField(table, 2 * index + 1, layout.width)
+        guard keyStart >= layout.contentStart, keyStart < valueStart, valueStart < end, end <= size,
+            let key = lengthPrefixed(at: offset + keyStart), key.upperBound <= offset + valueStart
+        else { return nil }
+        let value = child(at: valueStart)
+        return value.fits(within: end - valueStart) ? (key, value) : nil
     }
 
     /// Offset slot `index` of the table at `table`, read without a bounds check: ``layout`` caps
@@ -277,6 +327,32 @@ struct BorrowedValue {
     var string: String? {
         guard tag == ValueTag.string, let range = lengthPrefixed(at: offset + 1) else { return nil }
         return Self.string(UnsafeRawBufferPointer(rebasing: buffer[range]))
+    }
+
+    /// Whether this value ends within `room` bytes of its tag: `(encodedSize ?? 0) <= room` (a
+    /// value of unknown size has no parts of its own and reads as null), written out for the walks
+    /// that check every child against its window, where a call per child was a tenth of a
+    /// conversion.
+    @inline(__always)
+    func fits(within room: Int) -> Bool {
+        guard offset >= 0, offset < buffer.count else { return 0 <= room }
+        switch buffer[offset] {
+        case ValueTag.null, ValueTag.falseValue, ValueTag.trueValue: return 1 <= room
+        case ValueTag.int8: return 2 <= room
+        case ValueTag.int16: return 3 <= room
+        case ValueTag.int32: return 5 <= room
+        case ValueTag.int64, ValueTag.double: return 9 <= room
+        case ValueTag.string, ValueTag.largeInteger:
+            guard let text = lengthPrefixed(at: offset + 1) else { return 0 <= room }
+            return text.upperBound - offset <= room
+        case ValueTag.array, ValueTag.dictionary:
+            guard let size = unsigned(at: offset + 1, width: 4) else { return 0 <= room }
+            return size <= room
+        case ValueTag.narrowArray, ValueTag.narrowDictionary:
+            guard let size = unsigned(at: offset + 1, width: 2) else { return 0 <= room }
+            return size <= room
+        default: return 0 <= room
+        }
     }
 
     /// The number of bytes this value occupies, or nil when the bytes are damaged.

@@ -204,19 +204,8 @@ enum ValueConversion {
         return withUnsafeTemporaryAllocation(of: DictionaryShapes.Entry.self, capacity: layout.count) { table in
             let base = table.baseAddress!
             // The hinted shape's keys compared during the walk; only the values' offsets kept.
-            if let hinted = shapes.hinted(hint.pointee), hinted.count == layout.count {
-                var matched = 0
-                encoded.forEachEntryRange(in: layout) { key, value in
-                    guard matched >= 0 else { return }
-                    guard hinted.keyMatches(matched, key, in: buffer) else {
-                        matched = -1
-                        return
-                    }
-                    (base + matched).initialize(
-                        to: DictionaryShapes.Entry(keyStart: 0, keyCount: 0, value: Int32(truncatingIfNeeded: value.offset)))
-                    matched += 1
-                }
-                if matched == layout.count { return map(hinted, table, in: buffer, depth: encoded.depth + 1, caches) }
+            if let hinted = shapes.hinted(hint.pointee), encoded.valueOffsets(matching: hinted, in: layout, into: base) {
+                return map(hinted, table, in: buffer, depth: encoded.depth + 1, caches)
             }
             var found = 0
             encoded.forEachEntryRange(in: layout) { key, value in
