@@ -77,15 +77,11 @@ enum StoreLayout {
     static let countPrefix = Array("count:".utf8)
 
     static func sequenceCounterKey(_ collection: UInt32) -> [UInt8] {
-        var key = sequenceCounterPrefix
-        KeyEncoding.appendUInt32(collection, to: &key)
-        return key
+        withCounterKey(sequenceCounterPrefix, collection) { Array($0) }
     }
 
     static func countKey(_ collection: UInt32) -> [UInt8] {
-        var key = countPrefix
-        KeyEncoding.appendUInt32(collection, to: &key)
-        return key
+        withCounterKey(countPrefix, collection) { Array($0) }
     }
 
     /// Calls `body` with the bytes of the counter key `prefix` `collection` (``sequenceCounterKey(_:)``,

@@ -26,13 +26,6 @@ final class RunningCurlLoops: @unchecked Sendable {
         atexit { RunningCurlLoops.shared.endAll(waitingAtMost: RunningCurlLoops.exitWait) }
     }
 
-    /// How many loops have a running thread.
-    var count: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return loops.count
-    }
-
     /// Called by a loop before its thread starts.
     func add(_ loop: CurlLoop) {
         condition.lock()

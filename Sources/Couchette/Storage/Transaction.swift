@@ -121,19 +121,37 @@ class ReadTransaction {
         if rc != MDB_NOTFOUND { try StorageError.check(rc, "scanning \(table.name)") }
     }
 
-    /// Visits every entry whose key starts with `prefix`.
+    /// Visits every entry whose key starts with `prefix`, in key order, stopping when `body`
+    /// returns false.
     ///
-    /// Callers slice keys past the prefix, so a key without it — only a damaged page can make LMDB
-    /// return one inside the range — is `.corruption`, never handed on.
+    /// Callers slice keys past the prefix: the walk ends at the first key without it, so no
+    /// such key is ever handed on.
     func scan(
         _ table: Table, prefix: [UInt8],
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try scan(table, from: prefix, to: KeyEncoding.successor(ofPrefix: prefix)) { key, value in
-            guard key.count >= prefix.count, key.starts(with: prefix) else {
-                throw CouchetteError(.corruption, "table \(table.name) returned a key outside the range scanned: a damaged page")
+        try prefix.withUnsafeBytes { try scan(table, startingWith: $0, body) }
+    }
+
+    /// ``scan(_:prefix:_:)`` with the prefix borrowed: a prepared lookup builds its key on the
+    /// stack (``IndexKey/withStringKey(prefix:_:_:)``) and scans with it at every execution.
+    func scan(
+        _ table: Table, startingWith prefix: UnsafeRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try withCursor(table) { cursor in
+            var key = MDB_val(pointingAt: prefix)
+            var data = MDB_val()
+            // LMDB rejects empty keys: an empty prefix (every key starts with it) starts at the first.
+            var rc = mdb_cursor_get(cursor, &key, &data, prefix.isEmpty ? MDB_FIRST : MDB_SET_RANGE)
+            while rc == MDB_SUCCESS {
+                if let start = prefix.baseAddress, key.mv_size < prefix.count || memcmp(key.mv_data, start, prefix.count) != 0 {
+                    return
+                }
+                if try !body(key.buffer, data.buffer) { return }
+                rc = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
             }
-            return try body(key, value)
+            if rc != MDB_NOTFOUND { try StorageError.check(rc, "scanning \(table.name)") }
         }
     }
 
