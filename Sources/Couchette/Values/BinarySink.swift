@@ -13,6 +13,7 @@ struct BinarySink: JSONSink {
     private var output: PlainBuffer<UInt8>
 
     private struct Frame {
+        enum Kind { case top, array, object }
         /// Where the container's tag is.
         let start: Int
         /// Where its contents start: the room left for its header ends here.
@@ -21,18 +22,28 @@ struct BinarySink: JSONSink {
         let firstSlot: Int
         /// The container's place among those opened in the value (for ``headerGuesses``).
         let ordinal: Int
-        let isObject: Bool
+        let kind: Kind
         /// Keys so far strictly increasing by their UTF-8 bytes (no repeats).
         var inOrder = true
+        /// Where the bytes of the last key start in the output, and how many there are (-1: no
+        /// key yet), to check the next one's order without decoding its length again.
+        var lastKey = 0
+        var lastKeyCount = -1
+
+        /// Outside every container: the value itself.
+        static let outside = Frame(start: 0, contentStart: 0, firstSlot: 0, ordinal: 0, kind: .top)
     }
 
-    private var frames: [Frame] = []
+    /// The innermost open container (``Frame/outside`` when none is open).
+    private var top = Frame.outside
+    /// The containers open around ``top``, outermost first.
+    private var enclosing: PlainBuffer<Frame>
     /// Slot targets of every open container, innermost last: for an array each element's start,
     /// for an object each key's length prefix then its value's start (absolute positions).
     private var slots: PlainBuffer<Int>
     /// The header size of the container opened `n`th in the previous value, for the first
-    /// containers of a value (0: none seen yet).
-    private var headerGuesses: PlainBuffer<Int>
+    /// containers of a value (0: none seen yet); nil for a sink that writes one value.
+    private var headerGuesses: PlainBuffer<Int>?
     /// Containers opened since the value began.
     private var opened = 0
 
@@ -40,14 +51,22 @@ struct BinarySink: JSONSink {
     private static let guessedContainers = 64
     /// The smallest header: a narrow container without entries.
     private static let smallestHeader = ValueTag.headerSize(narrow: true)
+    /// The most bytes a varint length takes.
+    private static let longestVarint = 10
 
-    /// A sink whose output buffer starts with room for `capacity` bytes.
-    init(capacity: Int = 0) {
+    /// A sink whose output buffer starts with room for `capacity` bytes. One that writes a
+    /// run of values (`remembersShapes`) leaves room for each container's header as its
+    /// counterpart in the previous value needed; one that writes a single value skips that
+    /// bookkeeping.
+    init(capacity: Int = 0, remembersShapes: Bool = true) {
         output = PlainBuffer(capacity: capacity)
         slots = PlainBuffer(capacity: 64)
-        headerGuesses = PlainBuffer(capacity: Self.guessedContainers)
-        for _ in 0..<Self.guessedContainers { headerGuesses.append(0) }
-        frames.reserveCapacity(8)
+        enclosing = PlainBuffer(capacity: 8)
+        if remembersShapes {
+            var guesses = PlainBuffer<Int>(capacity: Self.guessedContainers)
+            for _ in 0..<Self.guessedContainers { guesses.append(0) }
+            headerGuesses = guesses
+        }
     }
 
     /// Bytes written so far.
@@ -69,7 +88,8 @@ struct BinarySink: JSONSink {
     mutating func reset() {
         output.truncate(to: 0)
         slots.truncate(to: 0)
-        frames.removeAll(keepingCapacity: true)
+        enclosing.truncate(to: 0)
+        top = .outside
         opened = 0
     }
 
@@ -82,7 +102,7 @@ struct BinarySink: JSONSink {
     /// Notes where a value starts, when it is an array element (object values are noted with
     /// their keys).
     @inline(__always) private mutating func valueStarts() {
-        if let top = frames.last, !top.isObject { slots.append(output.count) }
+        if top.kind == .array { slots.append(output.count) }
     }
 
     mutating func null() {
@@ -124,28 +144,41 @@ struct BinarySink: JSONSink {
         writeString(tag: ValueTag.string, utf8)
     }
 
-    mutating func beginObject() { open(isObject: true) }
-    mutating func beginArray() { open(isObject: false) }
+    mutating func beginObject() { open(.object) }
+    mutating func beginArray() { open(.array) }
 
     mutating func key(_ utf8: UnsafeBufferPointer<UInt8>) {
-        guard let top = frames.indices.last else { return }
-        if frames[top].inOrder, slots.count > frames[top].firstSlot {
-            if !Self.precedes(key(at: slots[slots.count - 2]), utf8) { frames[top].inOrder = false }
+        let length = utf8.count
+        output.reserve(Self.longestVarint + length)
+        let keyStart = output.count
+        let lengthPrefix = output.pointer + keyStart
+        let keyBytes = Self.writeVarint(length, at: lengthPrefix)
+        if let source = utf8.baseAddress { keyBytes.initialize(from: source, count: length) }
+        if top.inOrder, top.lastKeyCount >= 0,
+            !Self.precedes(UnsafeBufferPointer(start: output.pointer + top.lastKey, count: top.lastKeyCount), utf8)
+        {
+            top.inOrder = false
         }
-        slots.append(output.count)
-        appendVarint(utf8.count)
-        output.append(utf8)
+        top.lastKey = keyStart + (keyBytes - lengthPrefix)
+        top.lastKeyCount = length
+        output.moveEnd(by: keyBytes - lengthPrefix + length)
+        slots.reserve(2)
+        slots.append(keyStart)
         slots.append(output.count)
     }
 
     mutating func endObject() {
-        guard let frame = frames.popLast() else { return }
+        guard top.kind == .object else { return }
+        let frame = top
+        top = enclosing.removeLast()
         if !frame.inOrder { sortEntries(of: frame) }
         close(frame, dictionary: true)
     }
 
     mutating func endArray() {
-        guard let frame = frames.popLast() else { return }
+        guard top.kind == .array else { return }
+        let frame = top
+        top = enclosing.removeLast()
         close(frame, dictionary: false)
     }
 
@@ -159,21 +192,30 @@ struct BinarySink: JSONSink {
         output.moveEnd(by: 1 + MemoryLayout<Number>.size)
     }
 
-    private mutating func writeString(tag: UInt8, _ utf8: UnsafeBufferPointer<UInt8>) {
-        output.reserve(11 + utf8.count)
-        output.append(tag)
-        appendVarint(utf8.count)
-        output.append(utf8)
+    /// A tag, a varint length and the bytes: one capacity check, then stores.
+    @inline(__always) private mutating func writeString(tag: UInt8, _ utf8: UnsafeBufferPointer<UInt8>) {
+        let length = utf8.count
+        output.reserve(1 + Self.longestVarint + length)
+        let tagPosition = output.pointer + output.count
+        tagPosition.initialize(to: tag)
+        let stringBytes = Self.writeVarint(length, at: tagPosition + 1)
+        if let source = utf8.baseAddress { stringBytes.initialize(from: source, count: length) }
+        output.moveEnd(by: stringBytes - tagPosition + length)
     }
 
-    /// An unsigned LEB128 length (one byte below 128).
-    @inline(__always) private mutating func appendVarint(_ value: Int) {
+    /// Writes an unsigned LEB128 length (one byte below 128) at `position`, which has room for
+    /// ``longestVarint`` bytes; returns the position after it.
+    @inline(__always) private static func writeVarint(_ value: Int, at position: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
+    {
         var remaining = UInt(value)
+        var cursor = position
         while remaining >= 0x80 {
-            output.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
+            cursor.initialize(to: UInt8(truncatingIfNeeded: remaining) | 0x80)
+            cursor += 1
             remaining >>= 7
         }
-        output.append(UInt8(remaining))
+        cursor.initialize(to: UInt8(remaining))
+        return cursor + 1
     }
 
     /// The UTF-8 bytes of the key whose length prefix starts at `position` (written by ``key(_:)``).
@@ -184,15 +226,17 @@ struct BinarySink: JSONSink {
     // MARK: - Containers
 
     /// Opens a container, leaving room for its header as guessed from the previous value.
-    private mutating func open(isObject: Bool) {
+    private mutating func open(_ kind: Frame.Kind) {
         valueStarts()
         let ordinal = opened
         opened += 1
-        let reserved = ordinal < headerGuesses.count ? max(headerGuesses[ordinal], Self.smallestHeader) : Self.smallestHeader
+        var reserved = Self.smallestHeader
+        if let headerGuesses, ordinal < headerGuesses.count { reserved = max(headerGuesses[ordinal], reserved) }
         let start = output.count
         output.reserve(reserved)
         output.moveEnd(by: reserved)  // written when the container closes
-        frames.append(Frame(start: start, contentStart: output.count, firstSlot: slots.count, ordinal: ordinal, isObject: isObject))
+        enclosing.append(top)
+        top = Frame(start: start, contentStart: output.count, firstSlot: slots.count, ordinal: ordinal, kind: kind)
     }
 
     /// Writes the header of `frame`'s container in front of its contents, which already lie in
@@ -204,7 +248,7 @@ struct BinarySink: JSONSink {
         let narrow = Self.smallestHeader + slotCount * 2 + contentSize <= Int(UInt16.max)
         let width = ValueTag.fieldWidth(narrow: narrow)
         let header = ValueTag.headerSize(narrow: narrow) + slotCount * width
-        if frame.ordinal < headerGuesses.count { headerGuesses[frame.ordinal] = header }
+        if headerGuesses != nil, frame.ordinal < Self.guessedContainers { headerGuesses?[frame.ordinal] = header }
         let shift = frame.start + header - frame.contentStart
         if shift != 0 {
             if shift > 0 { output.reserve(shift) }

@@ -24,12 +24,18 @@ protocol JSONSink {
 /// stay integers (beyond 64 bits as ``LargeInteger``); literals with a fraction or an exponent are
 /// doubles, and one beyond Double's range is an error, as in CouchDB; nesting is limited to ``JSON/maximumDepth`` levels.
 struct JSONParser<Sink: JSONSink> {
-    private let bytes: UnsafeBufferPointer<UInt8>
+    /// The input: `count` bytes from `base`. Every read below is at an index checked against
+    /// `count` first, so they go through the pointer without a second bounds check.
+    private let base: UnsafePointer<UInt8>
+    private let count: Int
     private var position = 0
     /// Reused for every string with escapes, so unescaping allocates nothing once it has grown.
     private var scratch: [UInt8] = []
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    private init(base: UnsafePointer<UInt8>, count: Int) {
+        self.base = base
+        self.count = count
+    }
 
     static func parse(_ text: String, into sink: inout Sink) throws {
         var text = text
@@ -38,11 +44,14 @@ struct JSONParser<Sink: JSONSink> {
 
     /// Parses one JSON value from UTF-8 bytes, valid only during the call.
     static func parse(utf8: UnsafeBufferPointer<UInt8>, into sink: inout Sink) throws {
-        var parser = JSONParser(bytes: utf8)
+        guard let base = utf8.baseAddress, !utf8.isEmpty else {
+            throw CouchetteError(.invalidParameter, "invalid JSON at byte 0: unexpected end of input")
+        }
+        var parser = JSONParser(base: base, count: utf8.count)
         parser.skipWhitespace()
         try parser.parseValue(depth: 0, into: &sink)
         parser.skipWhitespace()
-        guard parser.position == parser.bytes.count else { throw parser.error("unexpected text after the JSON value") }
+        guard parser.position == parser.count else { throw parser.error("unexpected text after the JSON value") }
     }
 
     /// An error naming `offset` (by default the current position) as the first bad byte.
@@ -50,10 +59,17 @@ struct JSONParser<Sink: JSONSink> {
         CouchetteError(.invalidParameter, "invalid JSON at byte \(offset ?? position): \(problem)")
     }
 
-    private mutating func skipWhitespace() {
-        while position < bytes.count {
-            switch bytes[position] {
-            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+    /// The byte at `index`, which the caller has checked is below `count`.
+    @inline(__always) private func byte(at index: Int) -> UInt8 { base[index] }
+
+    /// Whether the byte at `position` exists and is `expected`.
+    @inline(__always) private func isAt(_ expected: UInt8) -> Bool { position < count && base[position] == expected }
+
+    @inline(__always) private mutating func skipWhitespace() {
+        // Compact JSON has none: one comparison settles it.
+        while position < count {
+            switch base[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position &+= 1
             default: return
             }
         }
@@ -61,65 +77,66 @@ struct JSONParser<Sink: JSONSink> {
 
     private mutating func parseValue(depth: Int, into sink: inout Sink) throws {
         guard depth < JSON.maximumDepth else { throw error("nesting deeper than \(JSON.maximumDepth) levels") }
-        guard position < bytes.count else { throw error("unexpected end of input") }
-        switch bytes[position] {
+        guard position < count else { throw error("unexpected end of input") }
+        switch byte(at: position) {
+        case UInt8(ascii: "\""): try parseString { sink.string($0) }
         case UInt8(ascii: "{"): try parseObject(depth: depth, into: &sink)
         case UInt8(ascii: "["): try parseArray(depth: depth, into: &sink)
-        case UInt8(ascii: "\""):
-            try parseString { sink.string($0) }
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try parseNumber(into: &sink)
         case UInt8(ascii: "t"): try expect("true"); sink.bool(true)
         case UInt8(ascii: "f"): try expect("false"); sink.bool(false)
         case UInt8(ascii: "n"): try expect("null"); sink.null()
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try parseNumber(into: &sink)
-        default: throw error("unexpected character '\(Character(Unicode.Scalar(bytes[position])))'")
+        default: throw error("unexpected character '\(Character(Unicode.Scalar(byte(at: position))))'")
         }
     }
 
     private mutating func expect(_ word: StaticString) throws {
-        let count = word.utf8CodeUnitCount
-        guard position + count <= bytes.count else { throw error("expected '\(word)'") }
-        for index in 0..<count where bytes[position + index] != word.utf8Start[index] {
+        let length = word.utf8CodeUnitCount
+        guard position + length <= count else { throw error("expected '\(word)'") }
+        for index in 0..<length where base[position + index] != word.utf8Start[index] {
             throw error("expected '\(word)'")
         }
-        position += count
+        position += length
     }
 
     private mutating func parseObject(depth: Int, into sink: inout Sink) throws {
-        position += 1
+        position &+= 1
         sink.beginObject()
         skipWhitespace()
-        if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
-            position += 1
+        if isAt(UInt8(ascii: "}")) {
+            position &+= 1
             sink.endObject()
             return
         }
         while true {
             skipWhitespace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a key string") }
+            guard isAt(UInt8(ascii: "\"")) else { throw error("expected a key string") }
             try parseString { sink.key($0) }
             skipWhitespace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
-            position += 1
+            guard isAt(UInt8(ascii: ":")) else { throw error("expected ':'") }
+            position &+= 1
             skipWhitespace()
             try parseValue(depth: depth + 1, into: &sink)
             skipWhitespace()
-            guard position < bytes.count else { throw error("unterminated object") }
-            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
-            if bytes[position] == UInt8(ascii: "}") {
-                position += 1
+            guard position < count else { throw error("unterminated object") }
+            let next = byte(at: position)
+            position &+= 1
+            if next == UInt8(ascii: ",") { continue }
+            if next == UInt8(ascii: "}") {
                 sink.endObject()
                 return
             }
+            position &-= 1
             throw error("expected ',' or '}'")
         }
     }
 
     private mutating func parseArray(depth: Int, into sink: inout Sink) throws {
-        position += 1
+        position &+= 1
         sink.beginArray()
         skipWhitespace()
-        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
-            position += 1
+        if isAt(UInt8(ascii: "]")) {
+            position &+= 1
             sink.endArray()
             return
         }
@@ -127,65 +144,78 @@ struct JSONParser<Sink: JSONSink> {
             skipWhitespace()
             try parseValue(depth: depth + 1, into: &sink)
             skipWhitespace()
-            guard position < bytes.count else { throw error("unterminated array") }
-            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
-            if bytes[position] == UInt8(ascii: "]") {
-                position += 1
+            guard position < count else { throw error("unterminated array") }
+            let next = byte(at: position)
+            position &+= 1
+            if next == UInt8(ascii: ",") { continue }
+            if next == UInt8(ascii: "]") {
                 sink.endArray()
                 return
             }
+            position &-= 1
             throw error("expected ',' or ']'")
         }
     }
 
+    /// The bytes of `word` (eight input bytes, the first lowest) that end a plain run of a
+    /// string — a quote, a backslash or a control character — marked by their high bits. Only
+    /// the lowest mark is exact (a borrow can mark a byte above a true one), and it is all the
+    /// scan reads.
+    @inline(__always) private static func runEnds(in word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let zeroQuote = (quotes &- ones) & ~quotes
+        let zeroBackslash = (backslashes &- ones) & ~backslashes
+        let control = (word &- ones &* 0x20) & ~word
+        return (zeroQuote | zeroBackslash | control) & (ones &* 0x80)
+    }
+
     /// Reads a string (the opening quote is at `position`) and hands its unescaped UTF-8 bytes to
     /// `deliver`: a slice of the input when it has no escapes, else ``scratch``.
-    private mutating func parseString(_ deliver: (UnsafeBufferPointer<UInt8>) -> Void) throws {
-        position += 1
-        let start = position
-        // The common case, a string without escapes, scanned with a local index (the loop below
-        // keeps `position` in memory and checks bounds on every byte).
-        if let base = bytes.baseAddress {
-            var index = start
-            let end = bytes.count
-            while index < end {
-                let byte = base[index]
-                if byte == UInt8(ascii: "\"") {
-                    deliver(UnsafeBufferPointer(start: base + start, count: index - start))
-                    position = index + 1
-                    return
-                }
-                if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-                index += 1
+    @inline(__always) private mutating func parseString(_ deliver: (UnsafeBufferPointer<UInt8>) -> Void) throws {
+        let start = position &+ 1
+        // The common case, a string without escapes: eight bytes at a time to the first quote,
+        // backslash or control character, with a local index (not `position`, kept in memory).
+        var index = start
+        while index &+ 8 <= count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            let ends = Self.runEnds(in: word)
+            if ends != 0 {
+                index &+= ends.trailingZeroBitCount &>> 3
+                break
             }
-            position = index
+            index &+= 8
         }
-        while position < bytes.count {
-            let byte = bytes[position]
-            switch byte {
-            case UInt8(ascii: "\""):
-                deliver(UnsafeBufferPointer(rebasing: bytes[start..<position]))
-                position += 1
+        while index < count {
+            let byte = base[index]
+            if byte == UInt8(ascii: "\"") {
+                deliver(UnsafeBufferPointer(start: base + start, count: index &- start))
+                position = index &+ 1
                 return
-            case UInt8(ascii: "\\"):
-                scratch.removeAll(keepingCapacity: true)
-                scratch.append(contentsOf: bytes[start..<position])
-                try parseEscapedRest()
-                scratch.withUnsafeBufferPointer { deliver($0) }
-                return
-            case 0x00..<0x20:
-                throw error("control character in string")
-            default:
-                position += 1
             }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index &+= 1
         }
-        throw error("unterminated string")
+        position = index
+        try parseStringWithEscapes(from: start, deliver)
+    }
+
+    /// The rest of ``parseString(_:)`` from its first backslash or control character (at
+    /// `position`), or the end of the input.
+    @inline(never) private mutating func parseStringWithEscapes(from start: Int, _ deliver: (UnsafeBufferPointer<UInt8>) -> Void) throws {
+        guard position < count else { throw error("unterminated string") }
+        guard byte(at: position) == UInt8(ascii: "\\") else { throw error("control character in string") }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: UnsafeBufferPointer(start: base + start, count: position - start))
+        try parseEscapedRest()
+        scratch.withUnsafeBufferPointer { deliver($0) }
     }
 
     /// Reads the rest of a string from its first backslash (at `position`) into ``scratch``.
     private mutating func parseEscapedRest() throws {
-        while position < bytes.count {
-            let byte = bytes[position]
+        while position < count {
+            let byte = byte(at: position)
             position += 1
             switch byte {
             case UInt8(ascii: "\""):
@@ -203,8 +233,8 @@ struct JSONParser<Sink: JSONSink> {
 
     private mutating func parseEscape() throws {
         let escapeStart = position - 1
-        guard position < bytes.count else { throw error("unterminated escape") }
-        let escaped = bytes[position]
+        guard position < count else { throw error("unterminated escape") }
+        let escaped = byte(at: position)
         position += 1
         switch escaped {
         case UInt8(ascii: "\""): scratch.append(0x22)
@@ -218,8 +248,7 @@ struct JSONParser<Sink: JSONSink> {
         case UInt8(ascii: "u"):
             var scalar = try parseHex4()
             if (0xD800..<0xDC00).contains(scalar) {
-                guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
-                    bytes[position + 1] == UInt8(ascii: "u")
+                guard position + 1 < count, byte(at: position) == UInt8(ascii: "\\"), byte(at: position + 1) == UInt8(ascii: "u")
                 else { throw error("lone surrogate", at: escapeStart) }
                 position += 2
                 let low = try parseHex4()
@@ -237,8 +266,8 @@ struct JSONParser<Sink: JSONSink> {
     private mutating func parseHex4() throws -> UInt32 {
         var scalar: UInt32 = 0
         for _ in 0..<4 {
-            guard position < bytes.count else { throw error("truncated \\u escape") }
-            let byte = bytes[position]
+            guard position < count else { throw error("truncated \\u escape") }
+            let byte = byte(at: position)
             let digit: UInt32
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
@@ -252,45 +281,51 @@ struct JSONParser<Sink: JSONSink> {
         return scalar
     }
 
-    private func isDigit(_ index: Int) -> Bool {
-        index < bytes.count && bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9")
+    /// The decimal digit at `index`, or nil past the end or at any other byte.
+    @inline(__always) private func digit(at index: Int) -> UInt8? {
+        guard index < count else { return nil }
+        let digit = base[index] &- UInt8(ascii: "0")
+        return digit < 10 ? digit : nil
     }
 
     private mutating func parseNumber(into sink: inout Sink) throws {
         let start = position
-        var isInteger = true
-        let negative = bytes[position] == UInt8(ascii: "-")
-        if negative { position += 1 }
-        guard isDigit(position) else { throw error("invalid number") }
-        // Accumulate as a negative number so that Int64.min fits; nil once it overflows.
-        var magnitude: Int64? = 0
-        if bytes[position] == UInt8(ascii: "0") {
-            position += 1
-        } else {
-            while isDigit(position) {
-                let digit = Int64(bytes[position] - UInt8(ascii: "0"))
-                if let current = magnitude {
-                    let (times, overflow1) = current.multipliedReportingOverflow(by: 10)
-                    let (next, overflow2) = times.subtractingReportingOverflow(digit)
-                    magnitude = overflow1 || overflow2 ? nil : next
+        let negative = byte(at: position) == UInt8(ascii: "-")
+        if negative { position &+= 1 }
+        guard let first = digit(at: position) else { throw error("invalid number") }
+        position &+= 1
+        // Accumulated as a negative number, so that Int64.min fits. Eighteen digits always fit;
+        // past them every step checks for overflow.
+        var magnitude = -Int64(first)
+        var overflowed = false
+        if first != 0 {
+            while let next = digit(at: position) {
+                if position &- start < 18 {
+                    magnitude = magnitude &* 10 &- Int64(next)
+                } else if !overflowed {
+                    let (times, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                    let (sum, overflow2) = times.subtractingReportingOverflow(Int64(next))
+                    overflowed = overflow1 || overflow2
+                    magnitude = sum
                 }
-                position += 1
+                position &+= 1
             }
         }
-        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+        var isInteger = true
+        if isAt(UInt8(ascii: ".")) {
             isInteger = false
-            position += 1
-            guard isDigit(position) else { throw error("digits expected after '.'") }
-            while isDigit(position) { position += 1 }
+            position &+= 1
+            guard digit(at: position) != nil else { throw error("digits expected after '.'") }
+            while digit(at: position) != nil { position &+= 1 }
         }
-        if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+        if isAt(UInt8(ascii: "e")) || isAt(UInt8(ascii: "E")) {
             isInteger = false
-            position += 1
-            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
-            guard isDigit(position) else { throw error("digits expected in exponent") }
-            while isDigit(position) { position += 1 }
+            position &+= 1
+            if isAt(UInt8(ascii: "+")) || isAt(UInt8(ascii: "-")) { position &+= 1 }
+            guard digit(at: position) != nil else { throw error("digits expected in exponent") }
+            while digit(at: position) != nil { position &+= 1 }
         }
-        if isInteger, let magnitude {
+        if isInteger, !overflowed {
             if negative {
                 sink.integer(magnitude)
                 return
@@ -300,7 +335,7 @@ struct JSONParser<Sink: JSONSink> {
                 return
             }
         }
-        let text = String(decoding: bytes[start..<position], as: UTF8.self)
+        let text = String(decoding: UnsafeBufferPointer(start: base + start, count: position - start), as: UTF8.self)
         if isInteger, let large = LargeInteger(text: text) {
             sink.largeInteger(large)
             return

@@ -6,10 +6,14 @@
 /// Not a value type: copies share one allocation (each copy keeps it alive, so a copy never
 /// reads freed memory, but writes through one copy show in the other). Keep one owner.
 struct PlainBuffer<Element: BitwiseCopyable> {
-    private final class Allocation {
-        let pointer: UnsafeMutablePointer<Element>
-        init(capacity: Int) { pointer = .allocate(capacity: capacity) }
-        deinit { pointer.deallocate() }
+    /// The elements live in the object itself (tail-allocated): one allocation per buffer. Being
+    /// plain values, they need no deinitialization when it goes.
+    private final class Allocation: ManagedBuffer<Void, Element> {
+        static func make(capacity: Int) -> (Allocation, UnsafeMutablePointer<Element>) {
+            let allocation = unsafeDowncast(create(minimumCapacity: capacity) { _ in () }, to: Allocation.self)
+            // The pointer stays valid as long as the allocation lives, and the buffer keeps it.
+            return (allocation, allocation.withUnsafeMutablePointerToElements { $0 })
+        }
     }
 
     private var allocation: Allocation
@@ -20,8 +24,7 @@ struct PlainBuffer<Element: BitwiseCopyable> {
 
     init(capacity: Int) {
         self.capacity = max(capacity, 16)
-        allocation = Allocation(capacity: self.capacity)
-        pointer = allocation.pointer
+        (allocation, pointer) = Allocation.make(capacity: self.capacity)
     }
 
     /// Makes room for `extra` more elements after ``count``.
@@ -31,10 +34,10 @@ struct PlainBuffer<Element: BitwiseCopyable> {
 
     @inline(never) private mutating func grow(toHold needed: Int) {
         let newCapacity = max(needed, 2 * capacity)
-        let larger = Allocation(capacity: newCapacity)
-        larger.pointer.initialize(from: pointer, count: count)
+        let (larger, largerPointer) = Allocation.make(capacity: newCapacity)
+        largerPointer.initialize(from: pointer, count: count)
         allocation = larger
-        pointer = larger.pointer
+        pointer = largerPointer
         capacity = newCapacity
     }
 
@@ -54,6 +57,13 @@ struct PlainBuffer<Element: BitwiseCopyable> {
     /// written, or will write, every element it adds, and drops the ones it removes.
     @inline(__always) mutating func moveEnd(by delta: Int) {
         count += delta
+    }
+
+    /// Removes and returns the last element; the buffer must not be empty.
+    @inline(__always) mutating func removeLast() -> Element {
+        precondition(count > 0, "removeLast on an empty buffer")
+        count -= 1
+        return pointer[count]
     }
 
     /// Drops every element from `newCount` on.
