@@ -69,8 +69,10 @@ public final class MutableDocument: DictionaryProtocol {
     /// A new document whose properties come from a JSON object.
     /// - Throws: `.invalidParameter` when `json` is not valid JSON or not an object.
     public convenience init(id: String?, json: String) throws {
-        self.init(id: id)
-        try setJSON(json)
+        let id = id ?? DocumentIDGenerator.make()
+        // Straight onto the transcoded bytes: no empty dictionary made first and replaced.
+        let body = try Self.properties(fromJSON: json, id: id)
+        self.init(id: id, revision: nil, sequence: 0, root: MutableDictionaryObject(encoded: body))
     }
 
     init(id: String, revision: StoredRevisionID?, sequence: UInt64, root: MutableDictionaryObject) {
@@ -156,12 +158,16 @@ public final class MutableDocument: DictionaryProtocol {
     /// Replaces every property with the contents of a JSON object.
     /// - Throws: `.invalidParameter` when `json` is not valid JSON or not an object.
     public func setJSON(_ json: String) throws {
-        let body = try JSON.encodeBinary(json)
-        let encoded = EncodedValue(bytes: body)
+        root.replaceContents(with: try Self.properties(fromJSON: json, id: id))
+    }
+
+    /// The binary form of a JSON object: the properties of the document `id`.
+    private static func properties(fromJSON json: String, id: String) throws -> EncodedValue {
+        let encoded = EncodedValue(bytes: try JSON.encodeBinary(json))
         guard encoded.isDictionary else {
             throw CouchetteError(.invalidParameter, "JSON for document '\(id)' must be an object")
         }
-        root.replaceContents(with: encoded)
+        return encoded
     }
 
     // MARK: - Batch writes

@@ -54,19 +54,51 @@ struct BinarySink: JSONSink {
     /// The most bytes a varint length takes.
     private static let longestVarint = 10
 
-    /// A sink whose output buffer starts with room for `capacity` bytes. One that writes a
-    /// run of values (`remembersShapes`) leaves room for each container's header as its
-    /// counterpart in the previous value needed; one that writes a single value skips that
-    /// bookkeeping.
-    init(capacity: Int = 0, remembersShapes: Bool = true) {
+    /// A sink for a run of values (an import), whose output buffer starts with room for
+    /// `capacity` bytes: it leaves room for each container's header as its counterpart in the
+    /// previous value needed.
+    init(capacity: Int = 0) {
         output = PlainBuffer(capacity: capacity)
         slots = PlainBuffer(capacity: 64)
         enclosing = PlainBuffer(capacity: 8)
-        if remembersShapes {
-            var guesses = PlainBuffer<Int>(capacity: Self.guessedContainers)
-            for _ in 0..<Self.guessedContainers { guesses.append(0) }
-            headerGuesses = guesses
+        var guesses = PlainBuffer<Int>(capacity: Self.guessedContainers)
+        for _ in 0..<Self.guessedContainers { guesses.append(0) }
+        headerGuesses = guesses
+    }
+
+    /// A sink for one value, writing into memory the caller lends (see
+    /// ``PlainBuffer/init(borrowing:)``); without header guesses, which only a run of values uses.
+    private init(
+        output: UnsafeMutableBufferPointer<UInt8>, slots: UnsafeMutableBufferPointer<Int>, enclosing: UnsafeMutableBufferPointer<Frame>
+    ) {
+        self.output = PlainBuffer(borrowing: output)
+        self.slots = PlainBuffer(borrowing: slots)
+        self.enclosing = PlainBuffer(borrowing: enclosing)
+    }
+
+    /// The binary form of one JSON value (see ``JSON/encodeBinary(utf8:)``), written straight
+    /// into the array it returns, with the parser's bookkeeping on the stack: no allocation but
+    /// the array's for a value of usual size and shape.
+    static func transcode(_ utf8: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
+        // Room for the usual binary form (a little larger than compact text: each string and key
+        // keeps its bytes, each slot takes two); a larger one moves to the sink's own buffer.
+        let room = utf8.count + utf8.count / 4 + 64
+        var outgrown: [UInt8]?
+        let written = try [UInt8](unsafeUninitializedCapacity: room) { bytes, initialized in
+            try withUnsafeTemporaryAllocation(of: Int.self, capacity: 128) { slots in
+                try withUnsafeTemporaryAllocation(of: Frame.self, capacity: 16) { enclosing in
+                    // The sink lives only in this closure, as the memory it borrows does.
+                    var sink = BinarySink(output: bytes, slots: slots, enclosing: enclosing)
+                    try JSONParser.parse(utf8: utf8, into: &sink)
+                    if sink.output.isInLentMemory {
+                        initialized = sink.output.count
+                    } else {
+                        outgrown = sink.bytes
+                    }
+                }
+            }
         }
+        return outgrown ?? written
     }
 
     /// Bytes written so far.
@@ -153,7 +185,7 @@ struct BinarySink: JSONSink {
         let keyStart = output.count
         let lengthPrefix = output.pointer + keyStart
         let keyBytes = Self.writeVarint(length, at: lengthPrefix)
-        if let source = utf8.baseAddress { keyBytes.initialize(from: source, count: length) }
+        Self.copy(utf8, to: keyBytes)
         if top.inOrder, top.lastKeyCount >= 0,
             !Self.precedes(UnsafeBufferPointer(start: output.pointer + top.lastKey, count: top.lastKeyCount), utf8)
         {
@@ -163,8 +195,9 @@ struct BinarySink: JSONSink {
         top.lastKeyCount = length
         output.moveEnd(by: keyBytes - lengthPrefix + length)
         slots.reserve(2)
-        slots.append(keyStart)
-        slots.append(output.count)
+        slots.pointer[slots.count] = keyStart
+        slots.pointer[slots.count + 1] = output.count
+        slots.moveEnd(by: 2)
     }
 
     mutating func endObject() {
@@ -199,8 +232,30 @@ struct BinarySink: JSONSink {
         let tagPosition = output.pointer + output.count
         tagPosition.initialize(to: tag)
         let stringBytes = Self.writeVarint(length, at: tagPosition + 1)
-        if let source = utf8.baseAddress { stringBytes.initialize(from: source, count: length) }
+        Self.copy(utf8, to: stringBytes)
         output.moveEnd(by: stringBytes - tagPosition + length)
+    }
+
+    /// Copies `source` to `destination`, which has room for it: short runs (most keys and
+    /// values) with two overlapping word moves inside both regions, instead of a call.
+    @inline(__always) private static func copy(_ source: UnsafeBufferPointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>) {
+        guard let from = source.baseAddress else { return }
+        let count = source.count
+        let to = UnsafeMutableRawPointer(destination)
+        let raw = UnsafeRawPointer(from)
+        if count >= 8 && count <= 16 {
+            let head = raw.loadUnaligned(as: UInt64.self)
+            let tail = raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            to.storeBytes(of: head, as: UInt64.self)
+            to.storeBytes(of: tail, toByteOffset: count - 8, as: UInt64.self)
+        } else if count >= 4 && count < 8 {
+            let head = raw.loadUnaligned(as: UInt32.self)
+            let tail = raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            to.storeBytes(of: head, as: UInt32.self)
+            to.storeBytes(of: tail, toByteOffset: count - 4, as: UInt32.self)
+        } else {
+            destination.initialize(from: from, count: count)
+        }
     }
 
     /// Writes an unsigned LEB128 length (one byte below 128) at `position`, which has room for

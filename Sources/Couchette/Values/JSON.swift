@@ -166,11 +166,7 @@ enum JSON {
             throw CouchetteError(
                 .invalidParameter, "JSON text of \(utf8.count) bytes is too large to store (the limit is \(maximumBinaryInput))")
         }
-        // Room for the usual binary form (a little larger than compact text: each string and
-        // key keeps its bytes, each slot takes two) so the buffer does not grow.
-        var sink = BinarySink(capacity: utf8.count + utf8.count / 4 + 64, remembersShapes: false)
-        try JSONParser.parse(utf8: utf8, into: &sink)
-        return sink.bytes
+        return try BinarySink.transcode(utf8)
     }
 
     /// The largest JSON text ``encodeBinary(_:)`` accepts: 512 MiB.

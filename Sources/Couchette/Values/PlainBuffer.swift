@@ -16,7 +16,8 @@ struct PlainBuffer<Element: BitwiseCopyable> {
         }
     }
 
-    private var allocation: Allocation
+    /// Nil while the elements are in memory the caller lent (``init(borrowing:)``).
+    private var allocation: Allocation?
     /// The first element; valid until the next call that may grow the buffer.
     private(set) var pointer: UnsafeMutablePointer<Element>
     private(set) var count = 0
@@ -26,6 +27,18 @@ struct PlainBuffer<Element: BitwiseCopyable> {
         self.capacity = max(capacity, 16)
         (allocation, pointer) = Allocation.make(capacity: self.capacity)
     }
+
+    /// A buffer that starts in `room`, memory the caller owns and keeps valid as long as the
+    /// buffer is used; past its capacity the elements move to an allocation of the buffer's own.
+    init(borrowing room: UnsafeMutableBufferPointer<Element>) {
+        capacity = room.count
+        allocation = nil
+        // A lent region always has a base; an empty one is never written (the first write grows).
+        pointer = room.baseAddress ?? UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment)!
+    }
+
+    /// Whether the elements are still in the memory ``init(borrowing:)`` lent.
+    var isInLentMemory: Bool { allocation == nil }
 
     /// Makes room for `extra` more elements after ``count``.
     @inline(__always) mutating func reserve(_ extra: Int) {
