@@ -200,6 +200,16 @@ import Testing
         #expect(checked >= 200)
     }
 
+    /// Values whose binary form outgrows the room the transcoder first takes (empty containers
+    /// take more bytes than their text), or nest deeper than its first bookkeeping holds.
+    @Test func valuesLargerOrDeeperThanTheFirstRoomMatch() throws {
+        let empties = Value.array(Array(repeating: .array([]), count: 3000))
+        #expect(try JSON.encodeBinary(JSON.string(from: empties)) == ValueEncoder.encode(empties))
+        var nested = Value.dictionary(["leaf": .int(1)])
+        for level in 0..<300 { nested = level % 2 == 0 ? .array([nested, .null]) : .dictionary(["z": nested, "a": .bool(true)]) }
+        #expect(try JSON.encodeBinary(JSON.string(from: nested)) == ValueEncoder.encode(nested))
+    }
+
     /// Every fixture document (one value per file, or JSON lines) through Foundation's reader.
     @Test func fixtureDocumentsMatchFoundationsReading() throws {
         let directory = JSONTranscodingTests.fixtureData
