@@ -66,7 +66,12 @@ struct JSONParser<Sink: JSONSink> {
     @inline(__always) private func isAt(_ expected: UInt8) -> Bool { position < count && base[position] == expected }
 
     @inline(__always) private mutating func skipWhitespace() {
-        // Compact JSON has none: one comparison settles it.
+        // Compact JSON has none: one comparison settles it, and the loop stays out of line.
+        guard position < count, base[position] <= 0x20 else { return }
+        skipWhitespaceRun()
+    }
+
+    @inline(never) private mutating func skipWhitespaceRun() {
         while position < count {
             switch base[position] {
             case 0x20, 0x0A, 0x0D, 0x09: position &+= 1
