@@ -271,13 +271,8 @@ struct OwnWrites: Sendable {
     var purges: [UInt32: UInt64] = [:]
 
     mutating func record(_ collection: UInt32, _ range: ClosedRange<UInt64>) {
-        var ranges = sequences[collection] ?? []
-        if let last = ranges.last, last.upperBound &+ 1 == range.lowerBound {
-            ranges[ranges.count - 1] = last.lowerBound...range.upperBound
-        } else {
-            ranges.append(range)
-        }
-        sequences[collection] = ranges
+        // Changed in place: one look-up, and the list is not copied out and back.
+        sequences[collection, default: []].appendOrExtend(range)
     }
 
     /// Whether `sequence` of `collection` was assigned by one of these commits.
@@ -291,5 +286,16 @@ struct OwnWrites: Sendable {
         }
         for (collection, delta) in other.countDeltas { countDeltas[collection, default: 0] += delta }
         for (collection, count) in other.purges { purges[collection, default: 0] &+= count }
+    }
+}
+
+extension [ClosedRange<UInt64>] {
+    /// Appends `range`, or extends the last range when `range` continues it.
+    fileprivate mutating func appendOrExtend(_ range: ClosedRange<UInt64>) {
+        if let last, last.upperBound &+ 1 == range.lowerBound {
+            self[count - 1] = last.lowerBound...range.upperBound
+        } else {
+            append(range)
+        }
     }
 }
