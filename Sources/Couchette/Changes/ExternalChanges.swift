@@ -76,7 +76,8 @@ final class ExternalChanges: TransactionObserver {
     /// commits that have completed, which the monitor's first snapshot will include.
     func willCommit(transactionID: UInt64, _ writes: OwnWrites) {
         state.withLock { state in
-            if !state.isRunning { state.ownCommits.removeAll() }
+            // Keeping its storage: one record a commit would otherwise allocate a table each time.
+            if !state.isRunning { state.ownCommits.removeAll(keepingCapacity: true) }
             state.ownCommits[transactionID] = writes
         }
     }

@@ -266,24 +266,18 @@ public actor Database {
             while let more = stragglers?.next() { writes += more }
             stragglers = nil
         }
-        var gathered = ContinuousClock.now
+        var gathering = GroupGathering(stragglers: stragglers)
         // Recorded before the callers are resumed: their next writes must not count as ones that
         // arrived while this commit ran.
-        defer { core.writeQueue.committed(writes.count, took: .now - gathered) }
+        defer { core.writeQueue.committed(writes.count, took: .now - gathering.completed) }
         do {
-            try commit(&writes) {
-                if let more = stragglers?.next() { return more }
-                if stragglers != nil {
-                    stragglers = nil
-                    gathered = .now
-                }
-                return nil
-            }
+            try commit(&writes, gathering: &gathering)
         } catch let error as CouchetteError where error.code == .full && writes.count > 1 {
             for write in writes {
                 do {
                     var alone = [write]
-                    try commit(&alone, gathering: nil)
+                    var nothingToGather = GroupGathering(stragglers: nil)
+                    try commit(&alone, gathering: &nothingToGather)
                 } catch {
                     write.complete(.failure(error))
                 }
@@ -295,28 +289,28 @@ public actor Database {
     }
 
     /// Commits `writes` in one transaction and completes each with its outcome. Throws (completing
-    /// none) when the transaction as a whole fails. `gathering`, called once the writes are
-    /// applied, gives writes that joined meanwhile (added to `writes`), until it returns nil.
+    /// none) when the transaction as a whole fails. `gathering`, asked once the writes are
+    /// applied, gives writes that joined meanwhile (added to `writes`), until it has no more.
     ///
     /// The writes are applied straight into the transaction first: a nested transaction for each
     /// (so that one failing write does not undo the others) costs LMDB 3 MB of page lists and a
     /// merge, and writes rarely fail. When one does, the transaction is aborted and the group
     /// applied again, each write nested — or, alone, the write fails.
-    private nonisolated func commit(_ writes: inout [PendingWrite], gathering: (() -> [PendingWrite]?)?) throws {
+    private nonisolated func commit(_ writes: inout [PendingWrite], gathering: inout GroupGathering) throws {
         do {
-            try commit(&writes, isolatingEach: false, gathering: gathering)
+            try commit(&writes, isolatingEach: false, gathering: &gathering)
         } catch is GroupNeedsIsolation {
-            try commit(&writes, isolatingEach: true, gathering: nil)
+            var nothingToGather = GroupGathering(stragglers: nil)
+            try commit(&writes, isolatingEach: true, gathering: &nothingToGather)
         }
     }
 
     /// Thrown out of a transaction whose writes were not isolated when one of them failed.
     private struct GroupNeedsIsolation: Error {}
 
-    private nonisolated func commit(_ writes: inout [PendingWrite], isolatingEach: Bool, gathering: (() -> [PendingWrite]?)?) throws {
+    private nonisolated func commit(_ writes: inout [PendingWrite], isolatingEach: Bool, gathering: inout GroupGathering) throws {
         var transactionID: UInt64?
         var storedCatalog: [UInt32: CollectionSpec]?
-        var gathering = gathering
         do {
             try core.checkOpen()
             let now = core.clock.nowMilliseconds()
@@ -357,6 +351,7 @@ public actor Database {
                     ? nil
                     : WriteContext(txn: txn, tables: tables, now: now, collections: collections, recordsIDs: recordsIDs)
                 var results: [Result<[WriteOutcome], any Error>] = []
+                results.reserveCapacity(writes.count)
                 var next = 0
                 while true {
                     while next < writes.count {
@@ -388,14 +383,13 @@ public actor Database {
                             results.append(.failure(error))
                         }
                     }
-                    guard let more = gathering?(), !more.isEmpty else { break }
+                    guard let more = gathering.more(), !more.isEmpty else { break }
                     writes += more
                 }
                 if let shared {
                     try shared.flush()
                     summary = shared.summary
                 }
-                gathering = nil
                 // Told before the commit, so the cross-process monitor never sees it unrecorded.
                 transactionID = txn.id
                 let ownWrites = summary.ownWrites

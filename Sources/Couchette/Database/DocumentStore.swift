@@ -167,7 +167,7 @@ struct DocumentStore: Sendable {
         precomputed: (StoredRevisionID?) -> StoredRevisionID? = { _ in nil }
     ) throws -> WriteOutcome {
         func checkExists(_ collection: CollectionSpec) throws {
-            guard context.collections[collection.number] == collection else { throw Catalog.deleted(collection) }
+            guard context.isCurrent(collection) else { throw Catalog.deleted(collection) }
         }
         let txn = context.txn
         switch operation {
@@ -212,6 +212,15 @@ struct DocumentStore: Sendable {
             try checkExists(collection)
             return try putLocal(txn, collection, id, body: body, condition: condition)
         }
+    }
+
+    /// Whether any secondary index exists in `context`'s transaction: asked of ``indexes`` once
+    /// per context (see ``WriteContext/maintainsIndexes``), not at every write of a commit.
+    private func maintainsIndexes(_ context: WriteContext) throws -> Bool {
+        if let known = context.maintainsIndexes { return known }
+        let answer = try indexes.maintainsEntries(context.txn)
+        context.maintainsIndexes = answer
+        return answer
     }
 
     /// The current record of `id`, or nil; an expired one is purged first, since it no longer exists.
@@ -271,7 +280,7 @@ struct DocumentStore: Sendable {
     ) throws -> WriteOutcome {
         // The old body is copied out of the map only for indexes, which compute the entries to
         // remove from it; a history with branches reads the record again below.
-        let indexed = try indexes.maintainsEntries(context.txn)
+        let indexed = try maintainsIndexes(context)
         let existing = try currentRecord(context, collection, id, key: key, body: indexed)
         if control == .failOnConflict, let existing {
             // A new document (no base) may replace a tombstone; anything else must match exactly.
@@ -454,7 +463,8 @@ struct DocumentStore: Sendable {
                 try txn.delete(tables.expirations, key: StoreLayout.expirationKey(old.expiration, collection.number, id))
             }
         }
-        try indexes.update(txn, collection, id, old: old, new: new)
+        // Without any index (asked once per context), no index is asked to look at the records.
+        if try maintainsIndexes(context) { try indexes.update(txn, collection, id, old: old, new: new) }
         guard let new else {
             try txn.delete(tables.documents, key: key)
             if let old, !old.isDeleted { context.adjustCount(collection, by: -1) }
@@ -481,7 +491,10 @@ struct DocumentStore: Sendable {
             // An update of a stored key: through the cursor that read it, no search and no append.
             try txn.replaceNear(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
         } else {
-            try txn.put(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
+            // A new key, usually after every stored one (ids made in order): appended through the
+            // kept appending cursor, which a group commit's next new document finds on the last
+            // page; any other key gets an ordinary put, as ``WriteTransaction/put(_:key:count:replacing:writing:)`` would.
+            try txn.appendNear(tables.documents, key: key, count: layout.size) { new.encode(layout, into: $0) }
         }
         let wasLive = old.map { !$0.isDeleted } ?? false
         if wasLive != !new.isDeleted { context.adjustCount(collection, by: new.isDeleted ? -1 : 1) }

@@ -77,3 +77,25 @@ struct StragglerGathering {
         return taken
     }
 }
+
+/// A commit's gathering of stragglers (``StragglerGathering``, nil: none expected), and when its
+/// group was complete: the commit's duration, which paces the next one, counts from then.
+struct GroupGathering {
+    private var stragglers: StragglerGathering?
+    /// When the last straggler joined, or the gathering was made when none was expected.
+    private(set) var completed = ContinuousClock.now
+
+    init(stragglers: StragglerGathering?) {
+        self.stragglers = stragglers
+    }
+
+    /// The writes that joined since the last call; nil once the group is complete or the wait ran
+    /// out, and from then on.
+    mutating func more() -> [PendingWrite]? {
+        guard stragglers != nil else { return nil }
+        if let more = stragglers?.next() { return more }
+        stragglers = nil
+        completed = .now
+        return nil
+    }
+}

@@ -227,11 +227,11 @@ struct CommitSummary: Sendable, Equatable {
     }
 
     mutating func recordCountChange(_ collection: UInt32, by delta: Int64) {
-        ownWrites.countDeltas[collection, default: 0] += delta
+        ownWrites.recordCountChange(collection, by: delta)
     }
 
     mutating func recordPurges(_ collection: UInt32, _ count: UInt64) {
-        ownWrites.purges[collection, default: 0] &+= count
+        ownWrites.recordPurges(collection, count)
     }
 
     /// Appends what a later part of the same commit changed (its ids are new unless it purged).
@@ -265,31 +265,93 @@ struct CommitSummary: Sendable, Equatable {
 /// per collection, the ranges of sequences assigned (one per commit: a commit's sequences in one
 /// collection are consecutive), the change of the live count, and how many documents were purged
 /// (the purge counters' increase: see ``StoreLayout/purgeCountKey(_:)``).
+///
+/// Every commit makes one, on the writer, and hands it to the monitor: it is a short list, one
+/// entry per collection with its first range inline — a single allocation for a commit to one
+/// collection, where three dictionaries and a list cost four, and their hashing.
 struct OwnWrites: Sendable {
-    private(set) var sequences: [UInt32: [ClosedRange<UInt64>]] = [:]
-    var countDeltas: [UInt32: Int64] = [:]
-    var purges: [UInt32: UInt64] = [:]
+    private var entries: [Entry] = []
+
+    private struct Entry: Sendable {
+        let collection: UInt32
+        /// The first range of sequences, then the others (``record(_:_:)`` merges adjacent ones).
+        var firstRange: ClosedRange<UInt64>?
+        var moreRanges: [ClosedRange<UInt64>] = []
+        var countDelta: Int64 = 0
+        var purges: UInt64 = 0
+
+        init(collection: UInt32) { self.collection = collection }
+
+        var ranges: [ClosedRange<UInt64>] { (firstRange.map { [$0] } ?? []) + moreRanges }
+    }
+
+    /// The sequences assigned, by collection (collections without any are left out).
+    var sequences: [UInt32: [ClosedRange<UInt64>]] {
+        Dictionary(uniqueKeysWithValues: entries.filter { $0.firstRange != nil }.map { ($0.collection, $0.ranges) })
+    }
+
+    /// How each collection's live count changed (unchanged ones are left out).
+    var countDeltas: [UInt32: Int64] {
+        Dictionary(uniqueKeysWithValues: entries.filter { $0.countDelta != 0 }.map { ($0.collection, $0.countDelta) })
+    }
+
+    /// How many documents each collection had purged (collections without purges are left out).
+    var purges: [UInt32: UInt64] {
+        Dictionary(uniqueKeysWithValues: entries.filter { $0.purges != 0 }.map { ($0.collection, $0.purges) })
+    }
 
     mutating func record(_ collection: UInt32, _ range: ClosedRange<UInt64>) {
-        var ranges = sequences[collection] ?? []
-        if let last = ranges.last, last.upperBound &+ 1 == range.lowerBound {
-            ranges[ranges.count - 1] = last.lowerBound...range.upperBound
-        } else {
-            ranges.append(range)
+        let index = entryIndex(collection)
+        guard let first = entries[index].firstRange else {
+            entries[index].firstRange = range
+            return
         }
-        sequences[collection] = ranges
+        if entries[index].moreRanges.isEmpty, first.upperBound &+ 1 == range.lowerBound {
+            entries[index].firstRange = first.lowerBound...range.upperBound
+        } else if entries[index].moreRanges.isEmpty {
+            entries[index].moreRanges.append(range)
+        } else {
+            entries[index].moreRanges.appendOrExtend(range)
+        }
+    }
+
+    mutating func recordCountChange(_ collection: UInt32, by delta: Int64) {
+        entries[entryIndex(collection)].countDelta += delta
+    }
+
+    mutating func recordPurges(_ collection: UInt32, _ count: UInt64) {
+        entries[entryIndex(collection)].purges &+= count
     }
 
     /// Whether `sequence` of `collection` was assigned by one of these commits.
     func contains(_ collection: UInt32, _ sequence: UInt64) -> Bool {
-        sequences[collection]?.contains { $0.contains(sequence) } ?? false
+        guard let entry = entries.first(where: { $0.collection == collection }) else { return false }
+        return entry.firstRange?.contains(sequence) == true || entry.moreRanges.contains { $0.contains(sequence) }
     }
 
     mutating func merge(_ other: OwnWrites) {
-        for (collection, ranges) in other.sequences {
-            for range in ranges { record(collection, range) }
+        for entry in other.entries {
+            for range in entry.ranges { record(entry.collection, range) }
+            if entry.countDelta != 0 { recordCountChange(entry.collection, by: entry.countDelta) }
+            if entry.purges != 0 { recordPurges(entry.collection, entry.purges) }
         }
-        for (collection, delta) in other.countDeltas { countDeltas[collection, default: 0] += delta }
-        for (collection, count) in other.purges { purges[collection, default: 0] &+= count }
+    }
+
+    /// The entry of `collection`, added when missing.
+    private mutating func entryIndex(_ collection: UInt32) -> Int {
+        if let index = entries.firstIndex(where: { $0.collection == collection }) { return index }
+        entries.append(Entry(collection: collection))
+        return entries.count - 1
+    }
+}
+
+extension [ClosedRange<UInt64>] {
+    /// Appends `range`, or extends the last range when `range` continues it.
+    fileprivate mutating func appendOrExtend(_ range: ClosedRange<UInt64>) {
+        if let last, last.upperBound &+ 1 == range.lowerBound {
+            self[count - 1] = last.lowerBound...range.upperBound
+        } else {
+            append(range)
+        }
     }
 }

@@ -18,16 +18,18 @@ import Foundation
 /// be on their way join the same commit: appending wakes it as soon as enough writes are there,
 /// so the wait ends with the last straggler rather than at a polling tick.
 final class WriteQueue: @unchecked Sendable {
-    // @unchecked: every stored property is only touched while `condition` is locked.
+    // @unchecked: every stored property is only touched while `condition` is locked. For the
+    // same reason their accesses need no runtime exclusivity checks (`@exclusivity(unchecked)`):
+    // the lock already makes them exclusive, and every commit makes several.
     private let condition = NSCondition()
-    private var writes: [PendingWrite] = []
+    @exclusivity(unchecked) private var writes: [PendingWrite] = []
     /// How many queued writes end the writer's wait (`Int.max`: nobody waits).
-    private var wanted = Int.max
-    private var committer = Committer.nobody
+    @exclusivity(unchecked) private var wanted = Int.max
+    @exclusivity(unchecked) private var committer = Committer.nobody
     /// Callers between ``append(_:mayCommitHere:)`` with `mayCommitHere` and ``leave()``.
-    private var callersInFlight = 0
-    private var pacing: GroupCommitPacing
-    private var wakeWriter: (@Sendable () -> Void)?
+    @exclusivity(unchecked) private var callersInFlight = 0
+    @exclusivity(unchecked) private var pacing: GroupCommitPacing
+    @exclusivity(unchecked) private var wakeWriter: (@Sendable () -> Void)?
 
     /// Who commits the queued writes.
     private enum Committer {

@@ -16,13 +16,19 @@ extension WriteTransaction {
     /// The kept cursor on `table`, opened on first use. `appending`: a second one that only
     /// appends (``appendNear(_:key:count:writing:)``), so it stays on the table's last page while
     /// the first one moves around it.
+    /// Slots the list of kept cursors gets at once: two for each table handle (the main database
+    /// is 1, a store's named tables follow it), with room to spare.
+    private static let keptCursorRoom = 32
+
     func keptCursor(_ table: Table, appending: Bool = false) throws -> OpaquePointer {
         let index = Int(table.handle) * 2 + (appending ? 1 : 0)
         if index < keptCursors.count, let cursor = keptCursors[index] { return cursor }
         var cursor: OpaquePointer?
         try StorageError.check(mdb_cursor_open(txn, table.handle, &cursor), "opening a cursor on \(table.name)")
         guard let cursor else { throw StorageError.lmdb(code: EINVAL, operation: "opening a cursor on \(table.name)") }
-        if index >= keptCursors.count { keptCursors += repeatElement(nil, count: index + 1 - keptCursors.count) }
+        // Room for every table's pair at the first growth: a commit opens cursors on several
+        // tables, in no particular order of their handles, and each growth would reallocate.
+        if index >= keptCursors.count { keptCursors += repeatElement(nil, count: max(index + 1, Self.keptCursorRoom) - keptCursors.count) }
         keptCursors[index] = cursor
         return cursor
     }
