@@ -43,10 +43,8 @@ extension RevisionTree {
         guard let stored else {
             // The document's first edit: its record alone said its history.
             guard limit >= 1 else { return nil }
-            // One allocation: reserved empty, then filled (a copy of the marker, reserved, is two).
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(compactMarker.count + 2 * maximumNodeSize)
-            bytes.append(contentsOf: compactMarker)
+            var bytes = compactMarker
+            bytes.reserveCapacity(compactMarker.count + 60)
             appendVarint(2, to: &bytes)
             appendNode(current, parent: nil, to: &bytes)
             appendNode(child, parent: current, to: &bytes)
@@ -92,9 +90,8 @@ extension RevisionTree {
             UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: last.digest, as: UInt64.self)) == current.digest.0,
             UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: last.digest + 8, as: UInt64.self)) == current.digest.1
         else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(stored.count + maximumNodeSize + 10)  // a longer count varint, one more node
-        bytes.append(contentsOf: compactMarker)
+        var bytes = compactMarker
+        bytes.reserveCapacity(stored.count + 32)
         appendVarint(UInt64(count + 1), to: &bytes)
         bytes.append(contentsOf: stored[nodesStart...])
         // Implicit fields follow the parent as the tree stores it (a record's sequence can be newer).
@@ -103,10 +100,6 @@ extension RevisionTree {
         appendNode(child, parent: parent, to: &bytes)
         return bytes
     }
-
-    /// The most bytes ``appendNode(_:parent:to:)`` writes: flags, two varints of at most 10
-    /// bytes, the 16 digest bytes.
-    private static let maximumNodeSize = 1 + 10 + 10 + 16
 
     /// One node as ``encoded()`` writes it, whose parent (if any) is the node written before it.
     private static func appendNode(_ node: PackedNode, parent: PackedNode?, to bytes: inout [UInt8]) {
