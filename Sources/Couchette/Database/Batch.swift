@@ -168,13 +168,15 @@ public final class Batch {
     /// control (see ``save(id:json:in:concurrencyControl:)``): they become one operation.
     @exclusivity(unchecked) var jsonDocuments: JSONDocumentBatch.Builder?
     /// The collection object ``jsonDocuments`` was last checked for: a run of saves into one
-    /// collection checks it once.
+    /// collection checks it once. Set exactly while ``jsonDocuments`` is (``finishJSONDocuments()``
+    /// tests it instead).
     @exclusivity(unchecked) var jsonCollection: Collection?
 
     /// Ends the current run of JSON documents, so that later writes come after them.
     func finishJSONDocuments() {
-        // Checked before the run is copied out: most writes follow no run.
-        guard jsonDocuments != nil, var documents = jsonDocuments else { return }
+        // Checked on the collection, a reference, before the run is copied out: most writes
+        // (every update) follow no run, and testing the optional run itself copies it.
+        guard jsonCollection != nil, var documents = jsonDocuments else { return }
         jsonDocuments = nil
         jsonCollection = nil
         if !documents.isEmpty { operations.append(.saveJSON(documents.finished())) }

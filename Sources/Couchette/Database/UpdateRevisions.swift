@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The new revisions of a batch's updates — saves of documents read at a known revision —
 /// computed while the batch is still being filled, on the digest thread (``BodyDigester/queue``),
 /// instead of on the writer thread during the commit: MD5 of the body was a quarter of the
@@ -38,10 +40,19 @@ final class UpdateRevisions: Sendable {
     func revision(ofOperation index: Int, replacing parent: StoredRevisionID) -> StoredRevisionID? {
         guard covers(operation: index) else { return nil }
         let entry = Int(entries[index])
-        let hashed = chunks[entry / Self.chunkCount]
-        hashed.job?.wait()
+        let chunkIndex = entry / Self.chunkCount
+        let hashed = chunks[chunkIndex]
+        // The writer asks in operation order: some dozens of updates in a row fall in one chunk,
+        // whose job is waited for (a lock and a dispatch group) once.
+        if readyChunk.load(ordering: .acquiring) != chunkIndex {
+            hashed.job?.wait()
+            readyChunk.store(chunkIndex, ordering: .releasing)
+        }
         return hashed.chunk.revision(at: entry % Self.chunkCount, replacing: parent)
     }
+
+    /// The chunk whose job was last waited for (-1: none): its revisions are there to read.
+    private let readyChunk = Atomic<Int>(-1)
 
     /// Whether operation `index` is an update with a revision computed here.
     func covers(operation index: Int) -> Bool { index < entries.count && entries[index] >= 0 }
@@ -102,10 +113,13 @@ final class UpdateRevisionChunk {
         var parent: StoredRevisionID
         var body: [UInt8]
     }
-    private var updates: [Update]
+    /// Unchecked exclusivity (here and on ``revisions``): each is written by one thread at a time,
+    /// in ``compute()``, and read only after it (see the `@unchecked Sendable` below); the
+    /// runtime checks cost the writer more per update than the read they guard.
+    @exclusivity(unchecked) private var updates: [Update]
     /// One revision per update once ``compute()`` ran (nil for one that cannot be made: a parent
     /// at the highest generation, which the writer then reports). Empty when skipped.
-    private var revisions: [StoredRevisionID?] = []
+    @exclusivity(unchecked) private var revisions: [StoredRevisionID?] = []
 
     init(_ updates: [Update]) { self.updates = updates }
 

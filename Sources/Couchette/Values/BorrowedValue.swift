@@ -88,8 +88,7 @@ struct BorrowedValue {
         var high = layout.count - 1
         while low <= high {
             let middle = (low + high) / 2
-            guard let keyStart = slot(middle * 2, layout).map({ offset + $0 }) else { return nil }
-            let order = compareKey(at: keyStart, with: key)
+            guard let order = compareKey(ofEntry: middle, layout, with: key) else { return nil }
             if order == 0 { return slot(middle * 2 + 1, layout).map(child) }
             if order < 0 { low = middle + 1 } else { high = middle - 1 }
         }
@@ -242,6 +241,19 @@ struct BorrowedValue {
     /// of the container, or at a child that does not fit its window are refused: children then
     /// never overlap, so no walk can revisit bytes (exponential work) or loop back.
     func slot(_ index: Int, _ layout: Layout) -> Int? {
+        guard let (start, end) = window(ofSlot: index, layout) else { return nil }
+        // A child of unknown size (a damaged tag) has no parts of its own and reads as null.
+        let isKey = layout.isDictionary && index % 2 == 0
+        let childSize = isKey ? lengthPrefixed(at: offset + start).map { $0.upperBound - offset - start } : child(at: start).encodedSize
+        guard (childSize ?? 0) <= end - start else { return nil }
+        return start
+    }
+
+    /// Where slot `index`'s child may lie, relative to this container's tag: from its offset to
+    /// the next slot's (the container's end for the last), when that window lies behind the
+    /// offset table and inside the container; else nil. (The first checks of ``slot(_:_:)``.)
+    @inline(__always)
+    private func window(ofSlot index: Int, _ layout: Layout) -> (start: Int, end: Int)? {
         let width = layout.width
         let slotPosition = offset + layout.header + index * width
         guard index >= 0, index < layout.slots, let size = layout.size,
@@ -249,11 +261,7 @@ struct BorrowedValue {
             let end = index + 1 < layout.slots ? unsigned(at: slotPosition + width, width: width) : size,
             start < end, end <= size
         else { return nil }
-        // A child of unknown size (a damaged tag) has no parts of its own and reads as null.
-        let isKey = layout.isDictionary && index % 2 == 0
-        let childSize = isKey ? lengthPrefixed(at: offset + start).map { $0.upperBound - offset - start } : child(at: start).encodedSize
-        guard (childSize ?? 0) <= end - start else { return nil }
-        return start
+        return (start, end)
     }
 
     func child(at relative: Int) -> BorrowedValue {
@@ -275,10 +283,17 @@ struct BorrowedValue {
         return start..<(start + length)
     }
 
-    /// The key stored at `position` (its varint) compared byte-wise with `target`: negative,
-    /// zero or positive. A damaged key sorts after everything.
-    func compareKey(at position: Int, with target: UnsafeBufferPointer<UInt8>) -> Int {
-        guard let range = lengthPrefixed(at: position) else { return 1 }
+    /// The key of entry `entry` of a dictionary compared byte-wise with `target`: negative, zero
+    /// or positive; a damaged key sorts after everything. Nil when the key's slot is refused
+    /// (see ``slot(_:_:)``, whose checks these are): a lookup then finds nothing.
+    ///
+    /// The checks of `slot(2 * entry, layout)` and the key's bytes read once: a binary search
+    /// probes some keys per lookup, and every document read looks up its properties this way.
+    @inline(__always)
+    private func compareKey(ofEntry entry: Int, _ layout: Layout, with target: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let (start, end) = window(ofSlot: entry * 2, layout) else { return nil }
+        guard let range = lengthPrefixed(at: offset + start) else { return 1 }
+        guard range.upperBound - offset - start <= end - start else { return nil }
         let common = min(range.count, target.count)
         for index in 0..<common {
             let stored = buffer[range.lowerBound + index]
