@@ -89,11 +89,8 @@ final class WriteContext {
     }
 
     func nextSequence(_ collection: CollectionSpec) throws -> UInt64 {
-        var index = currentCounters
-        if index >= counters.count || counters[index].number != collection.number {
-            index = self.index(of: collection.number)
-            currentCounters = index
-        }
+        let index = self.index(of: collection.number)
+        currentCounters = index
         if counters[index].first == 0 {
             // Read through the kept cursor of the counters' table, which ``flush()`` then finds
             // standing on the key it rewrites.

@@ -13,13 +13,13 @@ import Glibc
 /// order, needs no descent at all. LMDB frees a write transaction's cursors when it commits or
 /// aborts, so they are never closed here; a nested transaction has its own `WriteTransaction`.
 extension WriteTransaction {
-    /// The kept cursor on `table`, opened on first use. `appending`: a second one that only
-    /// appends (``appendNear(_:key:count:writing:)``), so it stays on the table's last page while
-    /// the first one moves around it.
     /// Slots the list of kept cursors gets at once: two for each table handle (the main database
     /// is 1, a store's named tables follow it), with room to spare.
     private static let keptCursorRoom = 32
 
+    /// The kept cursor on `table`, opened on first use. `appending`: a second one that only
+    /// appends (``appendNear(_:key:count:writing:)``), so it stays on the table's last page while
+    /// the first one moves around it.
     func keptCursor(_ table: Table, appending: Bool = false) throws -> OpaquePointer {
         let index = Int(table.handle) * 2 + (appending ? 1 : 0)
         if index < keptCursors.count, let cursor = keptCursors[index] { return cursor }
