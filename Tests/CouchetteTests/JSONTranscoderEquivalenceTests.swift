@@ -279,6 +279,82 @@ import Testing
         }
     }
 
+    /// Documents cut short or with one byte changed fail in the transcoder's loop exactly as in
+    /// the recursive parser (message and offset), and what still parses gives the same value.
+    @Test(arguments: [5, 6])
+    func brokenDocumentsFailAsTheParserDoes(seed: UInt64) throws {
+        var generator = TextGenerator(random: SeededGenerator(seed: seed), foundationReadable: false)
+        let replacements = Array(#"{}[]:,"\ 0-.e1tfnx"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3]
+        var failures = 0
+        for _ in 0..<300 {
+            let text = Array(generator.object(depth: 0).text.utf8)
+            var broken: [[UInt8]] = [Array(text[..<generator.below(text.count)])]
+            for _ in 0..<6 {
+                var changed = text
+                changed[generator.below(text.count)] = replacements[generator.below(replacements.count)]
+                broken.append(changed)
+            }
+            for bytes in broken {
+                // The parser over the same bytes (a `String` would mend bad UTF-8, moving offsets).
+                let parsed = Result {
+                    var sink = ValueSink()
+                    try bytes.withUnsafeBufferPointer { try JSONParser.parse(utf8: $0, into: &sink) }
+                    return sink.result
+                }
+                let binary = Result { try bytes.withUnsafeBufferPointer { try JSON.encodeBinary(utf8: $0) } }
+                switch (parsed, binary) {
+                case (.failure(let parseError), .failure(let binaryError)):
+                    #expect("\(binaryError)" == "\(parseError)", "\(String(decoding: bytes, as: UTF8.self))")
+                    failures += 1
+                case (.success(let value), .success(let encoded)):
+                    // Not UTF-8 only inside strings, which both keep (as replacement characters
+                    // when the value is a `Value`).
+                    if String(validating: bytes, as: UTF8.self) != nil { #expect(encoded == (try ValueEncoder.encode(value))) }
+                default:
+                    Issue.record("the readers disagree on \(String(decoding: bytes, as: UTF8.self)): \(parsed) vs \(binary)")
+                }
+            }
+        }
+        #expect(failures >= 1000)
+    }
+
+    /// Plain strings ending anywhere near the end of the input (the scan reads its last eight
+    /// bytes at once there), cut off, or stopped by a control byte.
+    @Test func stringsNearTheEndOfTheInputMatch() throws {
+        let letters = "abcdefghijklmnopqrstuvwxyz"
+        for length in 0...20 {
+            let plain = String(letters.prefix(length))
+            #expect(try JSON.encodeBinary("\"\(plain)\"") == ValueEncoder.encode(.string(plain)), "\(length)")
+            #expect(try JSON.encodeBinary("[\"\(plain)\"]") == ValueEncoder.encode(.array([.string(plain)])), "\(length)")
+            #expect(throws: CouchetteError(.invalidParameter, "invalid JSON at byte \(length + 1): unterminated string")) {
+                try JSON.encodeBinary("\"\(plain)")
+            }
+            for stop in 0..<length {
+                var bytes = Array("\"\(plain)\"".utf8)
+                bytes[1 + stop] = 0x1F
+                #expect(throws: CouchetteError(.invalidParameter, "invalid JSON at byte \(stop + 1): control character in string")) {
+                    try bytes.withUnsafeBufferPointer { try JSON.encodeBinary(utf8: $0) }
+                }
+            }
+        }
+    }
+
+    /// Nesting up to the limit transcodes as the encoder writes it, without recursion: 512
+    /// containers, keys out of order at every level; one value deeper fails at its first byte.
+    @Test func nestingUpToTheLimitMatches() throws {
+        var nested = Value.array([])
+        for level in 1..<JSON.maximumDepth {
+            nested = level % 3 == 0 ? .array([.int(Int64(level)), nested]) : .dictionary(["z": nested, "a": .string("\(level)")])
+        }
+        #expect(try JSON.encodeBinary(JSON.string(from: nested)) == ValueEncoder.encode(nested))
+        let arrays = String(repeating: "[", count: JSON.maximumDepth) + String(repeating: "]", count: JSON.maximumDepth)
+        #expect(try JSON.encodeBinary(arrays) == ValueEncoder.encode(JSON.parse(arrays)))
+        let tooDeep = String(repeating: "[", count: JSON.maximumDepth) + "1" + String(repeating: "]", count: JSON.maximumDepth)
+        #expect(throws: CouchetteError(.invalidParameter, "invalid JSON at byte 512: nesting deeper than 512 levels")) {
+            try JSON.encodeBinary(tooDeep)
+        }
+    }
+
     /// Bytes that are not UTF-8 inside a string are carried, not read as structure, and a
     /// sequence cut off by the end of the input is an unterminated string.
     @Test func bytesThatAreNotUTF8StayInsideTheirString() throws {

@@ -213,9 +213,8 @@ struct JSONDocumentBatch: Sendable {
                         .invalidParameter,
                         "JSON of \(document()) is \(utf8.count) bytes, too large to store (the limit is \(JSON.maximumBinaryInput))")
                 }
-                sink.reset()
                 do {
-                    try JSONParser.parse(utf8: utf8, into: &sink)
+                    try sink.transcode(utf8)
                 } catch {
                     guard let error = error as? CouchetteError else { throw error }
                     throw CouchetteError(error.code, "JSON of \(document()): \(error.message)")

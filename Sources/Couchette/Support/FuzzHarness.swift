@@ -56,7 +56,8 @@ package final class FuzzHarness: Sendable {
 
     // MARK: - JSON
 
-    /// Both JSON readers must agree, and what they read must survive writing and reading again.
+    /// Both JSON readers must agree, down to the message of an error, and what they read must
+    /// survive writing and reading again.
     static func runJSON(_ input: [UInt8]) {
         let text = String(decoding: input, as: UTF8.self)
         let parsed = Result { try JSON.parse(text) }
@@ -75,8 +76,12 @@ package final class FuzzHarness: Sendable {
             Self.check(
                 reread.map { sameJSON($0, value) } ?? false,
                 "\(text.debugDescription) written as \(written.debugDescription) reads back as \(String(describing: reread))")
-        case (.failure, .failure):
-            break
+        case (.failure(let parseError), .failure(let binaryError)):
+            // The same message, naming the same byte: both read with `JSONText`'s pieces, but
+            // walk the text in their own ways (recursion and a loop).
+            Self.check(
+                "\(parseError)" == "\(binaryError)",
+                "the JSON readers fail differently on \(text.debugDescription): \(parseError) vs \(binaryError)")
         default:
             preconditionFailure("the JSON readers disagree on \(text.debugDescription): \(parsed) vs \(binary)")
         }
