@@ -198,7 +198,7 @@ public actor Database {
     /// Queues `write` and returns its outcomes once it is committed.
     nonisolated(nonsending) func perform(_ write: PendingWrite) async throws -> [WriteOutcome] {
         try core.checkOpen()
-        await submit([write])
+        await submit(CollectionOfOne(write))  // no array for a single write
         return try write.outcomes()
     }
 
@@ -209,7 +209,7 @@ public actor Database {
     /// Only a caller on no actor (a task on the global pool) may commit on its own thread: an
     /// actor — the main actor above all — stays free to run its other work during the disk sync,
     /// as it always was while its task waited for the writer thread.
-    nonisolated(nonsending) func submit(_ writes: [PendingWrite]) async {
+    nonisolated(nonsending) func submit(_ writes: some Swift.Collection<PendingWrite>) async {
         let queue = core.writeQueue
         let mayCommitHere = Self.isNoActor(#isolation)
         if queue.append(writes, mayCommitHere: mayCommitHere) == .commitHere {

@@ -69,10 +69,10 @@ final class WriteQueue: @unchecked Sendable {
     /// (it takes them, or hands them on). A caller is lone when no other caller is in flight
     /// either: one counts from its `append` with `mayCommitHere` until its ``leave()``, so a task
     /// that runs while another is still on its way out of a commit queues for the writer.
-    func append(_ writes: [PendingWrite], mayCommitHere: Bool) -> Admission {
+    func append(_ writes: some Swift.Collection<PendingWrite>, mayCommitHere: Bool) -> Admission {
         condition.lock()
         let wasEmpty = self.writes.isEmpty
-        self.writes += writes
+        self.writes.append(contentsOf: writes)
         if self.writes.count >= wanted { condition.signal() }
         var admission = Admission.queued
         var wake: (@Sendable () -> Void)?
@@ -92,9 +92,9 @@ final class WriteQueue: @unchecked Sendable {
         return admission
     }
 
-    /// Queues one write (see the method above).
+    /// Queues one write (see the method above), without making an array of it.
     func append(_ write: PendingWrite, mayCommitHere: Bool) -> Admission {
-        append([write], mayCommitHere: mayCommitHere)
+        append(CollectionOfOne(write), mayCommitHere: mayCommitHere)
     }
 
     /// Ends the flight of a caller that appended with `mayCommitHere` (its writes are finished).
