@@ -71,6 +71,26 @@ import Testing
         try await second.close()
     }
 
+    /// A commit reads the generation through its transaction's kept cursor (the write
+    /// transaction's overload), a snapshot with a plain look-up: both find the same value, and the
+    /// write transaction sees its own advance at once.
+    @Test func writeAndReadTransactionsReadTheSameGeneration() async throws {
+        try await withDatabase { database, _ in
+            let core = database.core
+            let stored = try Self.generation(database)
+            let seenInWrite = try core.environment.write { txn -> (before: UInt64, after: UInt64, asRead: UInt64) in
+                let before = try core.store.catalogGeneration(txn)
+                try core.store.advanceCatalogGeneration(txn)
+                let after = try core.store.catalogGeneration(txn)
+                return (before, after, try core.store.catalogGeneration(txn as ReadTransaction))
+            }
+            #expect(seenInWrite.before == stored)
+            #expect(seenInWrite.after == stored + 1)
+            #expect(seenInWrite.asRead == stored + 1)
+            #expect(try Self.generation(database) == stored + 1)
+        }
+    }
+
     private static func generation(_ database: Database) throws -> UInt64 {
         try database.core.read { try database.core.store.catalogGeneration($0) }
     }

@@ -53,6 +53,9 @@ final class ExternalChanges: TransactionObserver {
         var cursors: [UInt32: Cursor] = [:]
         /// This database's own commits not yet covered by ``lastSeen``, by transaction id.
         var ownCommits: [UInt64: OwnWrites] = [:]
+        /// While no monitor runs, the last own commit only (see ``willCommit(transactionID:_:)``):
+        /// a table keyed by transaction id would be hashed into at every commit for nobody.
+        var lastOwnCommit: (transactionID: UInt64, writes: OwnWrites)?
     }
 
     private let state = Locked(State())
@@ -72,13 +75,17 @@ final class ExternalChanges: TransactionObserver {
     /// Records what an own commit wrote; the writer calls it inside the write transaction, just
     /// before committing, so no snapshot can contain the commit before it is recorded.
     ///
-    /// While no monitor runs, older records are dropped: the writer is serial, so they belong to
-    /// commits that have completed, which the monitor's first snapshot will include.
+    /// While no monitor runs, only the last record is kept: the writer is serial, so older ones
+    /// belong to commits that have completed, which the monitor's first snapshot will include.
+    /// The last one is needed when the monitor starts while its commit is under way: the
+    /// baseline snapshot misses that commit, and the first scan must know it as this instance's.
     func willCommit(transactionID: UInt64, _ writes: OwnWrites) {
         state.withLock { state in
-            // Keeping its storage: one record a commit would otherwise allocate a table each time.
-            if !state.isRunning { state.ownCommits.removeAll(keepingCapacity: true) }
-            state.ownCommits[transactionID] = writes
+            if state.isRunning {
+                state.ownCommits[transactionID] = writes
+            } else {
+                state.lastOwnCommit = (transactionID, writes)
+            }
         }
     }
 
@@ -91,6 +98,8 @@ final class ExternalChanges: TransactionObserver {
         state.withLock { state in
             var pending = OwnWrites()
             for writes in state.ownCommits.values { pending.merge(writes) }
+            if let last = state.lastOwnCommit { pending.merge(last.writes) }
+            state.lastOwnCommit = nil
             state.ownCommits = [0: pending]
             if state.lastSeen != 0 { state.lastSeen = .max }
         }
@@ -106,7 +115,10 @@ final class ExternalChanges: TransactionObserver {
 
     /// The commit recorded under `transactionID` failed: its id will be reused.
     func commitFailed(transactionID: UInt64) {
-        state.withLock { _ = $0.ownCommits.removeValue(forKey: transactionID) }
+        state.withLock { state in
+            _ = state.ownCommits.removeValue(forKey: transactionID)
+            if state.lastOwnCommit?.transactionID == transactionID { state.lastOwnCommit = nil }
+        }
     }
 
     // MARK: - Monitoring
@@ -123,6 +135,9 @@ final class ExternalChanges: TransactionObserver {
             state.isRunning = true
             state.cursors = [:]
             state.lastSeen = 0
+            // A commit may be under way: the baseline read next may miss it.
+            if let last = state.lastOwnCommit { state.ownCommits[last.transactionID] = last.writes }
+            state.lastOwnCommit = nil
             return true
         }
         guard start else { return }

@@ -41,9 +41,21 @@ final class Catalog: Sendable {
     /// else the stored catalog, which then becomes the copy.
     @discardableResult
     func current(in txn: ReadTransaction, store: DocumentStore) throws -> [UInt32: CollectionSpec] {
-        let generation = try store.catalogGeneration(txn)
+        try current(in: txn, generation: try store.catalogGeneration(txn), tables: store.tables)
+    }
+
+    /// The catalog as the write transaction `txn` sees it (see above): its generation is read
+    /// through the transaction's kept cursor.
+    func current(in txn: WriteTransaction, store: DocumentStore) throws -> [UInt32: CollectionSpec] {
+        try current(in: txn, generation: try store.catalogGeneration(txn), tables: store.tables)
+    }
+
+    /// The copy when it was read under `generation`, `txn`'s; else the catalog `txn` stores.
+    private func current(
+        in txn: ReadTransaction, generation: UInt64, tables: StorageEnvironment.Tables
+    ) throws -> [UInt32: CollectionSpec] {
         if let specs = state.withLock({ $0.generation == generation ? $0.specs : nil }) { return specs }
-        let specs = Dictionary(uniqueKeysWithValues: try Self.load(txn, tables: store.tables).map { ($0.number, $0) })
+        let specs = Dictionary(uniqueKeysWithValues: try Self.load(txn, tables: tables).map { ($0.number, $0) })
         replace(with: specs, generation: generation)
         return specs
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Callbacks run after every commit and when the database closes: the hook change feeds use.
 ///
 /// Observers run synchronously on the committing thread, in commit order, so they must only hand
@@ -14,6 +16,10 @@ final class CommitObservers: Sendable {
     }
 
     private let state = Locked(State())
+    /// `state.observers.count`, stored whenever it changes (with `state` locked): every commit
+    /// asks it once or twice, which a lock made two lock-unlock pairs a commit. The releasing
+    /// store and acquiring load order it as the lock did: an observer counted here is registered.
+    private let observerCount = Atomic<Int>(0)
     /// Held weakly: an observer (the cross-process monitor) holds the database's reader, which
     /// holds these observers; its owner (``DatabaseObservation``) keeps it alive.
     private let transactionObservers = Locked<[WeakTransactionObserver]>([])
@@ -27,7 +33,10 @@ final class CommitObservers: Sendable {
     func add(_ observer: Observer?, onClose: CloseObserver? = nil) -> Int {
         state.withLock { state in
             state.nextToken += 1
-            if let observer { state.observers.append((state.nextToken, observer)) }
+            if let observer {
+                state.observers.append((state.nextToken, observer))
+                observerCount.store(state.observers.count, ordering: .releasing)
+            }
             state.closeObservers[state.nextToken] = onClose
             return state.nextToken
         }
@@ -36,6 +45,7 @@ final class CommitObservers: Sendable {
     func remove(_ token: Int) {
         state.withLock { state in
             state.observers.removeAll { $0.token == token }
+            observerCount.store(state.observers.count, ordering: .releasing)
             state.closeObservers[token] = nil
         }
     }
@@ -56,7 +66,7 @@ final class CommitObservers: Sendable {
     }
 
     /// How many commit observers are registered (close-only registrations are not counted).
-    var count: Int { state.withLock { $0.observers.count } }
+    var count: Int { observerCount.load(ordering: .acquiring) }
 
     func publish(_ summary: CommitSummary) {
         guard !summary.isEmpty else { return }
@@ -67,7 +77,10 @@ final class CommitObservers: Sendable {
     /// Calls every close observer once and forgets all observers.
     func close() {
         let closers = state.withLock { state in
-            defer { state = State(nextToken: state.nextToken) }
+            defer {
+                state = State(nextToken: state.nextToken)
+                observerCount.store(0, ordering: .releasing)
+            }
             return Array(state.closeObservers.values)
         }
         for closer in closers { closer() }

@@ -198,7 +198,7 @@ public actor Database {
     /// Queues `write` and returns its outcomes once it is committed.
     nonisolated(nonsending) func perform(_ write: PendingWrite) async throws -> [WriteOutcome] {
         try core.checkOpen()
-        await submit([write])
+        await submit(CollectionOfOne(write))  // no array for a single write
         return try write.outcomes()
     }
 
@@ -209,18 +209,20 @@ public actor Database {
     /// Only a caller on no actor (a task on the global pool) may commit on its own thread: an
     /// actor — the main actor above all — stays free to run its other work during the disk sync,
     /// as it always was while its task waited for the writer thread.
-    nonisolated(nonsending) func submit(_ writes: [PendingWrite]) async {
+    nonisolated(nonsending) func submit(_ writes: some Swift.Collection<PendingWrite>) async {
         let queue = core.writeQueue
         let mayCommitHere = Self.isNoActor(#isolation)
         if queue.append(writes, mayCommitHere: mayCommitHere) == .commitHere {
             // The commit takes everything queued, `writes` included (or `close()` failed them).
             let committed = commitQueuedWrites()
-            queue.handOff()
+            let yields = queue.handOff()
             for write in committed { write.finish() }
-            // Suspends once, as a save on the writer thread would: a task saving in a loop must
-            // not keep its thread from other tasks (other savers among them) for all its saves.
-            // Still counted in flight meanwhile, so a saver that runs now queues for the writer
-            // thread (group commit) instead of committing alone.
+            // A task saving in a loop must not keep its thread from other tasks (other savers
+            // among them) for all its saves: it suspends once a turn of own commits has passed
+            // (``OwnCommitTurns``), as a save on the writer thread would. Still counted in flight
+            // meanwhile, so a saver that runs now queues for the writer thread (group commit)
+            // instead of committing alone. Otherwise `handOff()` has ended its flight.
+            guard yields else { return }
             await Task.yield()
         } else {
             for write in writes { await write.completion() }
@@ -269,7 +271,7 @@ public actor Database {
         var gathering = GroupGathering(stragglers: stragglers)
         // Recorded before the callers are resumed: their next writes must not count as ones that
         // arrived while this commit ran.
-        defer { core.writeQueue.committed(writes.count, took: .now - gathering.completed) }
+        defer { core.writeQueue.committed(writes.count, startedAt: gathering.completed, endedAt: .now) }
         do {
             try commit(&writes, gathering: &gathering)
         } catch let error as CouchetteError where error.code == .full && writes.count > 1 {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One write, in the `Sendable` form that crosses into the database actor. Bodies are already
 /// encoded on the caller's side.
 enum WriteOperation: Sendable {
@@ -71,7 +73,20 @@ enum WriteOutcome: Sendable, Equatable {
 /// directly (``finish()``) once the commit's observers have run: no job of the caller's runs on
 /// the writer thread, so a group of eight concurrent saves wakes eight callers in one loop instead
 /// of eight jobs taking turns on the writer.
-final class PendingWrite: Sendable {
+///
+/// The hand-over between committer and caller is one atomic state (``Stage``) rather than a lock:
+/// a lock here cost every save two allocations (the lock's object and its mutex) and four
+/// lock-unlock pairs.
+final class PendingWrite: @unchecked Sendable {
+    // @unchecked: the two `var`s are handed between threads only through `stage`, whose atomic
+    // operations order every access (ThreadSanitizer sees them):
+    // - `result` is written only before ``finish()`` (by the one committer that took the write, or
+    //   by `close()`, which took it from the queue instead), whose releasing exchange publishes
+    //   it; it is read only after an acquiring load has seen ``Stage/finished``.
+    // - `waiter` is written only by the caller in ``completion()``, before its releasing
+    //   compare-exchange announces ``Stage/waiting``; it is read only by ``finish()``, after its
+    //   acquiring exchange has seen that stage. Each side touches it once.
+    // Every other stored property is a `let` of a Sendable type.
     let operations: [WriteOperation]
     let isAtomic: Bool
     /// The revision each save without a base gives a document that does not exist yet (generation
@@ -86,13 +101,20 @@ final class PendingWrite: Sendable {
     /// `.lastWriteWins`, but are not new documents, so no ``newDocumentRevisions`` entry is made
     /// for them.
     let updateRevisions: UpdateRevisions?
-    private let state = Locked(Completion())
+    /// Where the hand-over stands (a ``Stage``'s raw value).
+    private let stage = Atomic<UInt8>(Stage.pending.rawValue)
+    /// The outcome, recorded by ``complete(_:)`` before ``finish()``.
+    private var result: Result<[WriteOutcome], any Error>?
+    /// The caller's continuation while it waits in ``completion()``.
+    private var waiter: UnsafeContinuation<Void, Never>?
 
-    private struct Completion: Sendable {
-        var result: Result<[WriteOutcome], any Error>?
-        /// Set by ``finish()``: from then on the caller may read the result.
-        var isFinished = false
-        var waiter: UnsafeContinuation<Void, Never>?
+    private enum Stage: UInt8 {
+        /// Neither finished nor waited for.
+        case pending
+        /// The caller waits in ``completion()``: ``finish()`` resumes it.
+        case waiting
+        /// ``finish()`` ran: the result may be read.
+        case finished
     }
 
     init(_ operations: [WriteOperation], isAtomic: Bool = false, updateRevisions: UpdateRevisions? = nil) {
@@ -124,21 +146,21 @@ final class PendingWrite: Sendable {
         return updateRevisions?.revision(ofOperation: index, replacing: parent)
     }
 
-    /// Records the write's outcome; its caller learns it at ``finish()``.
+    /// Records the write's outcome; its caller learns it at ``finish()``. Called once, by the
+    /// thread that finishes the write, before it does.
     func complete(_ outcome: Result<[WriteOutcome], any Error>) {
-        state.withLock { $0.result = outcome }
+        result = outcome
     }
 
     /// Resumes the caller waiting in ``completion()`` (or lets it return at once when it gets
     /// there). Called once the outcome is recorded and the commit's observers have run, so that
     /// when a save returns, its change is in every change feed's buffer.
     func finish() {
-        let waiter = state.withLock { state -> UnsafeContinuation<Void, Never>? in
-            state.isFinished = true
-            defer { state.waiter = nil }
-            return state.waiter
+        let before = stage.exchange(Stage.finished.rawValue, ordering: .acquiringAndReleasing)
+        if before == Stage.waiting.rawValue, let waiter {
+            self.waiter = nil
+            waiter.resume()
         }
-        waiter?.resume()
     }
 
     /// Fails the write and resumes its caller.
@@ -147,24 +169,28 @@ final class PendingWrite: Sendable {
         finish()
     }
 
-    /// Whether a commit has completed it (with its outcomes or an error).
-    var isCompleted: Bool { state.withLock { $0.result != nil } }
+    /// Whether a commit has completed it (with its outcomes or an error) and finished it.
+    var isCompleted: Bool { stage.load(ordering: .acquiring) == Stage.finished.rawValue && result != nil }
 
     /// Suspends until ``finish()``; returns at once if it has been called. The caller must have
-    /// queued the write first (``WriteQueue/append(_:mayCommitHere:)``).
+    /// queued the write first (``WriteQueue/append(_:mayCommitHere:)``). Called at most once.
     nonisolated(nonsending) func completion() async {
+        guard stage.load(ordering: .acquiring) != Stage.finished.rawValue else { return }
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            let finished = state.withLock { state in
-                if !state.isFinished { state.waiter = continuation }
-                return state.isFinished
+            waiter = continuation
+            let (announced, _) = stage.compareExchange(
+                expected: Stage.pending.rawValue, desired: Stage.waiting.rawValue, ordering: .acquiringAndReleasing)
+            if !announced {
+                // Finished meanwhile: `finish()` never saw the waiter, which stays ours.
+                waiter = nil
+                continuation.resume()
             }
-            if finished { continuation.resume() }
         }
     }
 
     /// The outcome; throws the write's error. Only valid once a commit has completed it.
     func outcomes() throws -> [WriteOutcome] {
-        guard let outcome = state.withLock({ $0.result }) else {
+        guard stage.load(ordering: .acquiring) == Stage.finished.rawValue, let outcome = result else {
             throw CouchetteError(.io, "write was not committed")
         }
         return try outcome.get()

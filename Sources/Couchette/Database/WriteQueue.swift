@@ -29,6 +29,10 @@ final class WriteQueue: @unchecked Sendable {
     /// Callers between ``append(_:mayCommitHere:)`` with `mayCommitHere` and ``leave()``.
     @exclusivity(unchecked) private var callersInFlight = 0
     @exclusivity(unchecked) private var pacing: GroupCommitPacing
+    /// When the last commit ended (recorded by ``committed(_:startedAt:endedAt:)``).
+    @exclusivity(unchecked) private var lastCommitEnd = ContinuousClock.now
+    /// When a caller committing on its own thread yields (see ``handOff()``).
+    @exclusivity(unchecked) private var ownCommitTurns = OwnCommitTurns()
     @exclusivity(unchecked) private var wakeWriter: (@Sendable () -> Void)?
 
     /// Who commits the queued writes.
@@ -65,10 +69,10 @@ final class WriteQueue: @unchecked Sendable {
     /// (it takes them, or hands them on). A caller is lone when no other caller is in flight
     /// either: one counts from its `append` with `mayCommitHere` until its ``leave()``, so a task
     /// that runs while another is still on its way out of a commit queues for the writer.
-    func append(_ writes: [PendingWrite], mayCommitHere: Bool) -> Admission {
+    func append(_ writes: some Swift.Collection<PendingWrite>, mayCommitHere: Bool) -> Admission {
         condition.lock()
         let wasEmpty = self.writes.isEmpty
-        self.writes += writes
+        self.writes.append(contentsOf: writes)
         if self.writes.count >= wanted { condition.signal() }
         var admission = Admission.queued
         var wake: (@Sendable () -> Void)?
@@ -88,9 +92,9 @@ final class WriteQueue: @unchecked Sendable {
         return admission
     }
 
-    /// Queues one write (see the method above).
+    /// Queues one write (see the method above), without making an array of it.
     func append(_ write: PendingWrite, mayCommitHere: Bool) -> Admission {
-        append([write], mayCommitHere: mayCommitHere)
+        append(CollectionOfOne(write), mayCommitHere: mayCommitHere)
     }
 
     /// Ends the flight of a caller that appended with `mayCommitHere` (its writes are finished).
@@ -102,17 +106,28 @@ final class WriteQueue: @unchecked Sendable {
 
     /// Ends a caller's commit (``Admission/commitHere``): writes queued meanwhile go to the
     /// writer thread, since they came from other tasks (concurrency: the writer gathers groups).
-    func handOff() {
+    ///
+    /// Returns whether the caller must yield before it goes on (see ``OwnCommitTurns``): it then
+    /// stays in flight until its ``leave()``, so a saver that runs meanwhile queues for the
+    /// writer. Otherwise its flight ends here, in the same lock.
+    func handOff() -> Bool {
         condition.lock()
         var wake: (@Sendable () -> Void)?
+        let yields: Bool
         if writes.isEmpty {
             committer = .nobody
+            yields = ownCommitTurns.committed(endingAt: lastCommitEnd)
         } else {
+            // Others are saving: let them run, and start a new turn afterwards.
             committer = .writer
             wake = wakeWriter
+            ownCommitTurns.endTurn()
+            yields = true
         }
+        if !yields { callersInFlight -= 1 }
         condition.unlock()
         wake?()
+        return yields
     }
 
     /// Called by the writer thread after each commit: true (and nobody commits from now on) when
@@ -159,12 +174,13 @@ final class WriteQueue: @unchecked Sendable {
         return pacing.stragglers(from: self, having: having)
     }
 
-    /// Records a finished commit of `count` writes that took `duration` (the writes queued now
-    /// arrived meanwhile). Called before the commit's callers are resumed, whose next writes
-    /// would otherwise count as concurrency.
-    func committed(_ count: Int, took duration: Duration) {
+    /// Records a finished commit of `count` writes that ran from `start` to `end` (the writes
+    /// queued now arrived meanwhile). Called before the commit's callers are resumed, whose next
+    /// writes would otherwise count as concurrency.
+    func committed(_ count: Int, startedAt start: ContinuousClock.Instant, endedAt end: ContinuousClock.Instant) {
         condition.lock()
-        pacing.committed(count, arrivedMeanwhile: writes.count, took: duration)
+        pacing.committed(count, arrivedMeanwhile: writes.count, took: end - start)
+        lastCommitEnd = end
         condition.unlock()
     }
 }
