@@ -433,7 +433,7 @@ struct DocumentStore: Sendable {
     }
 
     /// THE place that writes or removes a document's current record: the `documents` entry, its
-    /// `sequences` entry, its expiration entry and the live count change together here. Every
+    /// sequence index entry (``SequenceIndex``), its expiration entry and the live count change together here. Every
     /// write path (local saves and deletes, replicated grafts, conflict resolutions, purges,
     /// expirations) goes through it, and so does index maintenance.
     ///

@@ -132,17 +132,9 @@ struct SequenceIndex: Sendable {
             return
         }
         try withStoredTail(txn, collection) { key, buffer, storedLength in
-            var length = 0  // the bytes of the entries, without the padding
-            var count = 0
-            var last: UInt64 = 0
-            var removed: Range<Int>?
-            try SequenceTail(bytes: UnsafeRawBufferPointer(rebasing: buffer[..<(storedLength ?? 0)])).forEach { entry in
-                count += 1
-                last = entry.sequence
-                length = entry.range.upperBound
-                if entry.sequence == old { removed = entry.range }
-                return true
-            }
+            let stored = SequenceTail(bytes: UnsafeRawBufferPointer(rebasing: buffer[..<(storedLength ?? 0)]))
+            // `length`: the bytes of the entries, without the padding.
+            var (length, count, last, removed) = try stored.layout(finding: old)
             if let removed {
                 let base = buffer.baseAddress!
                 (base + removed.lowerBound).copyMemory(from: base + removed.upperBound, byteCount: length - removed.upperBound)

@@ -43,8 +43,6 @@ struct SequenceTail {
         let isDeleted: Bool
         /// The document id's UTF-8 bytes, valid while the tail's bytes are.
         let id: UnsafeRawBufferPointer
-        /// Where the entry lies in the tail's bytes.
-        let range: Range<Int>
     }
 
     let bytes: UnsafeRawBufferPointer
@@ -61,26 +59,49 @@ struct SequenceTail {
 
     /// Calls `body` with every entry in sequence order, until it returns false.
     func forEach(_ body: (Entry) throws -> Bool) throws {
+        _ = try walk { offset, end, sequence in
+            try body(
+                Entry(
+                    sequence: sequence, isDeleted: bytes[offset + 9] & 1 != 0,
+                    id: UnsafeRawBufferPointer(rebasing: bytes[(offset + Self.entryHeaderSize)..<end])))
+        }
+    }
+
+    /// What a writer needs of the tail before changing it: where its entries end (`used`), how
+    /// many there are, the last sequence (0: none), and where the entry of `sequence` lies, if
+    /// there. Every save asks, so no entry value is made.
+    func layout(finding sequence: UInt64?) throws -> (used: Int, count: Int, last: UInt64, found: Range<Int>?) {
+        var count = 0
+        var last: UInt64 = 0
+        var found: Range<Int>?
+        let used = try walk { offset, end, current in
+            if current == sequence { found = offset..<end }
+            last = current
+            count += 1
+            return true
+        }
+        return (used, count, last, found)
+    }
+
+    /// Calls `visit` with the start, end and sequence of every entry in order, until it returns
+    /// false, checking bounds and order on the way; returns where the entries visited end.
+    @inline(__always)
+    private func walk(_ visit: (Int, Int, UInt64) throws -> Bool) throws -> Int {
         var offset = 0
         var previous: UInt64 = 0
-        while offset < bytes.count {
-            guard bytes.count - offset >= Self.entryHeaderSize else {
-                // Padding only: fewer bytes than an entry's header are left.
-                guard bytes[offset...].allSatisfy({ $0 == 0 }) else { throw Self.malformed("an entry is cut short") }
-                return
-            }
+        while bytes.count - offset >= Self.entryHeaderSize {
             let sequence = Self.sequence(in: bytes, at: offset)
-            if sequence == 0 { return }  // the padding
+            if sequence == 0 { return offset }  // the padding
             let end = offset + Self.entryHeaderSize + Int(bytes[offset + 8])
             guard end <= bytes.count else { throw Self.malformed("an id runs past its end") }
             guard sequence > previous else { throw Self.malformed("sequence \(sequence) follows \(previous)") }
             previous = sequence
-            let entry = Entry(
-                sequence: sequence, isDeleted: bytes[offset + 9] & 1 != 0,
-                id: UnsafeRawBufferPointer(rebasing: bytes[(offset + Self.entryHeaderSize)..<end]), range: offset..<end)
-            if try !body(entry) { return }
+            if try !visit(offset, end, sequence) { return end }
             offset = end
         }
+        // Fewer bytes than an entry's header are left: padding only.
+        guard bytes[offset...].allSatisfy({ $0 == 0 }) else { throw Self.malformed("an entry is cut short") }
+        return offset
     }
 
     /// The entry of `sequence`, or nil.
