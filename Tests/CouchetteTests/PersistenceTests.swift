@@ -150,9 +150,11 @@ import Testing
             try await collection.save(document: MutableDocument(id: "a"))
             try await database.performMaintenance(type: .integrityCheck)
             let tables = database.core.environment.tables
-            try database.core.environment.write { txn in
-                _ = try txn.delete(tables.sequences, key: StoreLayout.sequenceKey(collection.spec.number, 1))
+            // The newest entries live in the collection's sequence tail (see SequenceIndex).
+            let removed = try database.core.environment.write { txn in
+                try txn.delete(tables.counters, key: StoreLayout.sequenceTailKey(collection.spec.number))
             }
+            #expect(removed)
             let message = await expectCouchetteError(.corruption) { try await database.performMaintenance(type: .integrityCheck) }
             #expect(message?.contains("'a'") == true)
         }

@@ -65,6 +65,36 @@ import Testing
         #expect(try Self.storedGeneration(folder: folder) == 2)
     }
 
+    /// Format 3 kept every sequence entry in the `sequences` table. Opening such a file makes it
+    /// format 4 without moving anything (its collections' tails are empty): every reader finds
+    /// the old entries, and new saves go to the tails after them.
+    @Test func aFormatThreeFileIsUpgradedWithItsSequencesInTheTable() async throws {
+        let directory = try TemporaryDirectory()
+        var database: Database? = try directory.open("three")
+        let folder = try #require(database?.path)
+        let items = try #require(try await database?.createCollection(name: "items"))
+        for index in 0..<50 { try await items.save(document: MutableDocument(id: "item-\(index)").setInt(index, forKey: "n")) }
+        try await items.delete(document: try #require(try await items.document(id: "item-3")))
+        try await database?.defaultCollection().save(document: MutableDocument(id: "default"))
+        try await database?.close()
+        database = nil
+
+        #expect(try Self.rewriteAsFormatThree(folder: folder) == 51)  // item-3's first entry went with its deletion
+
+        let reopened = try directory.open("three")
+        let upgraded = try #require(try reopened.collection(name: "items"))
+        #expect(try SequenceTailTests.layout(reopened, upgraded.spec) == (Array(1...51).filter { $0 != 4 }, []))
+        try await SequenceTailTests.expectConsistentIndex(reopened, upgraded)
+        for index in 50..<60 { try await upgraded.save(document: MutableDocument(id: "item-\(index)")) }
+        try await upgraded.save(document: try #require(try await upgraded.document(id: "item-0")).toMutable().setInt(-1, forKey: "n"))
+        #expect(try SequenceTailTests.layout(reopened, upgraded.spec) == (Array(2...51).filter { $0 != 4 }, Array(52...62)))
+        #expect(try await upgraded.count == 59)
+        try await SequenceTailTests.expectConsistentIndex(reopened, upgraded)
+        try await SequenceTailTests.expectConsistentIndex(reopened, try reopened.defaultCollection())
+        try await reopened.close()
+        #expect(try Self.storedFormat(folder: folder) == StoreLayout.formatVersion)
+    }
+
     /// A file written by a newer version is refused, not misread.
     @Test func aNewerFormatIsRefused() async throws {
         let directory = try TemporaryDirectory()
@@ -99,10 +129,11 @@ import Testing
 
     /// What a single save's commit writes (issue #21): each table it changes costs the pages on
     /// the path from its root to the changed leaf, and every one is written before the sync. A
-    /// new document changes only `documents` and `sequences` (its counters ride in the main
-    /// database, whose page the commit writes anyway); an update or a deletion also the
-    /// document's `revisions` entry, which its second revision creates. Every other table keeps
-    /// its record in the main database byte for byte: no page of it was copied.
+    /// new document changes only `documents` (its counters and its sequence entry, in the
+    /// collection's sequence tail, ride in the main database, whose page the commit writes
+    /// anyway); an update or a deletion also the document's `revisions` entry, which its second
+    /// revision creates. Every other table keeps its record in the main database byte for byte:
+    /// no page of it was copied.
     @Test func aSingleSaveRewritesOnlyTheTablesItChanges() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
@@ -111,18 +142,18 @@ import Testing
             try await collection.save(document: MutableDocument(id: "second").setInt(1, forKey: "n"))
             var after = try Self.tableRecords(database)
             #expect(after.count == StorageEnvironment.Tables.names.count)
-            #expect(Self.changedTables(before, after) == ["documents", "sequences"])
+            #expect(Self.changedTables(before, after) == ["documents"])
 
             before = after
             let second = try #require(try await collection.document(id: "second"))
             try await collection.save(document: second.toMutable().setInt(2, forKey: "n"))
             after = try Self.tableRecords(database)
-            #expect(Self.changedTables(before, after) == ["documents", "revisions", "sequences"])
+            #expect(Self.changedTables(before, after) == ["documents", "revisions"])
 
             before = after
             try await collection.delete(document: try #require(try await collection.document(id: "second")))
             after = try Self.tableRecords(database)
-            #expect(Self.changedTables(before, after) == ["documents", "revisions", "sequences"])
+            #expect(Self.changedTables(before, after) == ["documents", "revisions"])
             #expect(try await collection.count == 1)
             #expect(try await collection.document(id: "first")?.int(forKey: "n") == 0)
         }
@@ -166,6 +197,38 @@ import Testing
         try environment.write { txn in
             _ = try txn.delete(environment.tables.counters, key: StoreLayout.catalogGenerationKey)
             try txn.put(environment.tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(2))
+        }
+    }
+
+    /// Format 3 is format 4 with every sequence entry in the `sequences` table: moves the tails'
+    /// entries there and returns how many there are in all.
+    private static func rewriteAsFormatThree(folder: String) throws -> Int {
+        let environment = try StorageEnvironment(path: folder)
+        defer { environment.close() }
+        let tables = environment.tables
+        return try environment.write { txn in
+            var tails: [[UInt8]] = []
+            try txn.scan(tables.counters, prefix: StoreLayout.sequenceTailPrefix) { key, _ in
+                tails.append(Array(key))
+                return true
+            }
+            for key in tails {
+                let collection = key.withUnsafeBytes { KeyEncoding.readUInt32($0, at: StoreLayout.sequenceTailPrefix.count) }
+                try SequenceTail(bytes: try #require(try txn.get(tables.counters, key: key))).forEach { entry in
+                    try txn.put(
+                        tables.sequences, key: StoreLayout.sequenceKey(collection, entry.sequence),
+                        value: [entry.isDeleted ? 1 : 0] + Array(entry.id))
+                    return true
+                }
+                try txn.delete(tables.counters, key: key)
+            }
+            try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(3))
+            var entries = 0
+            try txn.scan(tables.sequences, from: [], to: nil) { _, _ in
+                entries += 1
+                return true
+            }
+            return entries
         }
     }
 

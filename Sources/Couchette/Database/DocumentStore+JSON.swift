@@ -6,7 +6,8 @@ extension DocumentStore {
     /// A document that does not exist yet (the bulk case) takes one LMDB put that both looks its
     /// key up and reserves its record (``WriteTransaction/reserveNew(_:key:count:)``), its body
     /// copied once into the reserved bytes under the revision id hashed on the caller's side, and
-    /// one appended `sequences` entry; no array, string or record value is made for it unless
+    /// one sequence entry (appended to the `sequences` table, for more than a tail holds:
+    /// ``SequenceIndex/bypassTail(_:_:)``); no array, string or record value is made for it unless
     /// indexes or commit observers need one. The live count changes once for the whole batch. A
     /// document that exists goes through the general path, which builds on its current revision.
     ///
@@ -22,7 +23,9 @@ extension DocumentStore {
         var key = StoreLayout.collectionPrefix(collection.number)
         let prefixLength = key.count
         key.reserveCapacity(prefixLength + StoreLayout.maximumDocumentIDLength)
-        var sequenceKey = StoreLayout.sequenceKey(collection.number, 0)
+        let sequences = sequenceIndex
+        // Many entries go straight to the table's end, not one by one through the tail.
+        if documents.count > SequenceTail.maximumEntries { try sequences.bypassTail(context, collection.number) }
         var added: Int64 = 0
         defer { context.adjustCount(collection, by: added) }
         var written = JSONDocumentBatch.Written()
@@ -50,11 +53,7 @@ extension DocumentStore {
             }
             DocumentRecord.encodeLive(sequence: sequence, generation: 1, digest: newDigest, body: body, into: reserved)
             added += 1
-            sequenceKey.withUnsafeMutableBytes { $0.storeBytes(of: sequence.bigEndian, toByteOffset: prefixLength, as: UInt64.self) }
-            try txn.put(tables.sequences, key: sequenceKey, count: 1 + id.count) { entry in
-                entry[0] = 0  // not deleted
-                UnsafeMutableRawBufferPointer(rebasing: entry[1...]).copyMemory(from: id)
-            }
+            try sequences.replace(context, collection.number, removing: nil, adding: sequence, isDeleted: false, id: id)
             guard indexed || context.recordsIDs else { return }
             let idText = String(decoding: id, as: UTF8.self)
             if indexed {

@@ -43,20 +43,13 @@ extension DocumentStore {
     }
 
     /// Calls `body` with the sequence, document id and deleted flag of every entry of the
-    /// `sequences` table of `collection` after `sequence` up to `last`, in order, until it returns false.
+    /// sequence index of `collection` after `sequence` up to `last`, in order, until it returns false.
     func forEachChange(
         _ txn: ReadTransaction, _ collection: CollectionSpec, after sequence: UInt64, through last: UInt64,
         _ body: (UInt64, String, Bool) throws -> Bool
     ) throws {
-        guard sequence < last else { return }
-        let start = StoreLayout.sequenceKey(collection.number, sequence + 1)
-        let end =
-            last == .max
-            ? KeyEncoding.successor(ofPrefix: StoreLayout.collectionPrefix(collection.number))
-            : StoreLayout.sequenceKey(collection.number, last + 1)
-        try txn.scan(tables.sequences, from: start, to: end) { key, value in
-            guard key.count == 12, value.count >= 1 else { return true }
-            return try body(KeyEncoding.readUInt64(key, at: 4), String(decoding: value[1...], as: UTF8.self), value[0] & 1 != 0)
+        try sequenceIndex.forEachEntry(txn, collection.number, after: sequence, through: last) { sequence, id, isDeleted in
+            try body(sequence, String(decoding: id, as: UTF8.self), isDeleted)
         }
     }
 

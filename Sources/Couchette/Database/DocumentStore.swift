@@ -9,6 +9,9 @@ struct DocumentStore: Sendable {
     /// Ancestors kept per leaf of a revision tree (``DatabaseConfiguration/maxRevisionHistory``).
     var historyLimit = RevisionTree.defaultHistoryLimit
 
+    /// Every collection's sequence index: the `sequences` table and the tails in the main database.
+    var sequenceIndex: SequenceIndex { SequenceIndex(tables: tables) }
+
     // MARK: - Reading
 
     func record(_ txn: ReadTransaction, _ collection: CollectionSpec, _ id: String) throws -> DocumentRecord? {
@@ -124,11 +127,7 @@ struct DocumentStore: Sendable {
     /// Tombstones and the bytes of current records (bodies and their metadata) of a collection,
     /// for CouchDB's `doc_del_count` and `sizes`: one pass over its keys, values not copied.
     func statistics(_ txn: ReadTransaction, _ collection: CollectionSpec) throws -> (deleted: UInt64, recordBytes: UInt64) {
-        var deleted: UInt64 = 0
-        try txn.scan(tables.sequences, prefix: StoreLayout.collectionPrefix(collection.number)) { _, value in
-            if value.first == 1 { deleted += 1 }
-            return true
-        }
+        let deleted = try sequenceIndex.census(txn, collection.number).deleted
         var bytes: UInt64 = 0
         try txn.scan(tables.documents, prefix: StoreLayout.collectionPrefix(collection.number)) { _, value in
             bytes += UInt64(value.count)
@@ -434,7 +433,7 @@ struct DocumentStore: Sendable {
     }
 
     /// THE place that writes or removes a document's current record: the `documents` entry, its
-    /// `sequences` entry, its expiration entry and the live count change together here. Every
+    /// sequence index entry (``SequenceIndex``), its expiration entry and the live count change together here. Every
     /// write path (local saves and deletes, replicated grafts, conflict resolutions, purges,
     /// expirations) goes through it, and so does index maintenance.
     ///
@@ -451,14 +450,19 @@ struct DocumentStore: Sendable {
         old: DocumentRecord?, new: DocumentRecord?, key: UnsafeRawBufferPointer
     ) throws {
         let txn = context.txn
-        if let old {
-            if old.sequence != new?.sequence {
-                // Through the kept cursor: a batch's documents, written in the order they were
-                // saved, have their old entries near one another.
-                _ = try StoreLayout.withSequenceKey(collection.number, old.sequence) {
-                    try txn.deleteNear(tables.sequences, key: $0)
-                }
+        // The old sequence entry out and the new one in, together: one rewrite of the collection's
+        // sequence tail when both are there (see ``SequenceIndex``).
+        let removed = old.flatMap { $0.sequence != new?.sequence ? $0.sequence : nil }
+        let added = new.flatMap { $0.sequence != old?.sequence || $0.isDeleted != old?.isDeleted ? $0.sequence : nil }
+        if removed != nil || added != nil {
+            var id = id
+            try id.withUTF8 { id in
+                try sequenceIndex.replace(
+                    context, collection.number, removing: removed, adding: added, isDeleted: new?.isDeleted ?? false,
+                    id: UnsafeRawBufferPointer(id))
             }
+        }
+        if let old {
             if old.expiration != 0 && old.expiration != new?.expiration {
                 try txn.delete(tables.expirations, key: StoreLayout.expirationKey(old.expiration, collection.number, id))
             }
@@ -469,19 +473,6 @@ struct DocumentStore: Sendable {
             try txn.delete(tables.documents, key: key)
             if let old, !old.isDeleted { context.adjustCount(collection, by: -1) }
             return
-        }
-        if old?.sequence != new.sequence || old?.isDeleted != new.isDeleted {
-            // The deleted flag and the id, written where LMDB keeps them; a new sequence is the
-            // table's last key, appended through the kept appending cursor.
-            var id = id
-            try id.withUTF8 { id in
-                try StoreLayout.withSequenceKey(collection.number, new.sequence) { key in
-                    try txn.appendNear(tables.sequences, key: key, count: 1 + id.count) { entry in
-                        entry[0] = new.isDeleted ? 1 : 0
-                        UnsafeMutableRawBufferPointer(rebasing: entry[1...]).copyMemory(from: UnsafeRawBufferPointer(id))
-                    }
-                }
-            }
         }
         if new.expiration != 0 && new.expiration != old?.expiration {
             try txn.put(tables.expirations, key: StoreLayout.expirationKey(new.expiration, collection.number, id), value: [])
@@ -544,13 +535,15 @@ struct DocumentStore: Sendable {
 
     /// Brings a file of an older format to ``StoreLayout/formatVersion``: format 1 kept the
     /// per-collection counters in `meta`, format 2 in the main database; format 3 adds the catalog
-    /// generation. Throws `.corruption` for a format it does not know.
+    /// generation; format 4 the sequence tails (``SequenceIndex``), which need nothing written: a
+    /// collection without one has an empty tail, its whole index in the `sequences` table. Throws
+    /// `.corruption` for a format it does not know.
     func upgradeFormat(_ txn: WriteTransaction, from version: UInt32) throws {
-        guard version == 1 || version == 2 else {
+        guard (1...3).contains(version) else {
             throw CouchetteError(.corruption, "storage format \(version) cannot be upgraded to \(StoreLayout.formatVersion)")
         }
         if version == 1 { try moveCounters(txn, from: tables.meta, to: tables.counters) }
-        try advanceCatalogGeneration(txn)
+        if version < 3 { try advanceCatalogGeneration(txn) }
         try txn.put(tables.meta, key: StoreLayout.formatKey, value: StoreLayout.encodeUInt32(StoreLayout.formatVersion))
     }
 
@@ -622,7 +615,7 @@ struct DocumentStore: Sendable {
         for key in expirations { try txn.delete(tables.expirations, key: key) }
         try txn.deleteAll(tables.documents, prefix: prefix)
         try txn.deleteAll(tables.revisions, prefix: prefix)
-        try txn.deleteAll(tables.sequences, prefix: prefix)
+        try sequenceIndex.removeAll(txn, collection.number)
         try txn.deleteAll(tables.meta, prefix: StoreLayout.localDocumentPrefix(collection.number))
         try txn.delete(tables.counters, key: StoreLayout.countKey(collection.number))
         try txn.delete(tables.counters, key: StoreLayout.sequenceCounterKey(collection.number))

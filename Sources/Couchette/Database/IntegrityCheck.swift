@@ -22,9 +22,11 @@ struct IntegrityCheck {
                 for leaf in tree.liveLeaves where leaf.revisionID != record.revisionID && leaf.body == nil {
                     throw fail(collection, "document '\(id)' conflicting revision \(leaf.revisionID) has no body")
                 }
-                let entry = try txn.get(tables.sequences, key: StoreLayout.sequenceKey(collection.number, record.sequence))
-                guard let entry, entry.count >= 1, String(decoding: entry[1...], as: UTF8.self) == id else {
-                    throw fail(collection, "document '\(id)' is missing from the sequence index")
+                let indexed = try store.sequenceIndex.withEntry(txn, collection.number, record.sequence) { entryID, isDeleted in
+                    String(decoding: entryID, as: UTF8.self) == id && isDeleted == record.isDeleted
+                }
+                guard indexed == true else {
+                    throw fail(collection, "document '\(id)' has no matching entry in the sequence index")
                 }
                 if !record.isDeleted {
                     guard EncodedValue(bytes: record.body).isDictionary else {
@@ -40,11 +42,8 @@ struct IntegrityCheck {
                 }
                 return true
             }
-            var sequences = 0
-            try txn.scan(tables.sequences, prefix: prefix) { _, _ in
-                sequences += 1
-                return true
-            }
+            // Also checks that the tail is well formed and follows the table.
+            let sequences = try store.sequenceIndex.census(txn, collection.number).entries
             guard sequences == documents else {
                 throw fail(collection, "\(sequences) sequence entries for \(documents) documents")
             }

@@ -9,6 +9,7 @@ import Foundation
 /// | `meta`        | `"next-collection"`                        | next collection number (u32)       |
 /// | main          | `"sequence:" collection`                   | last sequence of the collection    |
 /// | main          | `"count:" collection`                      | live documents of the collection   |
+/// | main          | `"sequence-tail:" collection`              | newest `sequences` entries (\*\*)  |
 /// | main          | `"catalog-generation"`                     | catalog changes so far (u64)       |
 /// | `meta`        | `"purges:" collection`                     | purges asked for (not expirations) |
 /// | `meta`        | `"uuid"`                                   | database UUID, 32 hex digits       |
@@ -25,13 +26,24 @@ import Foundation
 /// (\*) Only for documents with more history than their current revision: a document without an
 /// entry has the one-revision tree its record describes (see ``DocumentStore/revisionTree(_:_:_:)``).
 ///
+/// (\*\*) A collection's sequence index is its `sequences` entries followed by its tail, a short
+/// packed list of the newest entries (``SequenceTail``): every sequence in the tail is greater
+/// than every sequence of the collection in `sequences`. A save appends to the tail, which lives
+/// on the main database's page that every commit rewrites anyway, instead of dirtying the last
+/// leaf of `sequences` and the branch above it (issue #21); a full tail moves to the table in one
+/// go. Read and written only through ``SequenceIndex``. Format 4 added it: a format-3 file is
+/// upgraded at open (an empty or missing tail is valid), and a version that reads format 3 refuses
+/// format 4 files, since it would miss the entries of the tail (and its writes would break the
+/// order between table and tail). As for the earlier upgrades, a process of an older version must
+/// not have the file open while a newer one upgrades it.
+///
 /// The counters live in LMDB's main database (``StorageEnvironment/Tables/counters``), beside the
 /// records of the tables: every commit rewrites that page anyway, so a save dirties one page
 /// less than with the counters in `meta` (format 1 kept them there; opening such a file moves
 /// them, see ``DocumentStore/upgradeFormat(_:from:)``).
 ///
 /// The catalog generation grows by one with every change to the catalog (a collection created or
-/// deleted, a format upgrade), so a process that read the catalog under generation *g* may use
+/// deleted, an upgrade from format 1 or 2), so a process that read the catalog under generation *g* may use
 /// its copy for as long as the stored generation is still *g*: a commit reads that one value
 /// instead of every `"c:"` entry (see ``Catalog``). It is a stored value, not LMDB's transaction
 /// id, which compaction restarts; compaction copies it like any other value, and it never goes
@@ -48,7 +60,7 @@ import Foundation
 /// Collections are numbered (u32, big-endian in keys) so that every table is shared by all
 /// collections, renaming needs no data move and deleting one is a prefix range delete.
 enum StoreLayout {
-    static let formatVersion: UInt32 = 3
+    static let formatVersion: UInt32 = 4
     static let defaultCollectionNumber: UInt32 = 0
     static let formatKey = Array("format".utf8)
     static let nextCollectionKey = Array("next-collection".utf8)
@@ -75,6 +87,8 @@ enum StoreLayout {
 
     static let sequenceCounterPrefix = Array("sequence:".utf8)
     static let countPrefix = Array("count:".utf8)
+    /// The prefix of a collection's sequence tail (``SequenceTail``), keyed like the counters.
+    static let sequenceTailPrefix = Array("sequence-tail:".utf8)
 
     static func sequenceCounterKey(_ collection: UInt32) -> [UInt8] {
         withCounterKey(sequenceCounterPrefix, collection) { Array($0) }
@@ -84,8 +98,12 @@ enum StoreLayout {
         withCounterKey(countPrefix, collection) { Array($0) }
     }
 
+    static func sequenceTailKey(_ collection: UInt32) -> [UInt8] {
+        withCounterKey(sequenceTailPrefix, collection) { Array($0) }
+    }
+
     /// Calls `body` with the bytes of the counter key `prefix` `collection` (``sequenceCounterKey(_:)``,
-    /// ``countKey(_:)``), built on the stack: a commit reads and writes its counters without
+    /// ``countKey(_:)``, ``sequenceTailKey(_:)``), built on the stack: a commit reads and writes its counters without
     /// allocating their keys.
     static func withCounterKey<R>(_ prefix: [UInt8], _ collection: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try prefix.withUnsafeBytes { prefix in

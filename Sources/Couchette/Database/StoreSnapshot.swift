@@ -133,10 +133,9 @@ struct StoreSnapshot {
 
     /// The id of the document whose current sequence is `sequence` (nil: none, or a tombstone).
     func liveDocumentID(_ collection: CollectionSpec, sequence: UInt64) throws -> String? {
-        guard let entry = try txn.get(store.tables.sequences, key: StoreLayout.sequenceKey(collection.number, sequence)),
-            entry.first == 0
-        else { return nil }
-        return String(decoding: entry[1...], as: UTF8.self)
+        try store.sequenceIndex.withEntry(txn, collection.number, sequence) { id, isDeleted in
+            isDeleted ? nil : String(decoding: id, as: UTF8.self)
+        } ?? nil
     }
 
     /// Calls `visit` with the key and document id of every index entry whose key starts with

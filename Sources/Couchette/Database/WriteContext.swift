@@ -46,6 +46,9 @@ final class WriteContext {
         var last: UInt64 = 0
         var countDelta: Int64 = 0
         var purges: UInt64 = 0
+        /// Whether the collection's sequence entries go straight to the `sequences` table (see
+        /// ``SequenceIndex``): set once this context moved the collection's tail there.
+        var bypassesSequenceTail = false
     }
 
     init(
@@ -103,6 +106,18 @@ final class WriteContext {
         }
         counters[index].last += 1
         return counters[index].last
+    }
+
+    /// Whether this context appends collection `number`'s sequence entries to the `sequences`
+    /// table directly, its tail moved there and left empty (``SequenceIndex/replace(_:_:removing:adding:isDeleted:id:)``).
+    func bypassesSequenceTail(_ number: UInt32) -> Bool {
+        counters[index(of: number)].bypassesSequenceTail
+    }
+
+    /// Has this context append collection `number`'s further sequence entries to the table; call
+    /// once its tail is empty.
+    func bypassSequenceTail(_ number: UInt32) {
+        counters[index(of: number)].bypassesSequenceTail = true
     }
 
     func adjustCount(_ collection: CollectionSpec, by delta: Int64) {

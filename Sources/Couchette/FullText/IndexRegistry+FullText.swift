@@ -60,20 +60,20 @@ extension IndexRegistry {
     ) throws -> FullTextBatch {
         let statistics = try fullTextStore(index.definition).statistics(txn)
         let tokenizer = try index.makeTokenizer()
-        let prefix = StoreLayout.collectionPrefix(collection.number)
-        let start = after.map { $0 + [0] } ?? prefix
-        let end = StoreLayout.sequenceKey(collection.number, statistics.buildLimit) + [0]
+        // `after` is the `sequences` key of the last entry read, as ``FullTextBatch/last`` holds it.
+        let start = after.map { key in key.count == 12 ? key.withUnsafeBytes { KeyEncoding.readUInt64($0, at: 4) } : 0 } ?? 0
         var batch = FullTextBatch()
         batch.isLast = true
-        try txn.scan(tables.sequences, from: start, to: end) { key, value in
+        var lastRead: UInt64?
+        try SequenceIndex(tables: tables).forEachEntry(txn, collection.number, after: start, through: statistics.buildLimit) {
+            sequence, id, isDeleted in
             if batch.bytes >= Self.fullTextBatchBytes {
                 batch.isLast = false
                 return false
             }
-            batch.last = Array(key)
-            guard key.count == prefix.count + 8, value.first == 0 else { return true }
-            let sequence = KeyEncoding.readUInt64(key, at: prefix.count)
-            let id = String(decoding: value[1...], as: UTF8.self)
+            lastRead = sequence
+            guard !isDeleted else { return true }
+            let id = String(decoding: id, as: UTF8.self)
             guard let stored = try txn.get(tables.documents, key: StoreLayout.documentKey(collection.number, id)) else { return true }
             let record = try DocumentRecord(decoding: stored)
             guard record.sequence == sequence, let values = try index.expressionValues(id: id, record: record),
@@ -83,6 +83,7 @@ extension IndexRegistry {
             batch.documents.append((sequence, length))
             return true
         }
+        batch.last = lastRead.map { StoreLayout.sequenceKey(collection.number, $0) }
         return batch
     }
 
@@ -96,9 +97,9 @@ extension IndexRegistry {
         let store = fullTextStore(index.definition)
         var statistics = try store.statistics(txn)
         var stale: Set<UInt64> = []
+        let sequences = SequenceIndex(tables: tables)
         for document in batch.documents {
-            let entry = try txn.get(tables.sequences, key: StoreLayout.sequenceKey(collection.number, document.sequence))
-            if entry?.first == 0 {
+            if try sequences.withEntry(txn, collection.number, document.sequence, { _, isDeleted in !isDeleted }) == true {
                 statistics.documents += 1
                 statistics.totalLength += UInt64(document.length)
             } else {
