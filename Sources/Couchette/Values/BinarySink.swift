@@ -211,23 +211,15 @@ struct BinarySink {
                 try readString(tag: ValueTag.string, &r)
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 try readNumber(&r)
-            case UInt8(ascii: "{"):
-                open(.object, &r)
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let isObject = byte == UInt8(ascii: "{")
+                open(isObject ? .object : .array, &r)
                 r.skipWhitespace()
-                if r.isAt(UInt8(ascii: "}")) {
+                if r.isAt(isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                     r.position &+= 1
                     close(&r)
                 } else {
-                    keyNext = true
-                    continue value
-                }
-            case UInt8(ascii: "["):
-                open(.array, &r)
-                r.skipWhitespace()
-                if r.isAt(UInt8(ascii: "]")) {
-                    r.position &+= 1
-                    close(&r)
-                } else {
+                    keyNext = isObject
                     continue value
                 }
             case UInt8(ascii: "t"):
