@@ -12,6 +12,7 @@ import Testing
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             let environment = database.core.environment
+            environment.warmReaderLifetime.store(60_000, ordering: .relaxed)  // not let go while this test looks
             try await collection.save(document: MutableDocument(id: "a").setInt(1, forKey: "n"))
             #expect(environment.keptSnapshotID == nil, "a commit keeps no snapshot")
             _ = try await collection.document(id: "a")
@@ -66,13 +67,19 @@ import Testing
         try #require(FileManager.default.isExecutableFile(atPath: CrashTests.toolPath))
         try await withDatabase("shared") { database, directory in
             let collection = try database.defaultCollection()
+            let environment = database.core.environment
+            environment.warmReaderLifetime.store(60_000, ordering: .relaxed)  // kept while the other process runs
             try await collection.save(document: MutableDocument(id: "mine"))
             let path = directory.path + "/shared"
             for round in 0..<3 {
                 // A snapshot is kept (read just before), and no commit of this process follows.
                 #expect(try await collection.document(id: "other-\(round)") == nil)
+                let kept = try #require(environment.keptSnapshotID)
                 #expect(try await runTool(["put", path, "other-\(round)", #"{"round": \#(round)}"#]) == 0)
+                #expect(environment.keptSnapshotID == kept, "still kept, and behind the other process's commit")
+                #expect(environment.lastTransactionID > kept)
                 #expect(try await collection.document(id: "other-\(round)")?.int(forKey: "round") == round)
+                #expect(environment.keptSnapshotID == environment.lastTransactionID)
             }
         }
     }

@@ -61,9 +61,10 @@ final class StorageEnvironment: @unchecked Sendable {
     private let warmReader = Atomic<OpaquePointer?>(nil)
     /// Whether a retirement of ``warmReader`` is scheduled (at most one is).
     private let warmRetirementScheduled = Atomic<Bool>(false)
-    /// How long a kept snapshot may wait for the next read: reads in a loop come microseconds
-    /// apart, and a retirement per period costs a dispatch.
-    static let warmReaderLifetime = DispatchTimeInterval.milliseconds(5)
+    /// How long, in milliseconds, a kept snapshot may wait for the next read: reads in a loop
+    /// come microseconds apart, and a retirement per period costs a dispatch. (Tests lengthen it
+    /// to see a kept snapshot outlast another process's commit.)
+    let warmReaderLifetime = Atomic<Int>(5)
     /// Zeros written ahead of the used pages so that small commits do not grow the file (see
     /// ``FileHeadroom``); changed only inside write transactions.
     private let headroom = Locked(FileHeadroom())
@@ -283,7 +284,8 @@ final class StorageEnvironment: @unchecked Sendable {
         guard !warmRetirementScheduled.load(ordering: .sequentiallyConsistent),
             !warmRetirementScheduled.exchange(true, ordering: .sequentiallyConsistent)
         else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.warmReaderLifetime) { [weak self] in
+        let lifetime = DispatchTimeInterval.milliseconds(warmReaderLifetime.load(ordering: .relaxed))
+        DispatchQueue.global().asyncAfter(deadline: .now() + lifetime) { [weak self] in
             self?.retireWarmReaderOnSchedule()
         }
     }
