@@ -86,6 +86,20 @@ import Testing
         }
     }
 
+    @Test func aCopyMadeBeforeTheReadStoresTheWholeEncoding() throws {
+        let values = Self.dictionary(Self.keys.count, seed: 0)
+        let body = try ValueEncoder.encode(.dictionary(values))
+        for key in Self.keys {
+            guard case .int(let old) = values[key] else { continue }
+            let document = Document(id: "d", revision: nil, sequence: 1, body: body)
+            // The receiver is evaluated first: the copy exists before the read that sets the hint.
+            let edit = document.toMutable().setInt(document.int(forKey: key) + 1, forKey: key)
+            var expected = values
+            expected[key] = .int(old + 1)
+            #expect(try edit.encodeBody() == ValueEncoder.encode(.dictionary(expected)), "\(key)")
+        }
+    }
+
     @Test func aNestedEditAfterAReadStoresTheWholeEncoding() throws {
         let values: [String: Value] = [
             "a": .int(1), "contact": .dictionary(["city": .string("Boise"), "zip": .int(83702)]), "visits": .int(9),

@@ -42,7 +42,7 @@ import Testing
                         try batch.save(document: read.toMutable().setInt(round, forKey: "n"), in: collection)
                     }
                 case 2:
-                    try await database.inBatch { batch in try batch.save(id: "a", json: #"{"n":\#(round)}"#, in: collection) }
+                    try await database.inBatch { batch in _ = try batch.save(id: "a", json: #"{"n":\#(round)}"#, in: collection) }
                 default:
                     // Another instance on the same file shares the environment.
                     let other = try directory.open()

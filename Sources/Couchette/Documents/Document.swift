@@ -28,7 +28,7 @@ public final class Document: DictionaryProtocol, Sendable {
     /// The properties: every read below is the nested dictionaries' own read, written once there.
     let properties: DictionaryObject
     /// The entry of ``properties`` a property was last found at by name (-1: none), which
-    /// ``toMutable()`` hands to its copy: an update reads a property, sets it, and saves, and the
+    /// ``toMutable()``'s copy takes as its hint: an update reads a property, sets it, and saves, and the
     /// save, which writes the new value over the old one in place, then finds the old one with
     /// one look at that entry instead of a second search (see ``BorrowedValue/entry(forKey:near:)``,
     /// which checks the key found, so a hint can never mislead it).
@@ -75,6 +75,9 @@ public final class Document: DictionaryProtocol, Sendable {
     /// stored bytes without making an `Any` of it.
     public func int64(forKey key: String) -> Int64 { Coercion.int64(stored: property(key)) }
 
+    /// Where a property was last found by name (-1: none), for the mutable copies' saves.
+    var lastFoundEntryHint: Int { lastFoundEntry.load(ordering: .relaxed) }
+
     /// The stored property `key`, its entry remembered in ``lastFoundEntry``.
     private func property(_ key: String) -> EncodedValue? {
         guard let (entry, value) = root.entry(forKey: key, near: -1) else { return nil }
@@ -95,7 +98,7 @@ public final class Document: DictionaryProtocol, Sendable {
 
     /// A mutable copy that remembers this revision, so a later save can detect conflicts.
     public func toMutable() -> MutableDocument {
-        let root = MutableDictionaryObject(encoded: properties.encoded, foundEntry: lastFoundEntry.load(ordering: .relaxed))
+        let root = MutableDictionaryObject(encoded: properties.encoded, hintSource: self)
         return MutableDocument(id: id, revision: revision, sequence: sequence, root: root)
     }
 }

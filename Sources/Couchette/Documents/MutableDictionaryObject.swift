@@ -26,8 +26,12 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     /// The entry of ``stored`` a property was last found at by name (-1: none): where a save
     /// that writes a changed value over the stored one looks for it first (see
     /// ``BorrowedValue/entry(forKey:near:)``). Read and set by this object's own lookups, and
-    /// handed over by ``Document/toMutable()`` from the reads of the document it copies.
+    /// taken from the document a copy was made of (``hintSource``) until this object finds one.
     private var foundEntry = -1
+    /// The document this dictionary is the mutable copy of (``Document/toMutable()``), whose
+    /// reads leave their entry as the hint: `doc.toMutable().setInt(doc.int(forKey: k) + 1,
+    /// forKey: k)` makes the copy before it reads, so the hint is taken when first needed.
+    private var hintSource: Document?
 
     /// The entries this dictionary holds in memory (a nil slot: a removed key). Every nested
     /// mutable container, blob or unstorable value is among them, since the stored form holds
@@ -57,21 +61,23 @@ public final class MutableDictionaryObject: DictionaryProtocol {
 
     /// A mutable view of a stored dictionary: nothing is decoded until it is read or changed.
     /// `foundEntry`: where a property of `encoded` was last found (see ``foundEntry``).
-    init(encoded: EncodedValue, foundEntry: Int = -1) {
+    init(encoded: EncodedValue, hintSource: Document? = nil) {
         stored = encoded.isDictionary ? encoded : nil
         entries = MutableEntries()
-        self.foundEntry = foundEntry
+        self.hintSource = hintSource
     }
 
     /// Replaces every entry with those of a stored dictionary.
     func replaceContents(with encoded: EncodedValue) {
         stored = encoded
         foundEntry = -1
+        hintSource = nil
         entries.removeAll()
     }
 
     /// The stored property `key`, found through ``foundEntry`` and remembered there.
     private func storedValue(forKey key: String) -> EncodedValue? {
+        if foundEntry < 0, let hintSource { foundEntry = hintSource.lastFoundEntryHint }
         guard let stored, let (entry, value) = stored.entry(forKey: key, near: foundEntry) else { return nil }
         foundEntry = entry
         return value
@@ -127,6 +133,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         }
         guard plain else { return }
         stored = EncodedValue(bytes: body)
+        hintSource = nil  // its own reads set the hint from now on
         entries.removeAll()
     }
 
@@ -249,6 +256,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         let copy = MutableDictionaryObject()
         copy.stored = stored
         copy.foundEntry = foundEntry
+        copy.hintSource = hintSource
         copy.entries = entries.deepCopy()
         return copy
     }
