@@ -64,8 +64,9 @@ public final class Collection: Sendable, Hashable {
     /// The current revision of a document (with `includingDeleted`, also its tombstone), read in a
     /// snapshot on the caller's thread.
     func storedDocument(id: String, includingDeleted: Bool = false) throws -> Document? {
+        // The database's open check and the collection's, once: a point read makes no other.
         try core.checkUsable(spec)
-        return try core.read {
+        return try core.environment.read {
             try core.store.document($0, spec, id, now: core.clock.nowMilliseconds(), includingDeleted: includingDeleted)
         }
     }

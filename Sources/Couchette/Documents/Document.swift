@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An immutable snapshot of a stored document: its id, revision, sequence and properties.
 ///
@@ -26,6 +27,12 @@ public final class Document: DictionaryProtocol, Sendable {
     public let isDeleted: Bool
     /// The properties: every read below is the nested dictionaries' own read, written once there.
     let properties: DictionaryObject
+    /// The entry of ``properties`` a property was last found at by name (-1: none), which
+    /// ``toMutable()``'s copy takes as its hint: an update reads a property, sets it, and saves, and the
+    /// save, which writes the new value over the old one in place, then finds the old one with
+    /// one look at that entry instead of a second search (see ``BorrowedValue/entry(forKey:near:)``,
+    /// which checks the key found, so a hint can never mislead it).
+    private let lastFoundEntry = Atomic<Int>(-1)
 
     convenience init(id: String, revisionID: String?, sequence: UInt64, isDeleted: Bool = false, body: [UInt8]) {
         self.init(id: id, revision: revisionID.map(StoredRevisionID.text), sequence: sequence, isDeleted: isDeleted, body: body)
@@ -55,7 +62,7 @@ public final class Document: DictionaryProtocol, Sendable {
     public var count: Int { properties.count }
     public var keys: [String] { properties.keys }
 
-    public func value(forKey key: String) -> Any? { properties.value(forKey: key) }
+    public func value(forKey key: String) -> Any? { property(key).map(ImmutableValues.wrap) }
 
     /// The property as an `Int` (see ``DictionaryProtocol/int(forKey:)``), read from the stored
     /// bytes without making an `Any` of it: the read of a counter before its update.
@@ -63,10 +70,20 @@ public final class Document: DictionaryProtocol, Sendable {
     /// ```swift
     /// let visits = doc.int(forKey: "visits")   // 0 when missing or not a number
     /// ```
-    public func int(forKey key: String) -> Int { Int(Coercion.int64(stored: root.value(forKey: key))) }
+    public func int(forKey key: String) -> Int { Int(Coercion.int64(stored: property(key))) }
     /// The property as an `Int64` (see ``DictionaryProtocol/int64(forKey:)``), read from the
     /// stored bytes without making an `Any` of it.
-    public func int64(forKey key: String) -> Int64 { Coercion.int64(stored: root.value(forKey: key)) }
+    public func int64(forKey key: String) -> Int64 { Coercion.int64(stored: property(key)) }
+
+    /// Where a property was last found by name (-1: none), for the mutable copies' saves.
+    var lastFoundEntryHint: Int { lastFoundEntry.load(ordering: .relaxed) }
+
+    /// The stored property `key`, its entry remembered in ``lastFoundEntry``.
+    private func property(_ key: String) -> EncodedValue? {
+        guard let (entry, value) = root.entry(forKey: key, near: -1) else { return nil }
+        lastFoundEntry.store(entry, ordering: .relaxed)
+        return value
+    }
 
     /// The property as an array, or nil when it is missing or not an array.
     public func array(forKey key: String) -> ArrayObject? { properties.array(forKey: key) }
@@ -81,7 +98,8 @@ public final class Document: DictionaryProtocol, Sendable {
 
     /// A mutable copy that remembers this revision, so a later save can detect conflicts.
     public func toMutable() -> MutableDocument {
-        MutableDocument(id: id, revision: revision, sequence: sequence, root: properties.toMutable())
+        let root = MutableDictionaryObject(encoded: properties.encoded, hintSource: self)
+        return MutableDocument(id: id, revision: revision, sequence: sequence, root: root)
     }
 }
 

@@ -23,6 +23,15 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     @exclusivity(unchecked) private var stored: EncodedValue?
     /// With ``stored``: the changed entries. Without: every entry. In key order either way.
     @exclusivity(unchecked) private var entries: MutableEntries
+    /// The entry of ``stored`` a property was last found at by name (-1: none): where a save
+    /// that writes a changed value over the stored one looks for it first (see
+    /// ``BorrowedValue/entry(forKey:near:)``). Read and set by this object's own lookups, and
+    /// taken from the document a copy was made of (``hintSource``) until this object finds one.
+    private var foundEntry = -1
+    /// The document this dictionary is the mutable copy of (``Document/toMutable()``), whose
+    /// reads leave their entry as the hint: `doc.toMutable().setInt(doc.int(forKey: k) + 1,
+    /// forKey: k)` makes the copy before it reads, so the hint is taken when first needed.
+    private var hintSource: Document?
 
     /// The entries this dictionary holds in memory (a nil slot: a removed key). Every nested
     /// mutable container, blob or unstorable value is among them, since the stored form holds
@@ -51,15 +60,27 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     }
 
     /// A mutable view of a stored dictionary: nothing is decoded until it is read or changed.
-    init(encoded: EncodedValue) {
+    /// `foundEntry`: where a property of `encoded` was last found (see ``foundEntry``).
+    init(encoded: EncodedValue, hintSource: Document? = nil) {
         stored = encoded.isDictionary ? encoded : nil
         entries = MutableEntries()
+        self.hintSource = hintSource
     }
 
     /// Replaces every entry with those of a stored dictionary.
     func replaceContents(with encoded: EncodedValue) {
         stored = encoded
+        foundEntry = -1
+        hintSource = nil
         entries.removeAll()
+    }
+
+    /// The stored property `key`, found through ``foundEntry`` and remembered there.
+    private func storedValue(forKey key: String) -> EncodedValue? {
+        if foundEntry < 0, let hintSource { foundEntry = hintSource.lastFoundEntryHint }
+        guard let stored, let (entry, value) = stored.entry(forKey: key, near: foundEntry) else { return nil }
+        foundEntry = entry
+        return value
     }
 
     /// Whether this is the stored dictionary `value`, read from the same bytes (so its changes,
@@ -88,9 +109,9 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     /// Writes this dictionary's changes over its stored bytes in `body` (a copy of the buffer
     /// ``stored`` lies in), when each keeps its value's encoded size; false when one does not.
     func patch(_ body: inout [UInt8]) -> Bool {
-        guard let stored else { return false }
+        guard stored != nil else { return false }
         for entry in entries.items {
-            guard let slot = entry.slot, let old = stored.value(forKey: entry.key), slot.patch(over: old, in: &body) else {
+            guard let slot = entry.slot, let old = storedValue(forKey: entry.key), slot.patch(over: old, in: &body) else {
                 return false
             }
         }
@@ -112,6 +133,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
         }
         guard plain else { return }
         stored = EncodedValue(bytes: body)
+        hintSource = nil  // its own reads set the hint from now on
         entries.removeAll()
     }
 
@@ -202,7 +224,7 @@ public final class MutableDictionaryObject: DictionaryProtocol {
                 return MutableSlot.get(&slot!)
             }
         }
-        guard let value = stored?.value(forKey: key) else { return nil }
+        guard let value = storedValue(forKey: key) else { return nil }
         guard value.isDictionary || value.isArray else { return ValueConversion.plain(value) }
         // A nested container is handed out to be edited: it joins the changed entries (changing
         // nothing yet), so edits made through it are saved.
@@ -233,6 +255,8 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     func copy() -> MutableDictionaryObject {
         let copy = MutableDictionaryObject()
         copy.stored = stored
+        copy.foundEntry = foundEntry
+        copy.hintSource = hintSource
         copy.entries = entries.deepCopy()
         return copy
     }

@@ -1,5 +1,7 @@
 import CLMDB
+import Dispatch
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -45,6 +47,24 @@ final class StorageEnvironment: @unchecked Sendable {
     /// transaction). They hold no snapshot; all are aborted before the map or file changes.
     private let idleReaders = Locked<[ReaderHandle]>([])
     private static let maximumIdleReaders = 16
+    /// The last read's transaction, left active with its snapshot: the next read takes it (one
+    /// atomic exchange, no lock) and, when no transaction has committed since — in any process,
+    /// by the file's meta page — reads in it as it is, without `mdb_txn_reset` and
+    /// `mdb_txn_renew`; else it renews it first. So a run of reads (a document read per id, say)
+    /// between commits costs one snapshot, and a read never sees less than what had committed
+    /// when it began, exactly as with a fresh transaction.
+    ///
+    /// A kept snapshot that falls behind would hold pages LMDB could otherwise reuse, so it is
+    /// retired (reset, to ``idleReaders``) by this process's next commit (``retireWarmReader()``)
+    /// and, whatever happens, ``warmReaderLifetime`` after it was kept (another process's commits
+    /// are not seen here). Like every idle reader, it is aborted before the map or file changes.
+    private let warmReader = Atomic<OpaquePointer?>(nil)
+    /// Whether a retirement of ``warmReader`` is scheduled (at most one is).
+    private let warmRetirementScheduled = Atomic<Bool>(false)
+    /// How long, in milliseconds, a kept snapshot may wait for the next read: reads in a loop
+    /// come microseconds apart, and a retirement per period costs a dispatch. (Tests lengthen it
+    /// to see a kept snapshot outlast another process's commit.)
+    let warmReaderLifetime = Atomic<Int>(5)
     /// Zeros written ahead of the used pages so that small commits do not grow the file (see
     /// ``FileHeadroom``); changed only inside write transactions.
     private let headroom = Locked(FileHeadroom())
@@ -216,14 +236,15 @@ final class StorageEnvironment: @unchecked Sendable {
 
     // MARK: - Transactions
 
-    /// Runs `body` in a read-only snapshot. Never call it from inside another transaction.
+    /// Runs `body` in a read-only snapshot that holds every transaction committed before the
+    /// call (see ``warmReader``). Never call it from inside another transaction.
     func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         while true {
             do {
                 return try gate.withShared {
                     try checkOpen()
-                    let txn = try beginRead()
-                    defer { endRead(txn) }
+                    let txn = try currentReader()
+                    defer { keepWarm(txn) }
                     return try body(ReadTransaction(txn: txn))
                 }
             } catch StorageError.mapResized {
@@ -231,6 +252,69 @@ final class StorageEnvironment: @unchecked Sendable {
             } catch let error as StorageError {
                 throw error.couchetteError
             }
+        }
+    }
+
+    /// A read transaction at the last committed transaction: the kept one (``warmReader``) as it
+    /// is when nothing committed since it began, else renewed; without one, ``beginRead()``.
+    /// Called with the gate held shared.
+    private func currentReader() throws -> OpaquePointer {
+        guard let warm = warmReader.exchange(nil, ordering: .acquiring) else { return try beginRead() }
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)  // the newer meta page's id, read through the map: no lock
+        if mdb_txn_id(warm) == info.me_last_txnid { return warm }
+        mdb_txn_reset(warm)
+        let rc = mdb_txn_renew(warm)
+        if rc == MDB_SUCCESS { return warm }
+        mdb_txn_abort(warm)
+        try StorageError.check(rc, "renewing a read")
+        return try beginRead()
+    }
+
+    /// Keeps `txn`, a read just finished, active as ``warmReader`` (or, when another read's is
+    /// kept already, resets it to the idle list), and makes sure a retirement is scheduled.
+    /// Called with the gate held shared.
+    private func keepWarm(_ txn: OpaquePointer) {
+        guard warmReader.compareExchange(expected: nil, desired: txn, ordering: .acquiringAndReleasing).exchanged else {
+            return endRead(txn)
+        }
+        // Sequentially consistent with the retirement's two steps in the other order (clear the
+        // flag, then take the reader): either it finds this reader, or this read sees the flag
+        // cleared and schedules the next retirement.
+        guard !warmRetirementScheduled.load(ordering: .sequentiallyConsistent),
+            !warmRetirementScheduled.exchange(true, ordering: .sequentiallyConsistent)
+        else { return }
+        let lifetime = DispatchTimeInterval.milliseconds(warmReaderLifetime.load(ordering: .relaxed))
+        DispatchQueue.global().asyncAfter(deadline: .now() + lifetime) { [weak self] in
+            self?.retireWarmReaderOnSchedule()
+        }
+    }
+
+    /// The scheduled retirement of ``warmReader`` (see ``keepWarm(_:)``).
+    private func retireWarmReaderOnSchedule() {
+        gate.withShared {
+            warmRetirementScheduled.store(false, ordering: .sequentiallyConsistent)
+            guard !isClosed else { return }
+            retireWarmReader()
+        }
+    }
+
+    /// Resets the kept read transaction, if any, to the idle list: its snapshot may be behind now.
+    /// Called with the gate held shared (by a read's thread, a commit's, or the retirement's).
+    private func retireWarmReader() {
+        if let warm = warmReader.exchange(nil, ordering: .sequentiallyConsistent) { endRead(warm) }
+    }
+
+    /// The snapshot (transaction id) the kept read transaction (``warmReader``) reads, nil when
+    /// none is kept: for tests, which check that a kept snapshot never outlives a commit or
+    /// ``warmReaderLifetime``.
+    var keptSnapshotID: UInt64? {
+        gate.withShared {
+            guard let warm = warmReader.exchange(nil, ordering: .acquiring) else { return nil }
+            defer {
+                if !warmReader.compareExchange(expected: nil, desired: warm, ordering: .releasing).exchanged { endRead(warm) }
+            }
+            return UInt64(mdb_txn_id(warm))
         }
     }
 
@@ -257,8 +341,10 @@ final class StorageEnvironment: @unchecked Sendable {
         if !kept { mdb_txn_abort(txn) }
     }
 
-    /// Aborts every idle read transaction; called with the gate held exclusively.
+    /// Aborts every idle read transaction, the kept one too; called with the gate held
+    /// exclusively (no read is running).
     private func dropIdleReaders() {
+        if let warm = warmReader.exchange(nil, ordering: .acquiring) { mdb_txn_abort(warm) }
         let idle = idleReaders.withLock { idle in
             defer { idle.removeAll() }
             return idle
@@ -293,6 +379,8 @@ final class StorageEnvironment: @unchecked Sendable {
                         throw error
                     }
                     try StorageError.check(mdb_txn_commit(txn), "committing")
+                    // A snapshot kept from before this commit would now hold the pages it freed.
+                    retireWarmReader()
                     return result
                 }
             } catch StorageError.mapFull {

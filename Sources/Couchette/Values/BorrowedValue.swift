@@ -83,14 +83,24 @@ struct BorrowedValue {
 
     /// The property named `key` of a dictionary, by binary search over its sorted keys.
     func value(forKey key: UnsafeBufferPointer<UInt8>) -> BorrowedValue? {
+        entry(forKey: key, near: -1).map(\.value)
+    }
+
+    /// The property named `key` of a dictionary and the index of its entry, probing entry `hint`
+    /// first (where an earlier lookup of the same key in the same bytes found it: a read of a
+    /// property before it is set, say); any other hint (-1: none) costs at most that one probe,
+    /// whose answer narrows the search. The key found is always compared with `key`, so a wrong
+    /// hint cannot give a wrong answer.
+    func entry(forKey key: UnsafeBufferPointer<UInt8>, near hint: Int) -> (index: Int, value: BorrowedValue)? {
         guard let layout, layout.isDictionary else { return nil }
         var low = 0
         var high = layout.count - 1
+        var middle = hint >= 0 && hint < layout.count ? hint : (low + high) / 2
         while low <= high {
-            let middle = (low + high) / 2
             guard let order = compareKey(ofEntry: middle, layout, with: key) else { return nil }
-            if order == 0 { return slot(middle * 2 + 1, layout).map(child) }
+            if order == 0 { return slot(middle * 2 + 1, layout).map { (middle, child(at: $0)) } }
             if order < 0 { low = middle + 1 } else { high = middle - 1 }
+            middle = (low + high) / 2
         }
         return nil
     }

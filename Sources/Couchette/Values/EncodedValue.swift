@@ -51,6 +51,15 @@ struct EncodedValue: Sendable {
         return key.withUTF8 { target in withBorrowed { $0.value(forKey: target) }.map(owned) }
     }
 
+    /// The property named `key` of a dictionary and the index of its entry, looked for at entry
+    /// `hint` first (see ``BorrowedValue/entry(forKey:near:)``; -1: no hint).
+    func entry(forKey key: String, near hint: Int) -> (index: Int, value: EncodedValue)? {
+        var key = key
+        return key.withUTF8 { target in
+            withBorrowed { $0.entry(forKey: target, near: hint) }.map { ($0.index, owned($0.value)) }
+        }
+    }
+
     /// The element at `index` of an array.
     func element(at index: Int) -> EncodedValue? {
         withBorrowed { $0.element(at: index) }.map(owned)
