@@ -305,6 +305,10 @@ final class StorageEnvironment: @unchecked Sendable {
         if let warm = warmReader.exchange(nil, ordering: .sequentiallyConsistent) { endRead(warm) }
     }
 
+    /// Whether a retirement of the kept snapshot is scheduled: for tests, which wait out one
+    /// scheduled with the default lifetime before they lengthen ``warmReaderLifetime``.
+    var warmRetirementIsScheduled: Bool { warmRetirementScheduled.load(ordering: .sequentiallyConsistent) }
+
     /// The snapshot (transaction id) the kept read transaction (``warmReader``) reads, nil when
     /// none is kept: for tests, which check that a kept snapshot never outlives a commit or
     /// ``warmReaderLifetime``.
