@@ -239,13 +239,8 @@ private final class StreamOpener: TransactionObserver {
 
     func willCommit(transactionID: UInt64, _ writes: OwnWrites) {
         guard stream.withLock({ $0 == nil }) else { return }
-        let opened = DispatchSemaphore(value: 0)
-        Thread.detachNewThread { [self] in
-            let changes = collection.changes()
-            stream.withLock { $0 = changes }
-            opened.signal()
-        }
-        opened.wait()
+        let changes = changesOpenedOnAnotherThread(collection)
+        stream.withLock { $0 = changes }
     }
 
     func commitFailed(transactionID: UInt64) {}

@@ -78,13 +78,19 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func aLoneSaverYieldsOncePerTurnNotPerSave() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
-            let saves = 40
-            let state = Locked((done: false, otherTurns: 0))
+            let state = Locked((done: false, otherTurns: 0, saves: 0))
             try await onAThreadOfItsOwn {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        for index in 0..<saves { try await collection.save(document: MutableDocument(id: "d\(index)")) }
-                        state.withLock { $0.done = true }
+                        // Enough saves and enough time for a few turns whatever the disk (a save
+                        // on tmpfs takes some 25 µs, and a turn lasts 1 ms at least).
+                        let start = ContinuousClock.now
+                        var saves = 0
+                        while saves < 40 || ContinuousClock.now - start < .milliseconds(5) {
+                            try await collection.save(document: MutableDocument(id: "d\(saves)"))
+                            saves += 1
+                        }
+                        state.withLock { [saves] in $0 = (true, $0.otherTurns, saves) }
                     }
                     group.addTask {
                         while !state.withLock({ $0.done }) {
@@ -95,7 +101,7 @@ import Testing
                     try await group.waitForAll()
                 }
             }
-            let turns = state.withLock { $0.otherTurns }
+            let (turns, saves) = state.withLock { ($0.otherTurns, $0.saves) }
             #expect(turns >= 1, "the saver yielded at all")
             // One turn per yield of the saver, plus the first (the other task may start after
             // the saver's first yield, or before its first save).

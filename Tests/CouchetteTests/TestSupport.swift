@@ -168,6 +168,20 @@ extension ChangeStream {
     }
 }
 
+/// `collection`'s change stream, opened on a thread of its own while the calling thread waits:
+/// what a reader on another thread does while, say, the writer thread is inside a transaction.
+func changesOpenedOnAnotherThread(_ collection: Collection) -> ChangeStream<CollectionChange> {
+    let stream = Locked<ChangeStream<CollectionChange>?>(nil)
+    let opened = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        let changes = collection.changes()
+        stream.withLock { $0 = changes }
+        opened.signal()
+    }
+    opened.wait()
+    return stream.withLock { $0! }
+}
+
 extension Database {
     /// Commit observers currently registered (change feeds and live queries).
     nonisolated var observerCount: Int { observation.observers.count }

@@ -123,6 +123,9 @@ final class ExternalChanges: TransactionObserver {
 
     // MARK: - Monitoring
 
+    /// Whether a monitor runs (it stops at its next look once the last observer is gone).
+    var isMonitoring: Bool { state.withLock { $0.isRunning } }
+
     /// Whether every commit to the file has been examined.
     func hasCaughtUp() -> Bool {
         reader.lastTransactionID == state.withLock { $0.lastSeen }
@@ -206,6 +209,14 @@ final class ExternalChanges: TransactionObserver {
         state.withLock { state -> Bool in
             if observers.count == 0 || !reader.isOpen {
                 state.isRunning = false
+                // The newest record may belong to a commit still under way (the writer is serial,
+                // so older ones have completed): kept as the one-slot record, so that a monitor
+                // started before that commit ends knows it as this instance's, not another
+                // process's (its baseline snapshot misses it; see ``ensureRunning()``). Records
+                // moved under id 0 by a compaction have all completed.
+                if let newest = state.ownCommits.max(by: { $0.key < $1.key }), newest.key != 0 {
+                    state.lastOwnCommit = (newest.key, newest.value)
+                }
                 state.ownCommits.removeAll()
                 return false
             }

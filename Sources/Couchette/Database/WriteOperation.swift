@@ -85,8 +85,11 @@ final class PendingWrite: @unchecked Sendable {
     //   it; it is read only after an acquiring load has seen ``Stage/finished``.
     // - `waiter` is written only by the caller in ``completion()``, before its releasing
     //   compare-exchange announces ``Stage/waiting``; it is read only by ``finish()``, after its
-    //   acquiring exchange has seen that stage. Each side touches it once.
-    // Every other stored property is a `let` of a Sendable type.
+    //   acquiring exchange has seen that stage, and then cleared by it before the resume. On
+    //   the lost race (the stage was `finished` already) the caller clears it again itself: no
+    //   other thread looks at it then.
+    // Every other stored property is a `let` of a Sendable type (`@unchecked` does not check
+    // them: keep them so).
     let operations: [WriteOperation]
     let isAtomic: Bool
     /// The revision each save without a base gives a document that does not exist yet (generation
@@ -178,9 +181,12 @@ final class PendingWrite: @unchecked Sendable {
         guard stage.load(ordering: .acquiring) != Stage.finished.rawValue else { return }
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
             waiter = continuation
-            let (announced, _) = stage.compareExchange(
+            let (announced, found) = stage.compareExchange(
                 expected: Stage.pending.rawValue, desired: Stage.waiting.rawValue, ordering: .acquiringAndReleasing)
             if !announced {
+                // A second wait (`waiting`) would have overwritten the first waiter, which would never
+                // be resumed: a hang, so stop here instead.
+                precondition(found == Stage.finished.rawValue, "a write's completion was awaited twice")
                 // Finished meanwhile: `finish()` never saw the waiter, which stays ours.
                 waiter = nil
                 continuation.resume()
