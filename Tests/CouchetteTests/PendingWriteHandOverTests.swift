@@ -1,0 +1,38 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Couchette
+
+/// The hand-over of a write's outcome from the thread that commits it to its caller, through one
+/// atomic stage (``PendingWrite``): whichever side gets there first — the caller's wait, the
+/// committer's finish, or both at once — the caller is resumed exactly once and reads the outcome
+/// the committer recorded. The rounds vary the committer's delay so that every order occurs;
+/// ThreadSanitizer (CI) checks that the stage orders every access to the outcome and the waiter.
+@Suite(.tags(.concurrency)) struct PendingWriteHandOverTests {
+    @Test(.timeLimit(.minutes(1))) func theCallerGetsTheOutcomeWhicheverSideComesFirst() async throws {
+        let rounds = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1" ? 20_000 : 2_000
+        let committer = DispatchQueue(label: "committer")
+        for round in 0..<rounds {
+            let write = PendingWrite([])
+            let outcome = WriteOutcome.saved(revisionID: "1-\(round)", sequence: UInt64(round))
+            committer.async {
+                // From finishing at once to finishing well after the caller waits.
+                var spins = round % 64 * 16
+                while spins > 0 { spins -= 1 }
+                write.complete(.success([outcome]))
+                write.finish()
+            }
+            await write.completion()
+            #expect(try write.outcomes() == [outcome], "round \(round)")
+        }
+    }
+
+    @Test func aWriteFinishedBeforeItsCallerWaitsReturnsAtOnce() async throws {
+        let write = PendingWrite([])
+        write.fail(CouchetteError(.io, "disk gone"))
+        await write.completion()
+        #expect(write.isCompleted)
+        #expect(throws: CouchetteError.self) { try write.outcomes() }
+    }
+}
