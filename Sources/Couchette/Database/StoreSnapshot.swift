@@ -127,7 +127,7 @@ struct StoreSnapshot {
     }
 
     /// Reads and tokenizes documents for a full-text index build (see ``IndexRegistry/collectFullText(_:_:_:after:)``).
-    func collectFullText(_ collection: CollectionSpec, _ index: CompiledIndex, after: [UInt8]?) throws -> IndexRegistry.FullTextBatch {
+    func collectFullText(_ collection: CollectionSpec, _ index: CompiledIndex, after: UInt64) throws -> IndexRegistry.FullTextBatch {
         try indexRegistry.collectFullText(txn, collection, index, after: after)
     }
 

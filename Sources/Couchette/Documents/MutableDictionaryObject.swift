@@ -60,7 +60,8 @@ public final class MutableDictionaryObject: DictionaryProtocol {
     }
 
     /// A mutable view of a stored dictionary: nothing is decoded until it is read or changed.
-    /// `foundEntry`: where a property of `encoded` was last found (see ``foundEntry``).
+    /// `hintSource`: the document `encoded` belongs to, whose property reads give the first
+    /// lookup hint (see ``hintSource``).
     init(encoded: EncodedValue, hintSource: Document? = nil) {
         stored = encoded.isDictionary ? encoded : nil
         entries = MutableEntries()

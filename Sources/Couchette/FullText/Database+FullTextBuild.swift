@@ -4,7 +4,7 @@ extension Database {
     /// short write transaction, term by term in key order.
     func buildFullText(_ name: String, _ definition: IndexDefinition, in spec: CollectionSpec) async throws {
         let index = try CompiledIndex(name: name, definition: definition, collection: spec)
-        var position: [UInt8]?
+        var position: UInt64 = 0  // the sequence read last
         while true {
             try reader.checkUsable(spec)
             let after = position

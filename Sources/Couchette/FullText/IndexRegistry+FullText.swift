@@ -42,8 +42,9 @@ extension IndexRegistry {
     struct FullTextBatch {
         var terms = FullTextCollector()
         var documents: [(sequence: UInt64, length: UInt32)] = []
-        /// The last `sequences` key read, and whether the build limit was reached.
-        var last: [UInt8]?
+        /// The sequence of the last entry read (the next batch reads after it), and whether the
+        /// build limit was reached.
+        var last: UInt64 = 0
         var isLast = false
         var bytes = 0
     }
@@ -51,27 +52,25 @@ extension IndexRegistry {
     /// The most posting bytes one build batch holds in memory before they are written.
     static let fullTextBatchBytes = 32 << 20
 
-    /// Reads documents in sequence order after `after` (a `sequences` key), up to the build limit
+    /// Reads documents in sequence order after sequence `after`, up to the build limit
     /// or ``fullTextBatchBytes`` of postings, and tokenizes them: the slow part of a build, done in
     /// a read snapshot so writers go on meanwhile.
     func collectFullText(
         _ txn: ReadTransaction, _ collection: CollectionSpec, _ index: CompiledIndex,
-        after: [UInt8]?
+        after: UInt64
     ) throws -> FullTextBatch {
         let statistics = try fullTextStore(index.definition).statistics(txn)
         let tokenizer = try index.makeTokenizer()
-        // `after` is the `sequences` key of the last entry read, as ``FullTextBatch/last`` holds it.
-        let start = after.map { key in key.count == 12 ? key.withUnsafeBytes { KeyEncoding.readUInt64($0, at: 4) } : 0 } ?? 0
         var batch = FullTextBatch()
         batch.isLast = true
-        var lastRead: UInt64?
-        try SequenceIndex(tables: tables).forEachEntry(txn, collection.number, after: start, through: statistics.buildLimit) {
+        batch.last = after
+        try SequenceIndex(tables: tables).forEachEntry(txn, collection.number, after: after, through: statistics.buildLimit) {
             sequence, id, isDeleted in
             if batch.bytes >= Self.fullTextBatchBytes {
                 batch.isLast = false
                 return false
             }
-            lastRead = sequence
+            batch.last = sequence
             guard !isDeleted else { return true }
             let id = String(decoding: id, as: UTF8.self)
             guard let stored = try txn.get(tables.documents, key: StoreLayout.documentKey(collection.number, id)) else { return true }
@@ -83,7 +82,6 @@ extension IndexRegistry {
             batch.documents.append((sequence, length))
             return true
         }
-        batch.last = lastRead.map { StoreLayout.sequenceKey(collection.number, $0) }
         return batch
     }
 
