@@ -109,4 +109,19 @@ import Testing
         #expect(binaryError != nil)
         #expect(binaryError == valueError)
     }
+
+    /// Text past the limit that keeps the binary form's offsets within 32 bits is refused before
+    /// anything is allocated or read, on both ways in: one value, and a batch's documents.
+    @Test func textOverTheSizeLimitIsRefused() throws {
+        // Never written nor read: the size alone is refused (the pages are never touched).
+        let text = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: JSON.maximumBinaryInput + 1)
+        defer { text.deallocate() }
+        let error = #expect(throws: CouchetteError.self) { try JSON.encodeBinary(utf8: UnsafeBufferPointer(text)) }
+        #expect(error?.code == .invalidParameter)
+        #expect(error?.message.contains("too large to store") == true)
+        var sink = BinarySink()
+        #expect(throws: CouchetteError.self) { try sink.transcode(UnsafeBufferPointer(text)) }
+        text[0] = UInt8(ascii: "1")
+        #expect(try JSON.encodeBinary(utf8: UnsafeBufferPointer(rebasing: text[..<1])) == ValueEncoder.encode(.int(1)))
+    }
 }

@@ -208,12 +208,7 @@ struct JSONDocumentBatch: Sendable {
         private mutating func transcode(_ json: String, of document: @autoclosure () -> String) throws {
             var json = json
             try json.withUTF8 { utf8 in
-                guard utf8.count <= JSON.maximumBinaryInput else {
-                    throw CouchetteError(
-                        .invalidParameter,
-                        "JSON of \(document()) is \(utf8.count) bytes, too large to store (the limit is \(JSON.maximumBinaryInput))")
-                }
-                do {
+                do {  // refuses text over `JSON.maximumBinaryInput` too, with the other errors named below
                     try sink.transcode(utf8)
                 } catch {
                     guard let error = error as? CouchetteError else { throw error }

@@ -84,6 +84,7 @@ struct BinarySink {
     /// exactly its size, with the bookkeeping on the stack — and for a value of usual size the
     /// output too: the array is then the only allocation.
     static func transcode(_ utf8: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
+        try checkSize(of: utf8)  // before the output's room is allocated
         // Room for the usual binary form (a little larger than compact text: each string and key
         // keeps its bytes, each slot takes two); a larger one grows into the sink's own buffer.
         let room = utf8.count + utf8.count / 4 + 64
@@ -101,6 +102,16 @@ struct BinarySink {
                     return sink.bytes
                 }
             }
+        }
+    }
+
+    /// Refuses text over ``JSON/maximumBinaryInput``. The binary form is at most a few times the
+    /// text (a one-digit array element takes two bytes of text and six encoded): bounding the text
+    /// keeps every offset within 32 bits, which the transcoder's unchecked arithmetic relies on.
+    private static func checkSize(of utf8: UnsafeBufferPointer<UInt8>) throws {
+        guard utf8.count <= JSON.maximumBinaryInput else {
+            throw CouchetteError(
+                .invalidParameter, "JSON text of \(utf8.count) bytes is too large to store (the limit is \(JSON.maximumBinaryInput))")
         }
     }
 
@@ -188,6 +199,7 @@ struct BinarySink {
     /// is opened — then closes the containers that end after it and reads the punctuation (and
     /// key) up to the next value. Each write comes after one capacity check.
     mutating func transcode(_ utf8: UnsafeBufferPointer<UInt8>) throws {
+        try Self.checkSize(of: utf8)
         reset()
         guard let input = utf8.baseAddress, !utf8.isEmpty else { throw JSONText.error("unexpected end of input", at: 0) }
         var r = Reader(
@@ -392,8 +404,8 @@ struct BinarySink {
         if dictionary && !r.inOrder { sortEntries(&r) }
         let slotCount = r.slotEnd &- r.firstSlot
         let contentSize = r.outEnd &- r.contentStart
-        let narrow = Self.smallestHeader + slotCount &* 2 + contentSize <= Int(UInt16.max)
-        let header = narrow ? Self.smallestHeader &+ slotCount &* 2 : ValueTag.headerSize(narrow: false) &+ slotCount &* 4
+        let narrow = Self.smallestHeader &+ slotCount &* ValueTag.fieldWidth(narrow: true) &+ contentSize <= Int(UInt16.max)
+        let header = ValueTag.headerSize(narrow: narrow) &+ slotCount &* ValueTag.fieldWidth(narrow: narrow)
         if let guesses = r.guesses, r.ordinal < Self.guessedContainers { guesses[r.ordinal] = header }
         let shift = r.start &+ header &- r.contentStart
         if shift != 0 {
@@ -441,17 +453,7 @@ struct BinarySink {
     /// the new end. All eight little-endian bytes are stored, and the end moves past the ones the
     /// form keeps (the narrower form's bytes are the first ones of the wider form's).
     @inline(__always) private static func writeInteger(_ integer: Int64, at out: UnsafeMutablePointer<UInt8>, _ end: Int) -> Int {
-        let tag: UInt8
-        let size: Int
-        if Int64(Int8(truncatingIfNeeded: integer)) == integer {
-            (tag, size) = (ValueTag.int8, 1)
-        } else if Int64(Int16(truncatingIfNeeded: integer)) == integer {
-            (tag, size) = (ValueTag.int16, 2)
-        } else if Int64(Int32(truncatingIfNeeded: integer)) == integer {
-            (tag, size) = (ValueTag.int32, 4)
-        } else {
-            (tag, size) = (ValueTag.int64, 8)
-        }
+        let (tag, size) = ValueEncoder.integerForm(of: integer)
         out[end] = tag
         UnsafeMutableRawPointer(out + (end &+ 1)).storeBytes(of: integer.littleEndian, as: Int64.self)
         return end &+ 1 &+ size

@@ -160,13 +160,7 @@ enum JSON {
 
     /// ``encodeBinary(_:)`` over UTF-8 bytes, read in place.
     static func encodeBinary(utf8: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
-        // The binary form is at most a few times the text (a one-digit array element takes two
-        // bytes of text and six encoded); bounding the text keeps every offset within 32 bits.
-        guard utf8.count <= maximumBinaryInput else {
-            throw CouchetteError(
-                .invalidParameter, "JSON text of \(utf8.count) bytes is too large to store (the limit is \(maximumBinaryInput))")
-        }
-        return try BinarySink.transcode(utf8)
+        try BinarySink.transcode(utf8)  // refuses text over `maximumBinaryInput`
     }
 
     /// The largest JSON text ``encodeBinary(_:)`` accepts: 512 MiB.

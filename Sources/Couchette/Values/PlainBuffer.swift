@@ -37,9 +37,6 @@ struct PlainBuffer<Element: BitwiseCopyable> {
         pointer = room.baseAddress ?? UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment)!
     }
 
-    /// Whether the elements are still in the memory ``init(borrowing:)`` lent.
-    var isInLentMemory: Bool { allocation == nil }
-
     /// Makes room for `extra` more elements after ``count``.
     @inline(__always) mutating func reserve(_ extra: Int) {
         if _slowPath(capacity - count < extra) { grow(toHold: count + extra) }
