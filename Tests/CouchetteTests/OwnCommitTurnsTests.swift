@@ -34,7 +34,7 @@ import Testing
 
     /// Another task on the saver's only thread runs while the saver keeps saving: without the
     /// yields it would wait until the bound stopped the loop.
-    @Test(.timeLimit(.minutes(1))) func aTaskSavingInALoopLetsOthersOnItsThreadRun() async throws {
+    @Test(.timeLimit(.minutes(3))) func aTaskSavingInALoopLetsOthersOnItsThreadRun() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             let state = Locked((stopped: false, stoppedByBound: false, saves: 0, savesWhenOtherRan: 0))
@@ -75,7 +75,7 @@ import Testing
     /// The saver gives its thread up once per turn, not after each of its commits: another task
     /// yielding in a loop on the same thread gets a turn at most once per
     /// ``OwnCommitTurns/minimumCommits`` saves.
-    @Test(.timeLimit(.minutes(1))) func aLoneSaverYieldsOncePerTurnNotPerSave() async throws {
+    @Test(.timeLimit(.minutes(3))) func aLoneSaverYieldsOncePerTurnNotPerSave() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             let state = Locked((done: false, otherTurns: 0, saves: 0))
@@ -114,7 +114,7 @@ import Testing
 
     /// A saver that runs while a lone caller yields after its commit sees that caller still in
     /// flight and queues for the writer thread instead of committing alone.
-    @Test(.timeLimit(.minutes(1))) func aSaverRunningWhileTheCallerYieldsQueuesForTheWriter() async throws {
+    @Test(.timeLimit(.minutes(3))) func aSaverRunningWhileTheCallerYieldsQueuesForTheWriter() async throws {
         try await withDatabase { database, _ in
             let collection = try database.defaultCollection()
             let state = Locked((stopped: false, otherSaved: false))

@@ -7,7 +7,7 @@ import Testing
 /// database that its caller still holds keeps no thread, and a call made on it after closing
 /// fails at once instead of waiting for a thread that has ended.
 @Suite(.tags(.concurrency)) struct WriterThreadLifetimeTests {
-    @Test(.timeLimit(.minutes(1))) func closingEndsTheWriterThreadAndLaterCallsStillAnswer() async throws {
+    @Test(.timeLimit(.minutes(3))) func closingEndsTheWriterThreadAndLaterCallsStillAnswer() async throws {
         let directory = try TemporaryDirectory()
         let database = try directory.open()
         let collection = try database.defaultCollection()
@@ -27,7 +27,7 @@ import Testing
         #expect(await eventually { !database.writer.hasStarted })
     }
 
-    @Test(.timeLimit(.minutes(1))) func manyClosedDatabasesHoldNoThreads() async throws {
+    @Test(.timeLimit(.minutes(3))) func manyClosedDatabasesHoldNoThreads() async throws {
         let directory = try TemporaryDirectory()
         var kept: [Database] = []
         for index in 0..<20 {
