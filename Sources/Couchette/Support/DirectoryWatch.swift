@@ -19,7 +19,11 @@ final class DirectoryWatch: Sendable {
 
     /// - Throws: `.io` when inotify is unavailable (no more instances or watches allowed).
     init(path: String) throws {
-        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        // Set up in a local and stored last: a throw once every stored property is set runs
+        // `deinit`, so a close here as well would close the number twice — the second time,
+        // whatever another thread had opened under it meanwhile (seen as a child process failing
+        // to start with EBADF).
+        let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard descriptor >= 0 else {
             throw CouchetteError(.io, "cannot watch \(path): \(String(cString: strerror(errno)))")
         }
@@ -29,6 +33,7 @@ final class DirectoryWatch: Sendable {
             close(descriptor)
             throw CouchetteError(.io, "cannot watch \(path): \(reason)")
         }
+        self.descriptor = descriptor
     }
 
     deinit { close(descriptor) }
