@@ -13,7 +13,10 @@ final class ContentDigest {
 
     /// `md5`: also compute MD5 (needed only to check content a peer named by an `md5-` digest).
     init(md5: Bool = true) throws {
-        guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha1(), nil) == 1 else {
+        guard let context = EVP_MD_CTX_new() else { throw CouchetteError(.io, "OpenSSL cannot compute SHA-1 digests") }
+        // Thrown before `sha1` is set, so `deinit` does not run: the context is freed here.
+        guard EVP_DigestInit_ex(context, EVP_sha1(), nil) == 1 else {
+            EVP_MD_CTX_free(context)
             throw CouchetteError(.io, "OpenSSL cannot compute SHA-1 digests")
         }
         sha1 = context

@@ -27,15 +27,15 @@ final class CouchDBGzipDigest {
     /// - Throws: `.io` when zlib or OpenSSL's MD5 cannot start.
     init() throws {
         guard let context = EVP_MD_CTX_new() else { throw CouchetteError(.io, "OpenSSL cannot compute MD5 digests") }
+        // From here every stored property is set: a throw runs `deinit`, which frees the context
+        // (freeing it here as well would free it twice) and ends the stream only once `open`.
         md5 = context
         guard EVP_DigestInit_ex(context, EVP_md5(), nil) == 1 else {
-            EVP_MD_CTX_free(context)
             throw CouchetteError(.io, "OpenSSL cannot compute MD5 digests")
         }
         // Level 8, a 32 KiB window with a gzip wrapper (15 + 16), memory level 8: CouchDB's.
         let status = deflateInit2_(&stream, 8, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
-            EVP_MD_CTX_free(context)
             throw CouchetteError(.io, "zlib could not start compressing (status \(status))")
         }
         open = true

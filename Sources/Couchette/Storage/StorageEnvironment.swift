@@ -128,8 +128,17 @@ final class StorageEnvironment: @unchecked Sendable {
                 isWritable = false
             } else {
                 // A new database, or one whose tables are not all there yet: they are created now.
-                env = try Self.openEnvironment(at: path, mapSize: mapSize, syncsMetaPage: syncsMetaPage)
-                tables = try Self.openTables(env)
+                // Closed here if its tables cannot be opened: the init has not set every stored
+                // property yet, so no `deinit` would close it (and LMDB forbids opening the same
+                // file twice in one process, which a retry would then do).
+                let opened = try Self.openEnvironment(at: path, mapSize: mapSize, syncsMetaPage: syncsMetaPage)
+                do {
+                    tables = try Self.openTables(opened)
+                } catch {
+                    mdb_env_close(opened)
+                    throw error
+                }
+                env = opened
                 isWritable = true
             }
             var status = MDB_stat()
@@ -526,6 +535,8 @@ final class StorageEnvironment: @unchecked Sendable {
 
     private func adoptNewMapSize() throws {
         try gate.withExclusive {
+            // A close may have come between the failed read or write and this gate.
+            try checkOpen()
             dropIdleReaders()
             try StorageError.check(mdb_env_set_mapsize(env, 0), "adopting the map size")
         }
