@@ -359,6 +359,12 @@ public actor Database {
                     while next < writes.count {
                         let write = writes[next]
                         next += 1
+                        // Withdrawn by its cancelled caller, it is not applied; claimed here, it can
+                        // no longer be withdrawn (see ``PendingWrite``).
+                        guard write.claim() else {
+                            results.append(.failure(CancellationError()))
+                            continue
+                        }
                         do {
                             if let shared {
                                 results.append(.success(try apply(write, in: shared)))
