@@ -77,7 +77,10 @@ import Testing
             try await Task.sleep(for: .milliseconds(Int.random(in: 20...longestDelay, using: &generator)))
             kill(child.processIdentifier, SIGKILL)
             await waitForExit(child)
-            guard FileManager.default.fileExists(atPath: directory.path + "/round\(round).couchette") else { continue }
+            guard FileManager.default.fileExists(atPath: directory.path + "/round\(round).couchette") else {
+                longestDelay *= 2
+                continue
+            }
             let database = try Database(name: "round\(round)", config: DatabaseConfiguration(directory: directory.path))
             let collection = try database.defaultCollection()
             let count = Int(try await collection.count)

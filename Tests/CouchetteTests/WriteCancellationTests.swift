@@ -13,7 +13,7 @@ import Testing
             let collection = try database.defaultCollection()
             try await collection.save(document: MutableDocument(id: "before"))
             let lock = WriteLockHolder(database.core.environment)
-            lock.hold()
+            try #require(lock.hold(), "the write lock was not taken")
             // Saved from an actor, the writes queue for the writer thread, which takes the first
             // and waits for the lock; the second stays queued behind it.
             let saver = CancellableSaver()
@@ -77,8 +77,8 @@ private final class WriteLockHolder: Sendable {
 
     init(_ environment: StorageEnvironment) { self.environment = environment }
 
-    /// Returns once the lock is held.
-    func hold() {
+    /// Returns once the lock is held (true), or false when it was not taken within 20 s.
+    func hold() -> Bool {
         let environment = environment
         let held = held
         let released = released
@@ -88,7 +88,7 @@ private final class WriteLockHolder: Sendable {
                 _ = released.wait(timeout: .now() + 20)
             }
         }
-        held.wait()
+        return held.wait(timeout: .now() + 20) == .success
     }
 
     func release() { released.signal() }

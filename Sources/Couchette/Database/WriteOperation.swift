@@ -223,8 +223,12 @@ final class PendingWrite: @unchecked Sendable {
         finish()
     }
 
-    /// Whether a commit has completed it (with its outcomes or an error) and finished it.
+    /// Whether it is finished with an outcome: completed by a commit (with its outcomes or an
+    /// error), or withdrawn (failed with `CancellationError`).
     var isCompleted: Bool { stage.load(ordering: .acquiring) == Stage.finished.rawValue && result != nil }
+
+    /// Whether its cancelled caller withdrew it: a committer leaves it out.
+    var isWithdrawn: Bool { owner.load(ordering: .acquiring) == Claim.withdrawn.rawValue }
 
     /// Suspends until ``finish()``; returns at once if it has been called. The caller must have
     /// queued the write first (``WriteQueue/append(_:mayCommitHere:)``). Called at most once.
