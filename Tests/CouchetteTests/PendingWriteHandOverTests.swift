@@ -7,9 +7,14 @@ import Testing
 /// The hand-over of a write's outcome from the thread that commits it to its caller, through one
 /// atomic stage (``PendingWrite``): whichever side gets there first — the caller's wait, the
 /// committer's finish, or both at once — the caller is resumed exactly once and reads the outcome
-/// the committer recorded. The rounds vary the committer's delay so that every order occurs;
-/// ThreadSanitizer (CI) checks that the stage orders every access to the outcome and the waiter.
-@Suite(.tags(.concurrency)) struct PendingWriteHandOverTests {
+/// the committer recorded. The rounds vary the committer's delay so that every order occurs.
+///
+/// Not tagged `.concurrency` (so not run under ThreadSanitizer): one task resuming thousands of
+/// continuations in a row from a dispatch queue makes TSan report the Swift runtime's own
+/// continuation memory — `UnsafeContinuation.resume` against the next `withUnsafeContinuation`
+/// of the same task (swiftlang/swift#57803, still seen on 6.2 and here on 6.3.1) — in every run.
+/// The hand-over stays checked under TSan through the group-commit suites' saves.
+@Suite struct PendingWriteHandOverTests {
     @Test(.timeLimit(.minutes(3))) func theCallerGetsTheOutcomeWhicheverSideComesFirst() async throws {
         let rounds = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1" ? 20_000 : 2_000
         // Each round waits for the cooperative pool to resume the caller; on 2 cores shared with the
