@@ -39,6 +39,52 @@ import Testing
         }
     }
 
+    /// A committer claiming the write races its caller's cancellation, in every order: exactly
+    /// one of them owns it, the caller is resumed once, and it reads the committer's outcome when
+    /// the committer claimed the write, `CancellationError` when the cancellation withdrew it.
+    @Test(.timeLimit(.minutes(3))) func aCommitterAndACancellationNeverBothOwnTheWrite() async throws {
+        let rounds = ProcessInfo.processInfo.environment["COUCHETTE_STRESS"] == "1" ? 20_000 : 2_000
+        let budget = ContinuousClock.now.advanced(by: .seconds(15))  // as above
+        let committer = DispatchQueue(label: "committer")
+        var withdrawals = 0
+        for round in 0..<rounds {
+            if round >= 256 && ContinuousClock.now >= budget { break }
+            let write = PendingWrite([])
+            let outcome = WriteOutcome.saved(revisionID: "1-\(round)", sequence: UInt64(round))
+            let claimed = Locked<Bool?>(nil)
+            committer.async {
+                var spins = round % 64 * 16
+                while spins > 0 { spins -= 1 }
+                let owns = write.claim()
+                claimed.withLock { $0 = owns }
+                if owns { write.complete(.success([outcome])) }
+                write.finish()
+            }
+            let caller = Task {
+                await write.completion()
+                return Result { try write.outcomes() }
+            }
+            var spins = (round / 64) % 64 * 16
+            while spins > 0 { spins -= 1 }
+            caller.cancel()
+            let result = await caller.value
+            // The committer's block has run once the queue has run everything before this one.
+            await withCheckedContinuation { continuation in committer.async { continuation.resume() } }
+            guard let owned = claimed.withLock({ $0 }) else {
+                Issue.record("round \(round): the committer did not run")
+                continue
+            }
+            switch owned {
+            case true:
+                #expect(try result.get() == [outcome], "round \(round)")
+            case false:
+                withdrawals += 1
+                #expect(throws: CancellationError.self, "round \(round)") { try result.get() }
+            }
+        }
+        #expect(withdrawals > 0, "no cancellation came before the committer")
+    }
+
     @Test func aWriteFinishedBeforeItsCallerWaitsReturnsAtOnce() async throws {
         let write = PendingWrite([])
         write.fail(CouchetteError(.io, "disk gone"))

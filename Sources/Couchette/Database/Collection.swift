@@ -83,7 +83,9 @@ public final class Collection: Sendable, Hashable {
     /// Saves `document` as the newest revision (last write wins), and updates its `revisionID`.
     ///
     /// - Throws: `.invalidParameter` when a property cannot be stored (NaN, infinity, an
-    ///   unsupported type), naming the key; `.notOpen` after close.
+    ///   unsupported type), naming the key; `.notOpen` after close; `CancellationError` when the
+    ///   task is cancelled while the save waits for the writer (it is then not written; see
+    ///   <doc:TheWritePath>).
     nonisolated(nonsending) public func save(document: MutableDocument) async throws {
         try await save(document: document, concurrencyControl: .lastWriteWins)
     }

@@ -32,7 +32,9 @@ extension Database {
     ///
     /// - Parameter body: Fills one batch; returns false when there is nothing more to write
     ///   (the batch it filled is still committed). Synchronous, like ``inBatch(_:)``'s.
-    /// - Throws: The first error of a body or a commit; `.notOpen` for a closed database.
+    /// - Throws: The first error of a body or a commit; `.notOpen` for a closed database;
+    ///   `CancellationError` when the task is cancelled while a batch waits for the writer (that
+    ///   batch and the later ones are not written; see <doc:TheWritePath>).
     public nonisolated(nonsending) func inBatches(_ body: (Batch) throws -> Bool) async throws {
         var committing: BatchCommit?
         do {
@@ -68,8 +70,15 @@ extension Database {
             }
         } catch {
             // The batch still committing was queued before the failure: it is waited for, so that
-            // what is written is settled when this returns. Its own error comes first.
-            if let committing { try await committing.finish() }
+            // what is written is settled when this returns. Its own error comes first — unless
+            // the task was cancelled and it was withdrawn: then the body's error says more.
+            if let committing {
+                do {
+                    try await committing.finish()
+                } catch is CancellationError {
+                    throw error
+                }
+            }
             throw error
         }
     }

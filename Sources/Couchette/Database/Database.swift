@@ -261,6 +261,10 @@ public actor Database {
     /// committed alone: those that fit are saved, the others get `.full`.
     nonisolated func commitQueuedWrites() -> [PendingWrite] {
         var writes = core.writeQueue.takeAll()
+        // Writes their cancelled callers withdrew need no commit (the withdrawal resumed their
+        // callers), nor count as writers the next commit should wait for: a group of nothing but
+        // those makes no transaction. One withdrawn from here on is skipped where it is claimed.
+        writes.removeAll { $0.isWithdrawn }
         guard !writes.isEmpty else { return [] }
         var stragglers = core.writeQueue.stragglers(having: writes.count)
         if writes.allSatisfy({ $0.operations.allSatisfy(\.freesSpace) }) {
@@ -359,6 +363,12 @@ public actor Database {
                     while next < writes.count {
                         let write = writes[next]
                         next += 1
+                        // Withdrawn by its cancelled caller, it is not applied; claimed here, it can
+                        // no longer be withdrawn (see ``PendingWrite``).
+                        guard write.claim() else {
+                            results.append(.failure(CancellationError()))
+                            continue
+                        }
                         do {
                             if let shared {
                                 results.append(.success(try apply(write, in: shared)))
@@ -422,7 +432,8 @@ public actor Database {
     /// Documents are encoded on the caller's side while `body` runs; nothing is written until it
     /// returns. If `body` throws, nothing is written and the error is rethrown. A
     /// `.failOnConflict` write whose document changed since it was read fails the whole batch
-    /// with `.conflict`.
+    /// with `.conflict`. If the task is cancelled while the batch waits for the writer, nothing
+    /// is written and `CancellationError` is thrown (see <doc:TheWritePath>).
     ///
     /// ```swift
     /// try await db.inBatch { batch in

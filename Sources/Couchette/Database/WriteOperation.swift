@@ -77,17 +77,26 @@ enum WriteOutcome: Sendable, Equatable {
 /// The hand-over between committer and caller is one atomic state (``Stage``) rather than a lock:
 /// a lock here cost every save two allocations (the lock's object and its mutex) and four
 /// lock-unlock pairs.
+///
+/// A caller whose task is cancelled while it waits withdraws the write (``withdraw()``), unless a
+/// committer has begun applying it (``claim()``): a second atomic state (``Claim``) decides which
+/// of the two owns the write. Withdrawn, it is never applied and its caller gets
+/// `CancellationError` at once — also while the committer waits for LMDB's write lock, which
+/// another process may hold for as long as it likes. Claimed, it completes as usual.
 final class PendingWrite: @unchecked Sendable {
-    // @unchecked: the two `var`s are handed between threads only through `stage`, whose atomic
-    // operations order every access (ThreadSanitizer sees them):
-    // - `result` is written only before ``finish()`` (by the one committer that took the write, or
-    //   by `close()`, which took it from the queue instead), whose releasing exchange publishes
+    // @unchecked: the two `var`s are handed between threads only through `stage` and `claim`,
+    // whose atomic operations order every access (ThreadSanitizer sees them):
+    // - `result` is written only before ``finish()``, by whoever owns the write through `claim`:
+    //   the committer that claimed it (or `close()`, which took it from the queue instead), or
+    //   the caller's cancellation that withdrew it — one compare-exchange from ``Claim/open``
+    //   decides, so they never both write it. The owner's releasing exchange of `stage` publishes
     //   it; it is read only after an acquiring load has seen ``Stage/finished``.
     // - `waiter` is written only by the caller in ``completion()``, before its releasing
-    //   compare-exchange announces ``Stage/waiting``; it is read only by ``finish()``, after its
-    //   acquiring exchange has seen that stage, and then cleared by it before the resume. On
-    //   the lost race (the stage was `finished` already) the caller clears it again itself: no
-    //   other thread looks at it then.
+    //   compare-exchange announces ``Stage/waiting``; it is read only by the owner's
+    //   `resumeCaller()` (from ``finish()`` or ``withdraw()``, never both), after its acquiring
+    //   exchange has seen that stage, and then cleared by it before the resume. On the lost race
+    //   (the stage was `finished` already) the caller clears it again itself: no other thread
+    //   looks at it then.
     // Every other stored property is a `let` of a Sendable type (`@unchecked` does not check
     // them: keep them so).
     let operations: [WriteOperation]
@@ -106,6 +115,8 @@ final class PendingWrite: @unchecked Sendable {
     let updateRevisions: UpdateRevisions?
     /// Where the hand-over stands (a ``Stage``'s raw value).
     private let stage = Atomic<UInt8>(Stage.pending.rawValue)
+    /// Who owns the write (a ``Claim``'s raw value).
+    private let owner = Atomic<UInt8>(Claim.open.rawValue)
     /// The outcome, recorded by ``complete(_:)`` before ``finish()``.
     private var result: Result<[WriteOutcome], any Error>?
     /// The caller's continuation while it waits in ``completion()``.
@@ -118,6 +129,16 @@ final class PendingWrite: @unchecked Sendable {
         case waiting
         /// ``finish()`` ran: the result may be read.
         case finished
+    }
+
+    /// Who owns the write: the committer, once it begins applying it, or its cancelled caller.
+    private enum Claim: UInt8 {
+        /// Queued, or taken by a committer that has not begun applying it.
+        case open
+        /// A committer applies it (or failed it): it completes and finishes it.
+        case claimed
+        /// Its caller's task was cancelled first: it is never applied.
+        case withdrawn
     }
 
     init(_ operations: [WriteOperation], isAtomic: Bool = false, updateRevisions: UpdateRevisions? = nil) {
@@ -149,16 +170,46 @@ final class PendingWrite: @unchecked Sendable {
         return updateRevisions?.revision(ofOperation: index, replacing: parent)
     }
 
-    /// Records the write's outcome; its caller learns it at ``finish()``. Called once, by the
-    /// thread that finishes the write, before it does.
+    /// Takes the write for the committer, before it applies it: true unless its caller withdrew it
+    /// (then it must not be applied). A committer may claim a write it claimed before (a group
+    /// applied again).
+    func claim() -> Bool {
+        let (claimed, found) = owner.compareExchange(
+            expected: Claim.open.rawValue, desired: Claim.claimed.rawValue, ordering: .acquiringAndReleasing)
+        return claimed || found == Claim.claimed.rawValue
+    }
+
+    /// Withdraws the write for its cancelled caller, unless a committer has claimed it: then it is
+    /// failed with `CancellationError` and its caller resumed now, and no committer applies it.
+    /// Returns whether it was withdrawn.
+    @discardableResult
+    func withdraw() -> Bool {
+        let (withdrawn, _) = owner.compareExchange(
+            expected: Claim.open.rawValue, desired: Claim.withdrawn.rawValue, ordering: .acquiringAndReleasing)
+        guard withdrawn else { return false }
+        result = .failure(CancellationError())
+        resumeCaller()
+        return true
+    }
+
+    /// Records the write's outcome; its caller learns it at ``finish()``. Called by the thread
+    /// that finishes the write, before it does; nothing when the caller withdrew the write.
     func complete(_ outcome: Result<[WriteOutcome], any Error>) {
+        guard claim() else { return }
         result = outcome
     }
 
     /// Resumes the caller waiting in ``completion()`` (or lets it return at once when it gets
     /// there). Called once the outcome is recorded and the commit's observers have run, so that
-    /// when a save returns, its change is in every change feed's buffer.
+    /// when a save returns, its change is in every change feed's buffer. Nothing when the
+    /// caller withdrew the write (its withdrawal resumed it).
     func finish() {
+        guard owner.load(ordering: .acquiring) == Claim.claimed.rawValue else { return }
+        resumeCaller()
+    }
+
+    /// Marks the write finished and resumes its caller if it waits.
+    private func resumeCaller() {
         let before = stage.exchange(Stage.finished.rawValue, ordering: .acquiringAndReleasing)
         if before == Stage.waiting.rawValue, let waiter {
             self.waiter = nil
@@ -172,12 +223,29 @@ final class PendingWrite: @unchecked Sendable {
         finish()
     }
 
-    /// Whether a commit has completed it (with its outcomes or an error) and finished it.
+    /// Whether it is finished with an outcome: completed by a commit (with its outcomes or an
+    /// error), or withdrawn (failed with `CancellationError`).
     var isCompleted: Bool { stage.load(ordering: .acquiring) == Stage.finished.rawValue && result != nil }
+
+    /// Whether its cancelled caller withdrew it: a committer leaves it out.
+    var isWithdrawn: Bool { owner.load(ordering: .acquiring) == Claim.withdrawn.rawValue }
 
     /// Suspends until ``finish()``; returns at once if it has been called. The caller must have
     /// queued the write first (``WriteQueue/append(_:mayCommitHere:)``). Called at most once.
+    ///
+    /// Cancelling the caller's task withdraws the write unless a committer has begun applying it
+    /// (``withdraw()``): it then returns at once, and ``outcomes()`` throws `CancellationError`.
     nonisolated(nonsending) func completion() async {
+        guard stage.load(ordering: .acquiring) != Stage.finished.rawValue else { return }
+        await withTaskCancellationHandler {
+            await waitForFinish()
+        } onCancel: {
+            withdraw()
+        }
+    }
+
+    /// Suspends until the write is finished (by its committer or its withdrawal).
+    nonisolated(nonsending) private func waitForFinish() async {
         guard stage.load(ordering: .acquiring) != Stage.finished.rawValue else { return }
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
             waiter = continuation
