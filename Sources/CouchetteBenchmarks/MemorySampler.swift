@@ -8,14 +8,30 @@ public final class MemorySampler: Sendable {
     private let peak = Atomic<Int>(0)
     private let running = Atomic<Bool>(true)
 
+    /// The CPU time every sampler's thread has used so far, in nanoseconds: reading
+    /// `/proc/self/status` a hundred times a second costs more than an idle database, so the idle
+    /// CPU workloads subtract it (see ``ChangeWorkloads/cpuSeconds(idling:)``).
+    static let samplingCPUNanoseconds = Atomic<UInt64>(0)
+
     public init(interval: Double = 0.01) {
         let thread = Thread { [self] in
+            var used = Self.threadCPUNanoseconds()
             while running.load(ordering: .relaxed) {
                 sample()
+                let now = Self.threadCPUNanoseconds()
+                Self.samplingCPUNanoseconds.add(now &- used, ordering: .relaxed)
+                used = now
                 Thread.sleep(forTimeInterval: interval)
             }
         }
         thread.start()
+    }
+
+    /// The CPU time the calling thread has used, in nanoseconds.
+    private static func threadCPUNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
     /// Takes one last sample and stops; returns the peak in bytes.
