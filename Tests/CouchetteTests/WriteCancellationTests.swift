@@ -41,6 +41,39 @@ import Testing
         }
     }
 
+    /// Batches of ``Database/inBatches(_:)`` always wait for the writer thread: cancelled while
+    /// one waits, the loop throws `CancellationError`, runs no further body, and writes nothing.
+    @Test(.timeLimit(.minutes(3))) func aWaitingBatchLoopIsWithdrawnWhenItsTaskIsCancelled() async throws {
+        try await withDatabase { database, _ in
+            let collection = try database.defaultCollection()
+            let lock = WriteLockHolder(database.core.environment)
+            try #require(lock.hold(), "the write lock was not taken")
+            let bodies = Locked(0)
+            let loop = Task {
+                try await database.inBatches { batch in
+                    let body = bodies.withLock { count -> Int in
+                        count += 1
+                        return count
+                    }
+                    try batch.save(document: MutableDocument(id: "batch-\(body)"), in: collection)
+                    return body < 3
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            let cancelled = ContinuousClock.now
+            loop.cancel()
+            await #expect(throws: CancellationError.self) { try await loop.value }
+            #expect(ContinuousClock.now - cancelled < .seconds(10), "the cancelled batch waited for the writer")
+            // Its documents are tracked (saved again on their new revisions), so each batch is
+            // waited for before the next body: the first one never committed, so no second.
+            #expect(bodies.withLock { $0 } == 1)
+            lock.release()
+            try await collection.save(document: MutableDocument(id: "after"))
+            #expect(try await collection.document(id: "batch-1") == nil)
+            #expect(try await collection.count == 1)
+        }
+    }
+
     /// A cancelled task whose save a commit has already claimed gets its outcome as usual: the
     /// save is written and returns normally (cancellation cannot undo a write being committed).
     @Test func aClaimedWriteIsNotWithdrawn() async throws {
