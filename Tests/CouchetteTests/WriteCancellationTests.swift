@@ -103,7 +103,7 @@ private actor CancellableSaver {
 
 /// Holds LMDB's write lock from a thread of its own, as another process's transaction would,
 /// until released (or for 20 s at most, so that a failing test ends).
-private final class WriteLockHolder: Sendable {
+final class WriteLockHolder: Sendable {
     private let environment: StorageEnvironment
     private let held = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)

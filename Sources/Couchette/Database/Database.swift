@@ -214,7 +214,15 @@ public actor Database {
         let mayCommitHere = Self.isNoActor(#isolation)
         if queue.append(writes, mayCommitHere: mayCommitHere) == .commitHere {
             // The commit takes everything queued, `writes` included (or `close()` failed them).
-            let committed = commitQueuedWrites()
+            // Only while no other transaction holds LMDB's write lock (an index build, another
+            // process): waiting for it here would hold this cooperative thread with no way to
+            // cancel, so the writer thread waits instead, and the write stays withdrawable.
+            guard let committed = core.environment.ifWriterIsFree({ commitQueuedWrites() }) else {
+                let inFlight = queue.handOff()  // `writes` are queued (unless `close()` failed them)
+                for write in writes { await write.completion() }
+                if inFlight { queue.leave() }
+                return
+            }
             let yields = queue.handOff()
             for write in committed { write.finish() }
             // A task saving in a loop must not keep its thread from other tasks (other savers

@@ -6,7 +6,9 @@ import Foundation
 /// as one group:
 /// - A caller that finds nobody committing, no write queued and no sign of concurrency (the last
 ///   commit carried one write and none arrived while it ran) commits its write itself, on its
-///   own thread (``Admission/commitHere``). A lone saver then makes no thread hand-off at all: the
+///   own thread (``Admission/commitHere``), if no other transaction holds the write lock
+///   (``StorageEnvironment/ifWriterIsFree(_:)``; else the writer thread waits for it, off the
+///   cooperative pool). A lone saver then makes no thread hand-off at all: the
 ///   writer thread would cost two (waking the writer, then the caller's pool thread), about 50 µs
 ///   a save on a quiet machine and milliseconds under load, when a woken thread waits for a core.
 /// - Otherwise the writer thread commits (``wakeWriter``): it may wait for writers on their way

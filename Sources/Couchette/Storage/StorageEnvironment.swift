@@ -43,6 +43,8 @@ final class StorageEnvironment: @unchecked Sendable {
     /// commit that returns has survived power loss. Fixed by the first opener in the process.
     let syncsMetaPage: Bool
     private let lockFile: Int32
+    /// Taken around every write transaction, before LMDB's write lock (see ``WriterLock``).
+    private let writerLock: WriterLock
     /// Reset read transactions kept for reuse (`mdb_txn_renew` is much cheaper than a new
     /// transaction). They hold no snapshot; all are aborted before the map or file changes.
     private let idleReaders = Locked<[ReaderHandle]>([])
@@ -119,6 +121,7 @@ final class StorageEnvironment: @unchecked Sendable {
             throw CouchetteError(.io, "cannot open lock file in \(path): \(String(cString: strerror(errno)))")
         }
         flock(lockFile, LOCK_SH)
+        writerLock = WriterLock(folder: path)
         do {
             let hasData = try DataFileCheck.verify(folder: path)  // before LMDB maps a file that could crash it
             let mapSize = min(Self.initialMapSize, sizeLimit.forWrites)
@@ -375,6 +378,8 @@ final class StorageEnvironment: @unchecked Sendable {
     ///
     /// The transaction begins and commits on the calling thread within this call, as LMDB requires.
     func write<R>(usingReserve: Bool = false, _ body: (WriteTransaction) throws -> R) throws -> R {
+        writerLock.lock()
+        defer { writerLock.unlock() }
         defer { if usingReserve { shrinkMapToWriteLimit() } }
         while true {
             do {
@@ -406,6 +411,16 @@ final class StorageEnvironment: @unchecked Sendable {
                 throw error.couchetteError
             }
         }
+    }
+
+    /// Runs `body` holding the writer lock if no other write transaction holds it (in this process
+    /// or another one that takes it, see ``WriterLock``), so that the ``write(usingReserve:_:)``
+    /// calls it makes do not wait for LMDB's write lock; nil, without running `body`, when one
+    /// does. For a caller that must not block its thread waiting for another transaction.
+    func ifWriterIsFree<R>(_ body: () throws -> R) rethrows -> R? {
+        guard writerLock.tryLock() else { return nil }
+        defer { writerLock.unlock() }
+        return try body()
     }
 
     /// Writes zeros ahead of the used pages when a small commit would otherwise grow the file.
@@ -624,5 +639,8 @@ final class StorageEnvironment: @unchecked Sendable {
             isLockReleased = true
             isClosed = true
         }
+        // After the gate: a write holds the writer lock while it waits for the gate, which would
+        // never come while this held the gate and waited for the writer lock.
+        writerLock.close()
     }
 }
