@@ -377,6 +377,8 @@ final class StorageEnvironment: @unchecked Sendable {
     /// back afterwards, so other writes never use the reserve.
     ///
     /// The transaction begins and commits on the calling thread within this call, as LMDB requires.
+    /// It first takes the writer lock (``WriterLock``), waiting as long as another transaction of
+    /// this process or another one holds it; ``ifWriterIsFree(_:)`` is the way not to wait.
     func write<R>(usingReserve: Bool = false, _ body: (WriteTransaction) throws -> R) throws -> R {
         writerLock.lock()
         defer { writerLock.unlock() }
