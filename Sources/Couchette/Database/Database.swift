@@ -212,17 +212,11 @@ public actor Database {
     nonisolated(nonsending) func submit(_ writes: some Swift.Collection<PendingWrite>) async {
         let queue = core.writeQueue
         let mayCommitHere = Self.isNoActor(#isolation)
-        if queue.append(writes, mayCommitHere: mayCommitHere) == .commitHere {
-            // The commit takes everything queued, `writes` included (or `close()` failed them).
-            // Only while no other transaction holds LMDB's write lock (an index build, another
-            // process): waiting for it here would hold this cooperative thread with no way to
-            // cancel, so the writer thread waits instead, and the write stays withdrawable.
-            guard let committed = core.environment.ifWriterIsFree({ commitQueuedWrites() }) else {
-                let inFlight = queue.handOff()  // `writes` are queued (unless `close()` failed them)
-                for write in writes { await write.completion() }
-                if inFlight { queue.leave() }
-                return
-            }
+        let admission = queue.append(writes, mayCommitHere: mayCommitHere)
+        // The commit takes everything queued, `writes` included (or `close()` failed them). Only
+        // while no other transaction holds LMDB's write lock (an index build, another process):
+        // waiting for it here would hold this cooperative thread with no way to cancel.
+        if admission == .commitHere, let committed = core.environment.ifWriterIsFree({ commitQueuedWrites() }) {
             let yields = queue.handOff()
             for write in committed { write.finish() }
             // A task saving in a loop must not keep its thread from other tasks (other savers
@@ -233,6 +227,11 @@ public actor Database {
             guard yields else { return }
             await Task.yield()
         } else {
+            // Queued; or a lone caller that found the write lock held, whose `writes` (still
+            // queued) the writer thread now takes and waits for, off the cooperative pool, where
+            // a cancelled task withdraws them. `handOff()` returns false only when `close()`
+            // failed them already: then it has ended the caller's flight.
+            if admission == .commitHere && !queue.handOff() { return }
             for write in writes { await write.completion() }
         }
         if mayCommitHere { queue.leave() }
