@@ -40,6 +40,14 @@ public enum BenchmarkRunner {
         print(String(decoding: data, as: UTF8.self))
     }
 
+    /// Parent side: the disk's sync price (``DiskSyncProbe``: one page and eight scattered
+    /// pages) in the folder the children write to, taken before the first workload or after the
+    /// last (`when`).
+    public static func probeDisk(when: String) throws -> [DiskSyncProbe] {
+        let directory = FileManager.default.temporaryDirectory.path
+        return try [1, 8].map { try DiskSyncProbe.measure(in: directory, pages: $0, syncs: 500, when: when) }
+    }
+
     /// Parent side: spawns `executable --child …` for every workload and engine.
     public static func run(
         workloads: [Workload], size: Int, runs: Int, executable: String,
@@ -74,7 +82,8 @@ public enum BenchmarkRunner {
     /// The one-page table: each workload's Couchette figure next to SQLite's and raw LMDB's, with
     /// ratios (baseline time / Couchette time: above 1 means Couchette is faster; for disk size,
     /// baseline bytes / Couchette bytes).
-    public static func table(_ entries: [Entry], size: Int) -> String {
+    /// `disk`: the run's ``DiskSyncProbe`` figures, printed under the header.
+    public static func table(_ entries: [Entry], size: Int, disk: [DiskSyncProbe] = []) -> String {
         func find(_ workload: String, _ engine: String) -> Entry? {
             entries.first { $0.workload == workload && $0.engine == engine }
         }
@@ -116,6 +125,7 @@ public enum BenchmarkRunner {
         var text =
             "Couchette benchmark — \(size) documents; median of runs; ratio = baseline time / Couchette time (> 1: Couchette faster)\n"
         text += "Couchette-only workloads (change feeds, live queries) have no baseline: \"—\"; latencies are per event\n"
+        if !disk.isEmpty { text += DiskSyncProbe.summary(disk) + "\n" }
         for (index, row) in rows.enumerated() {
             text +=
                 row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }

@@ -57,12 +57,15 @@ enum BenchCommand {
         let workloads = Workload.all.filter { options["--filter"].map($0.name.contains) ?? true }
         guard !workloads.isEmpty else { throw UsageError("no workload matches '\(options["--filter"] ?? "")'") }
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        let entries = try BenchmarkRunner.run(workloads: workloads, size: size, runs: runs, executable: executable) {
-            FileHandle.standardError.write(Data("\($0)\n".utf8))
-        }
-        print(BenchmarkRunner.table(entries, size: size))
+        let progress = { (message: String) in FileHandle.standardError.write(Data("\(message)\n".utf8)) }
+        progress("measuring the disk's sync time…")
+        var disk = try BenchmarkRunner.probeDisk(when: "start")
+        let entries = try BenchmarkRunner.run(workloads: workloads, size: size, runs: runs, executable: executable, progress: progress)
+        progress("measuring the disk's sync time again…")
+        disk += try BenchmarkRunner.probeDisk(when: "end")
+        print(BenchmarkRunner.table(entries, size: size, disk: disk))
         if let path = options["--json"] {
-            let report = Report(machine: BenchmarkRunner.machine(), size: size, results: entries)
+            let report = Report(machine: BenchmarkRunner.machine(), size: size, disk_sync: disk, results: entries)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try encoder.encode(report).write(to: URL(fileURLWithPath: path))
@@ -72,6 +75,8 @@ enum BenchCommand {
     struct Report: Encodable {
         let machine: [String: String]
         let size: Int
+        /// The disk's sync time at the start and end of the run (``DiskSyncProbe``).
+        let disk_sync: [DiskSyncProbe]
         let results: [BenchmarkRunner.Entry]
     }
 
