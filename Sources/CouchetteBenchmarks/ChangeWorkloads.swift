@@ -157,7 +157,7 @@ extension Workload {
             try await engine.collection.save(document: next)
             guard let arrival = await iterator.next() else { throw BenchmarkError.engine("the change stream ended") }
             let elapsed = arrival - start
-            latencies.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            latencies.append(elapsed.inSeconds)
         }
         return latencies
     }

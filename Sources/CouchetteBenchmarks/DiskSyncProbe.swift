@@ -53,12 +53,11 @@ public struct DiskSyncProbe: Codable, Sendable {
         var times: [Double] = []
         times.reserveCapacity(syncs)
         for _ in 0..<syncs {
-            let chosen = Set((0..<filePages).shuffled(using: &random).prefix(pages)).sorted()
+            let chosen = (0..<filePages).shuffled(using: &random).prefix(pages).sorted()
             let start = ContinuousClock.now
             for index in chosen { try write(page, at: index, to: descriptor) }
             guard fdatasync(descriptor) == 0 else { throw failure("syncing \(path)") }
-            let elapsed = ContinuousClock.now - start
-            times.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            times.append((ContinuousClock.now - start).inSeconds)
         }
         times.sort()
         return DiskSyncProbe(when: when, pages: pages, syncs: syncs, p50_s: times[times.count / 2], p90_s: times[times.count * 9 / 10])

@@ -204,6 +204,6 @@ public struct Workload: Sendable {
         let start = ContinuousClock.now
         try await body()
         let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return elapsed.inSeconds
     }
 }
